@@ -1,0 +1,112 @@
+import { availableParallelism } from 'node:os';
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const int = (min: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min));
+
+const list = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+
+const schema = z.object({
+  PORT: int(1).pipe(z.number().max(65535)).default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  MAX_UPLOAD_MB: int(1).default(1000),
+  MAX_PROCESS_SECONDS: int(1).default(1800),
+  CONCURRENCY: int(1).default(Math.max(1, availableParallelism() - 1)),
+  QUEUE_MAX: int(0).default(100),
+  RESOURCE_TTL_SECONDS: int(0).default(1800),
+  API_KEYS: z.string().optional(),
+  URL_FETCH: z.enum(['on', 'off']).default('on'),
+  URL_ALLOW: list.default([]),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl?: string;
+  dataDir: string;
+  maxUploadBytes: number;
+  maxProcessMs: number;
+  concurrency: number;
+  queueMax: number;
+  resourceTtlMs: number;
+  /** null = open server (the self-hosted default). */
+  apiKeys: Set<string> | null;
+  urlFetch: boolean;
+  /** Hosts, addresses or CIDR ranges that may be fetched even though they are private. */
+  urlAllow: string[];
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** The only reader of process.env. Every problem is reported at once. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw = Object.fromEntries(Object.keys(schema.shape).map((k) => [k, env[k] === '' ? undefined : env[k]]));
+  const parsed = schema.safeParse(raw);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.join('.')}=${JSON.stringify(raw[String(issue.path[0])])}: ${issue.message}`);
+  }
+  let apiKeys: Set<string> | null = null;
+  if (parsed.success && parsed.data.API_KEYS) {
+    apiKeys = readKeys(parsed.data.API_KEYS, problems);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  const d = parsed.data!;
+  return {
+    port: d.PORT,
+    host: d.HOST,
+    publicUrl: d.PUBLIC_URL,
+    dataDir: resolve(d.DATA_DIR),
+    maxUploadBytes: d.MAX_UPLOAD_MB * 1024 * 1024,
+    maxProcessMs: d.MAX_PROCESS_SECONDS * 1000,
+    concurrency: d.CONCURRENCY,
+    queueMax: d.QUEUE_MAX,
+    resourceTtlMs: d.RESOURCE_TTL_SECONDS * 1000,
+    apiKeys,
+    urlFetch: d.URL_FETCH === 'on',
+    urlAllow: d.URL_ALLOW,
+    logLevel: d.LOG_LEVEL,
+  };
+}
+
+/** API_KEYS is a comma list, or a path to a file with one key per line ('#' comments allowed). */
+function readKeys(value: string, problems: string[]): Set<string> | null {
+  const looksLikePath = value.startsWith('/') || value.startsWith('./');
+  let keys: string[];
+  if (looksLikePath) {
+    if (!existsSync(value)) {
+      problems.push(`API_KEYS: file ${value} does not exist`);
+      return null;
+    }
+    keys = readFileSync(value, 'utf8')
+      .split(/\r?\n/)
+      .map((l) => l.replace(/#.*/, '').trim())
+      .filter(Boolean);
+  } else {
+    keys = value.split(',').map((k) => k.trim()).filter(Boolean);
+  }
+  if (!keys.length) problems.push('API_KEYS: no keys found');
+  const short = keys.filter((k) => k.length < 16);
+  if (short.length) problems.push(`API_KEYS: ${short.length} key(s) shorter than 16 characters`);
+  return new Set(keys);
+}

@@ -1,0 +1,30 @@
+import { onRun } from '../engines/run.js';
+import { probeTools } from '../engines/tools.js';
+import type { Config } from './config.js';
+import type { Deps } from './http/context.js';
+import { Jobs } from './jobs/index.js';
+import { createLogger } from './log.js';
+import { META } from './meta.js';
+import { operations } from './operations/index.js';
+import { Store } from './store/index.js';
+
+/** Builds everything the app needs (also used by tests, which call app.request() instead of listening). */
+export async function createDeps(config: Config): Promise<Deps> {
+  const log = createLogger(config.logLevel);
+  const store = new Store(config.dataDir, config.resourceTtlMs);
+  await store.init();
+  const jobs = new Jobs({
+    concurrency: config.concurrency,
+    queueMax: config.queueMax,
+    timeoutMs: config.maxProcessMs,
+    workDir: store.workDir,
+    keepMs: Math.max(config.resourceTtlMs, 3600_000),
+    onError: (err, jobId) => log.error({ err, jobId }, 'job failed'),
+  });
+  const stale = await jobs.sweepStaleDirs();
+  if (stale) log.info({ stale }, 'removed temp dirs left by a previous run');
+  onRun((e) => log.debug({ tool: e.tool, exitCode: e.exitCode, ms: e.ms, stderr: e.stderr || undefined }, 'engine'));
+  const tools = await probeTools();
+  return { config, store, jobs, tools, log, operations, meta: META };
+}
+

@@ -1,0 +1,31 @@
+import { createHash } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { AppError, TEXT } from '../errors.js';
+
+const hash = (k: string) => createHash('sha256').update(k).digest('hex');
+
+/**
+ * Spec section 5 when API_KEYS is set: every request carries `Api-Key`, except reads by unguessable id,
+ * health and docs. The owner (hash of the key) marks what a request creates; delete and polling check it.
+ */
+export function apiKeyAuth(keys: Set<string> | null): MiddlewareHandler {
+  const hashes = keys ? new Set([...keys].map(hash)) : null;
+  return async (c, next) => {
+    if (!hashes || isPublic(c.req.method, c.req.path)) {
+      c.set('owner', null);
+      return next();
+    }
+    const key = c.req.header('api-key');
+    if (!key) throw new AppError('key_missing', TEXT.keyMissing);
+    const h = hash(key);
+    // Comparing hashes in a Set: no early-exit string comparison on the secret itself.
+    if (!hashes.has(h)) throw new AppError('key_invalid', TEXT.keyInvalid);
+    c.set('owner', h);
+    return next();
+  };
+}
+
+function isPublic(method: string, path: string): boolean {
+  if (['/up', '/health', '/ready', '/openapi.json'].includes(path) || path === '/docs' || path.startsWith('/docs/')) return true;
+  return (method === 'GET' || method === 'HEAD') && path.startsWith('/resource/');
+}

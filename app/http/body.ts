@@ -1,0 +1,185 @@
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import busboy from 'busboy';
+import { AppError } from '../errors.js';
+import type { Store, ResourceRecord } from '../store/index.js';
+
+export interface Body {
+  /** Field name (without a trailing `[]`) -> value; repeated fields become arrays. */
+  fields: Record<string, unknown>;
+  /** File part name -> stored resources, in the order they arrived. */
+  files: Record<string, ResourceRecord[]>;
+}
+
+export interface BodyOptions {
+  store: Store;
+  owner: string | null;
+  maxBytes: number;
+  /** File part names the route takes; other file parts are read and dropped. */
+  fileFields: Set<string>;
+}
+
+const JSON_LIMIT = 20 * 1024 * 1024;
+export const fieldKey = (name: string) => name.replace(/\[\]$/, '');
+
+export const tooLarge = (maxBytes: number) =>
+  new AppError('too_large', `The upload is larger than this server's limit of ${Math.round(maxBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
+
+function addField(fields: Record<string, unknown>, rawName: string, value: unknown) {
+  const key = fieldKey(rawName);
+  const prev = fields[key];
+  if (prev === undefined) fields[key] = rawName.endsWith('[]') ? [value] : value;
+  else fields[key] = Array.isArray(prev) ? [...prev, value] : [prev, value];
+}
+
+/** A stream stage that fails once more than `max` bytes passed (raw uploads carry no per-file limit). */
+function byteLimit(max: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      seen += chunk.length;
+      if (seen > max) cb(tooLarge(max));
+      else cb(null, chunk);
+    },
+  });
+}
+
+/** Streams one upload to disk and registers it; memory stays flat whatever the size. */
+export async function storeStream(stream: Readable, name: string, opts: BodyOptions, type?: string): Promise<ResourceRecord> {
+  const { id, path } = opts.store.reserve();
+  try {
+    await pipeline(stream, byteLimit(opts.maxBytes), createWriteStream(path, { flags: 'wx' }));
+    return await opts.store.add(path, { id, name, owner: opts.owner, type });
+  } catch (err) {
+    await rm(path, { force: true });
+    throw err;
+  }
+}
+
+function requestStream(req: Request): Readable {
+  if (!req.body) return Readable.from([]);
+  return Readable.fromWeb(req.body as unknown as WebReadableStream<Uint8Array>);
+}
+
+/**
+ * Reads a processing request's body: multipart (files streamed into the store), JSON, or url-encoded.
+ * Parsing our own way because Hono's parseBody() buffers whole uploads in memory.
+ */
+export async function readBody(req: Request, opts: BodyOptions): Promise<Body> {
+  const type = (req.headers.get('content-type') ?? '').toLowerCase();
+  const length = Number(req.headers.get('content-length') ?? 0);
+  if (length > opts.maxBytes + 1024 * 1024) throw tooLarge(opts.maxBytes);
+
+  if (type.startsWith('multipart/form-data')) return readMultipart(req, opts);
+  if (type.includes('json')) {
+    const text = await readText(req, JSON_LIMIT);
+    if (!text.trim()) return { fields: {}, files: {} };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AppError('bad_json', 'JSON data provided is not properly formatted');
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new AppError('bad_json', 'The JSON body must be an object of parameters');
+    }
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(parsed)) fields[fieldKey(k)] = v;
+    return { fields, files: {} };
+  }
+  if (type.startsWith('application/x-www-form-urlencoded')) {
+    const fields: Record<string, unknown> = {};
+    for (const [k, v] of new URLSearchParams(await readText(req, JSON_LIMIT))) addField(fields, k, v);
+    return { fields, files: {} };
+  }
+  if (req.body && length > 0) {
+    throw new AppError('unsupported_media', 'Send the request as multipart/form-data or application/json');
+  }
+  return { fields: {}, files: {} };
+}
+
+async function readText(req: Request, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of requestStream(req)) {
+    size += chunk.length;
+    if (size > limit) throw new AppError('too_large', `The request body is larger than ${limit / 1048576} MB`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
+  const fields: Record<string, unknown> = {};
+  const files: Record<string, ResourceRecord[]> = {};
+  const pending: Promise<void>[] = [];
+  return new Promise<Body>((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({
+        headers: Object.fromEntries(req.headers),
+        limits: { fileSize: opts.maxBytes, fieldSize: 10 * 1024 * 1024, fields: 1000, files: 100, parts: 1100 },
+        defParamCharset: 'utf8',
+      });
+    } catch {
+      reject(new AppError('invalid_request', 'Malformed multipart/form-data request'));
+      return;
+    }
+    let failed: unknown = null;
+    const fail = (err: unknown) => {
+      failed ??= err;
+    };
+    bb.on('field', (name, value, info) => {
+      if (info.valueTruncated) fail(new AppError('too_large', `The field ${fieldKey(name)} is too long`));
+      addField(fields, name, value);
+    });
+    bb.on('file', (name, stream, info) => {
+      const key = fieldKey(name);
+      if (!opts.fileFields.has(key) || failed) {
+        stream.resume();
+        return;
+      }
+      // Order of arrival decides the order of inputs (merge): keep a slot now, fill it when stored.
+      const list = (files[key] ??= []);
+      const slot = list.length;
+      list.push(undefined as unknown as ResourceRecord);
+      stream.on('limit', () => fail(tooLarge(opts.maxBytes)));
+      const job = storeStream(stream, info.filename || key, opts, undefined)
+        .then((rec) => {
+          list[slot] = rec;
+          if ((stream as Readable & { truncated?: boolean }).truncated) fail(tooLarge(opts.maxBytes));
+        })
+        .catch(fail);
+      pending.push(job);
+    });
+    bb.on('partsLimit', () => fail(new AppError('invalid_request', 'Too many parts in the multipart body')));
+    bb.on('filesLimit', () => fail(new AppError('invalid_request', 'Too many files in one request (limit 100)')));
+    bb.on('fieldsLimit', () => fail(new AppError('invalid_request', 'Too many fields in one request (limit 1000)')));
+    bb.on('error', (err) => fail(new AppError('invalid_request', `Malformed multipart/form-data request: ${(err as Error).message}`)));
+    bb.on('close', async () => {
+      await Promise.allSettled(pending);
+      const stored = Object.values(files).flat().filter(Boolean);
+      if (failed) {
+        await Promise.all(stored.map((r) => opts.store.remove(r.id)));
+        reject(failed);
+        return;
+      }
+      resolve({ fields, files });
+    });
+    requestStream(req)
+      .on('error', (err) => {
+        fail(new AppError('invalid_request', `The upload was interrupted: ${err.message}`));
+        bb.destroy();
+      })
+      .pipe(bb);
+  });
+}
+
+/** Removes the uploads of a request that failed before its job ran (their ids were never returned). */
+export async function discardUploads(store: Store, body: Body | undefined): Promise<void> {
+  if (!body) return;
+  await Promise.all(Object.values(body.files).flat().filter(Boolean).map((r) => store.remove(r.id)));
+}

@@ -1,0 +1,21 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Jobs } from '../jobs/index.js';
+import type { Store } from '../store/index.js';
+import type { ToolVersions } from '../../engines/tools.js';
+import type { Operation } from './operation.js';
+
+export interface Deps {
+  config: Config;
+  store: Store;
+  jobs: Jobs;
+  tools: ToolVersions;
+  log: Logger;
+  operations: Operation[];
+  meta: { product: string; version: string; releaseDate: string };
+}
+
+export type Env = { Variables: { owner: string | null; requestId: string; log: Logger } };
+
+/** Base of every outputUrl/url: PUBLIC_URL, else the address the client used. */
+export const baseUrlOf = (config: Config, requestUrl: string) => config.publicUrl ?? new URL(requestUrl).origin;

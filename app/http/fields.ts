@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { parsePages, type PageGrammar } from '../operations/lib/pages.js';
+import { sanitizeName } from '../store/names.js';
+
+/**
+ * Field schemas shared by every endpoint. Each one coerces the loose values real clients send (strings for
+ * numbers and booleans, on/off, repeated or JSON arrays, JSON inside strings) and validates with zod; the
+ * same schemas generate the OpenAPI document. Absent, null and empty-string values all count as "not sent".
+ */
+
+const absent = (v: unknown) => v === undefined || v === null || (typeof v === 'string' && v.trim() === '');
+const single = (v: unknown) => (Array.isArray(v) ? v[0] : v);
+const scalar = (v: unknown) => {
+  const s = single(v);
+  return absent(s) ? undefined : s;
+};
+
+const toNumber = (v: unknown) => {
+  const s = scalar(v);
+  if (typeof s === 'string' && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(s)) return Number(s);
+  return s;
+};
+
+const TRUE = new Set(['on', 'true', '1', 'yes']);
+const FALSE = new Set(['off', 'false', '0', 'no']);
+const toBool = (v: unknown) => {
+  const s = scalar(v);
+  if (typeof s === 'boolean') return s;
+  if (typeof s === 'number') return s === 1 ? true : s === 0 ? false : s;
+  if (typeof s === 'string') {
+    const l = s.trim().toLowerCase();
+    if (TRUE.has(l)) return true;
+    if (FALSE.has(l)) return false;
+  }
+  return s;
+};
+
+const toText = (v: unknown) => {
+  const s = scalar(v);
+  return typeof s === 'number' || typeof s === 'boolean' ? String(s) : s;
+};
+
+/** Arrays as JSON arrays, repeated fields, a JSON array inside a string, or one plain value. */
+const toList = (v: unknown) => {
+  if (absent(v)) return undefined;
+  if (Array.isArray(v)) return v.filter((x) => !absent(x)).map((x) => (typeof x === 'number' ? String(x) : x));
+  if (typeof v === 'string' && v.trim().startsWith('[')) {
+    try {
+      const parsed = JSON.parse(v);
+      if (Array.isArray(parsed)) return parsed.map((x) => (typeof x === 'number' ? String(x) : x));
+    } catch {
+      /* not JSON: one value */
+    }
+  }
+  return [typeof v === 'number' ? String(v) : v];
+};
+
+export function int(min: number, max: number, def?: number) {
+  const s = z.preprocess(toNumber, z.number().int().min(min).max(max));
+  return def === undefined ? s : s.optional().default(def);
+}
+
+export function num(min: number, max: number, def?: number) {
+  const s = z.preprocess(toNumber, z.number().min(min).max(max));
+  return def === undefined ? s : s.optional().default(def);
+}
+
+/** A positive number without a fixed upper bound (page sizes, scales). */
+export function positive(max = Number.MAX_SAFE_INTEGER) {
+  return z.preprocess(toNumber, z.number().gt(0).max(max));
+}
+
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T, def?: T[number], aliases: Record<string, T[number]> = {}) {
+  const s = z.preprocess((v) => {
+    const t = toText(v);
+    return typeof t === 'string' && t in aliases ? aliases[t] : typeof t === 'string' ? t.trim() : t;
+  }, z.enum(values));
+  return def === undefined ? s : s.optional().default(def);
+}
+
+/** A two-state switch: on/off, true/false, 1/0, yes/no or a JSON boolean. Documented as on/off. */
+export function onOff(def: boolean) {
+  return z.preprocess(toBool, z.boolean()).optional().default(def).meta({ type: 'string', enum: ['on', 'off'], default: def ? 'on' : 'off' });
+}
+
+/** The same switch, documented as true/false (`behind_page`, `preserve_black`). */
+export function trueFalse(def: boolean) {
+  return z.preprocess(toBool, z.boolean()).optional().default(def).meta({ type: 'string', enum: ['true', 'false'], default: String(def) });
+}
+
+export function text(opts: { min?: number; max?: number; pattern?: RegExp } = {}) {
+  let s = z.string();
+  if (opts.min !== undefined) s = s.min(opts.min);
+  if (opts.max !== undefined) s = s.max(opts.max);
+  if (opts.pattern) s = s.regex(opts.pattern);
+  return z.preprocess(toText, s);
+}
+
+/** A page selection, checked for syntax here and against the page count when the document is read. */
+export function pages(grammar: PageGrammar = {}, def: string | undefined = '1-last') {
+  const s = z.preprocess(toText, z.string().superRefine((v, ctx) => {
+    try {
+      parsePages(v, grammar);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'bad page selection' });
+    }
+  })).meta({ type: 'string', description: pageDoc(grammar), examples: ['1-last', '1,3,5-7', '2-last'] });
+  return def === undefined ? s : s.optional().default(def);
+}
+
+/** One page selection per item (`pages[]` of merge and split). */
+export function pageList(grammar: PageGrammar = {}) {
+  return z
+    .preprocess(toList, z.array(z.string().superRefine((v, ctx) => {
+      try {
+        parsePages(v, grammar);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'bad page selection' });
+      }
+    })))
+    .meta({ description: pageDoc(grammar) });
+}
+
+/** A list of values: a JSON array, repeated fields (`name` or `name[]`) or a comma list. */
+export function list<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.preprocess((v) => {
+    const l = toList(v);
+    return l?.flatMap((x) => (typeof x === 'string' ? x.split(',').map((y) => y.trim()).filter(Boolean) : [x]));
+  }, z.array(z.enum(values)));
+}
+
+/** Structured JSON: an object or array as real JSON, or as a JSON string (in which numbers may be strings). */
+export function json<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => {
+    const s = single(v);
+    if (typeof s !== 'string') return s;
+    try {
+      return JSON.parse(s);
+    } catch {
+      throw new AppError('bad_json', 'JSON data provided is not properly formatted');
+    }
+  }, schema);
+}
+
+/** The output name (spec 4.1 rule 3): stripped of separators and control characters. */
+export function output() {
+  return z
+    .preprocess(toText, z.string().max(255).transform((s) => sanitizeName(s, '')).optional())
+    .meta({ type: 'string', description: 'Name of the generated file without extension (a prefix for multi-file outputs).' });
+}
+
+export const looseNumber = toNumber;
+export const looseBool = toBool;
+export const looseList = toList;
+
+function pageDoc(g: PageGrammar): string {
+  return [
+    'Comma-separated pages and ranges: `1,3,5-7`, `last`, `2-last`.',
+    g.reverse ? 'Reversed ranges (`9-2`, `last-2`) are read from high to low.' : '',
+    g.parity ? '`even` and `odd` select every second page.' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}

@@ -1,0 +1,125 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import type { Deps, Env } from './context.js';
+import type { Operation } from './operation.js';
+
+const ERROR = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] };
+const errors = {
+  '400': { description: 'Bad input (the text names the parameter)', content: { 'application/json': { schema: ERROR } } },
+  '401': { description: 'Missing or invalid Api-Key, or a password-protected input', content: { 'application/json': { schema: ERROR } } },
+  '404': { description: 'Unknown resource id', content: { 'application/json': { schema: ERROR } } },
+  '413': { description: 'Upload larger than MAX_UPLOAD_MB', content: { 'application/json': { schema: ERROR } } },
+  '429': { description: 'Queue full; see Retry-After', content: { 'application/json': { schema: ERROR } } },
+  '503': { description: 'An engine this endpoint needs is not installed', content: { 'application/json': { schema: ERROR } } },
+};
+const uuid = { type: 'string', format: 'uuid' };
+const urlOrList = (many: boolean) => (many ? { type: 'array', items: { type: 'string' } } : { type: 'string' });
+
+function successSchema(op: Operation) {
+  const many = op.output === 'files';
+  const file = { outputUrl: urlOrList(many), outputId: urlOrList(many) };
+  const inputId = { oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] };
+  const properties: Record<string, unknown> = { inputId, warning: { type: 'string' } };
+  if (op.output !== 'json') Object.assign(properties, file);
+  return { type: 'object', properties, additionalProperties: op.output === 'json' || op.output === 'json-or-file' };
+}
+
+function requestSchema(op: Operation, multipart: boolean) {
+  const fields = z.toJSONSchema(z.object(op.fields), { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
+  const properties: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(op.inputs)) {
+    if (multipart) properties[name] = spec.multiple ? { type: 'array', items: { type: 'string', format: 'binary' } } : { type: 'string', format: 'binary', description: spec.description };
+    properties[spec.idField] = spec.multiple ? { type: 'array', items: uuid } : { ...uuid, description: `Id of a stored file, instead of uploading ${name}` };
+  }
+  Object.assign(properties, fields.properties ?? {});
+  return { type: 'object', properties, required: fields.required ?? [] };
+}
+
+/** OpenAPI 3.1 from the same zod schemas that validate requests, plus the fixed resource routes. */
+export function buildOpenApi(deps: Deps) {
+  const paths: Record<string, unknown> = {};
+  const polling = { name: 'Request-Type', in: 'header', required: false, schema: { type: 'string', enum: ['requestId'] }, description: 'Answer {requestId} at once and poll /request-status/{id}' };
+  for (const op of deps.operations) {
+    paths[op.path] = {
+      post: {
+        tags: [op.tag],
+        summary: op.summary,
+        description: op.description,
+        operationId: op.path.slice(1),
+        parameters: [polling],
+        requestBody: {
+          required: true,
+          content: { 'multipart/form-data': { schema: requestSchema(op, true) }, 'application/json': { schema: requestSchema(op, false) } },
+        },
+        responses: { '200': { description: 'Success', content: { 'application/json': { schema: successSchema(op) } } }, ...errors },
+      },
+    };
+  }
+  const idParam = { name: 'id', in: 'path', required: true, schema: uuid };
+  const info = { type: 'object', properties: { id: uuid, name: { type: 'string' }, url: { type: 'string' }, type: { type: 'string' }, size: { type: 'integer' }, modified: { type: 'string', format: 'date-time' } } };
+  Object.assign(paths, {
+    '/upload': {
+      post: {
+        tags: ['Resources'],
+        summary: 'Store files for later use by id',
+        description: 'Multipart parts named `file` (repeatable), `url` fields, a JSON body `{"url": [...]}`, or a raw body with a `Content-Filename` header.',
+        requestBody: { content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'array', items: { type: 'string', format: 'binary' } }, url: { type: 'array', items: { type: 'string' } } } } }, 'application/json': { schema: { type: 'object', properties: { url: { type: 'array', items: { type: 'string' } } } } }, 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        responses: { '200': { description: 'Stored', content: { 'application/json': { schema: { type: 'object', properties: { files: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, id: uuid } } } } } } } }, ...errors },
+      },
+    },
+    '/resource/{id}': {
+      get: {
+        tags: ['Resources'],
+        summary: 'Download a resource, or its URL or info record',
+        parameters: [idParam, { name: 'format', in: 'query', schema: { type: 'string', enum: ['file', 'url', 'info'], default: 'file' } }],
+        responses: { '200': { description: 'The bytes (format=file), {url} or the info record', content: { 'application/json': { schema: info }, 'application/octet-stream': {} } }, ...errors },
+      },
+      delete: { tags: ['Resources'], summary: 'Delete a resource (the key that created it)', parameters: [idParam], responses: { '200': { description: 'Deleted' }, ...errors } },
+    },
+    '/delete': {
+      post: {
+        tags: ['Resources'],
+        summary: 'Delete several resources',
+        requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { ids: { type: 'string', description: 'Comma-separated ids' } }, required: ['ids'] } } } },
+        responses: { '200': { description: 'Per-id outcome', content: { 'application/json': { schema: { type: 'object', properties: { deletionResponses: { type: 'object', additionalProperties: { type: 'string' } } } } } } } },
+      },
+    },
+    '/request-status/{id}': {
+      get: { tags: ['Resources'], summary: 'Poll a request sent with Request-Type: requestId', description: 'status is pending (with progress 0..1 where known), completed (with the endpoint\'s result fields) or failed (with error and status).', parameters: [idParam], responses: { '200': { description: 'State' }, ...errors } },
+    },
+    '/up': { get: { tags: ['Service'], summary: 'Product, version and release date', responses: { '200': { description: 'Up' } } } },
+    '/health': { get: { tags: ['Service'], summary: 'Liveness', responses: { '200': { description: 'Alive' } } } },
+    '/ready': { get: { tags: ['Service'], summary: 'Engines and their versions, endpoints disabled by missing engines, queue', responses: { '200': { description: 'Ready' } } } },
+  });
+  return {
+    openapi: '3.1.0',
+    info: { title: deps.meta.product, version: deps.meta.version, description: 'Self-hosted document processing API. Every POST accepts multipart/form-data or application/json.' },
+    components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'Api-Key' } } },
+    security: deps.config.apiKeys ? [{ ApiKey: [] }] : [],
+    paths,
+  };
+}
+
+const DOCS_HTML = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Quire API</title><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="/docs/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body></html>`;
+const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui' });`;
+
+/** /openapi.json and /docs, whose assets come from our own node_modules (air-gapped users have no CDN). */
+export function mountDocs(app: Hono<Env>, deps: Deps): void {
+  const doc = buildOpenApi(deps);
+  const uiDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  app.get('/openapi.json', (c) => c.json(doc));
+  app.get('/docs', (c) => c.html(DOCS_HTML));
+  app.get('/docs/init.js', (c) => c.body(DOCS_INIT, 200, { 'Content-Type': 'text/javascript' }));
+  for (const [file, type] of [['swagger-ui.css', 'text/css'], ['swagger-ui-bundle.js', 'text/javascript']] as const) {
+    let cached: Buffer | undefined;
+    app.get(`/docs/${file}`, async (c) => {
+      cached ??= await readFile(join(uiDir, file));
+      return c.body(new Uint8Array(cached), 200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400' });
+    });
+  }
+}

@@ -1,0 +1,82 @@
+import type { z } from 'zod';
+import type { ToolName } from '../../engines/tools.js';
+
+/** What an input accepts: `pdf` is checked by its header; `any` takes whatever was uploaded. */
+export type InputKind = 'pdf' | 'any';
+
+export interface InputSpec {
+  /** The field that references a stored resource instead of an upload (`id`, `image_id`, ...). */
+  idField: string;
+  kind: InputKind;
+  /** Default true. */
+  required?: boolean;
+  /** Several files allowed (merge). */
+  multiple?: boolean;
+  /** Extensions accepted (without dot) when kind is `any`; checked case-insensitively. */
+  extensions?: string[];
+  description?: string;
+}
+
+export interface InputFile {
+  id: string;
+  name: string;
+  type: string;
+  /** Read-only path of the stored bytes. */
+  path: string;
+}
+
+export interface OutputFile {
+  path: string;
+  /** File name with extension; default: the output name + `ext`. */
+  name?: string;
+  ext?: string;
+}
+
+export interface OperationResult {
+  files?: OutputFile[];
+  json?: Record<string, unknown>;
+  warning?: string;
+}
+
+export interface RunContext<F> {
+  fields: F;
+  /** Inputs by upload field name, in order. */
+  inputs: Record<string, InputFile[]>;
+  /** The first input of the first declared kind: most endpoints take one document. */
+  input: InputFile;
+  dir: string;
+  signal: AbortSignal;
+  progress: (fraction: number) => void;
+  /** `output` if given, else the endpoint's default name (no extension). */
+  outputName: string;
+  /** The time left before the job's limit, for engine timeouts. */
+  timeoutMs: number;
+}
+
+export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  inputs: Record<string, InputSpec>;
+  fields: S;
+  /** The kind of success body, for the docs: single file, several files, or JSON (text output). */
+  output: 'file' | 'files' | 'json' | 'json-or-file';
+  /** Native tools needed; if one is missing the endpoint answers 503 naming its Debian package. */
+  engines: ToolName[];
+  /** Default output name; default `[input name]_service_<path>`. */
+  defaultName?: (inputName: string | undefined) => string;
+  /** Extra checks across fields (zod checks one field at a time). */
+  check?: (fields: z.infer<z.ZodObject<S>>) => void;
+  run: (ctx: RunContext<z.infer<z.ZodObject<S>>>) => Promise<OperationResult>;
+}
+
+/** Declares an endpoint; typing `fields` once types `run`'s fields. */
+export function operation<S extends z.ZodRawShape>(def: Operation<S>): Operation<S> {
+  return def;
+}
+
+/** The input almost every endpoint takes: `file` or `id`, a PDF. */
+export const pdfInput = (description = 'The PDF to process'): Record<string, InputSpec> => ({
+  file: { idField: 'id', kind: 'pdf', description },
+});

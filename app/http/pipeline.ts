@@ -1,0 +1,124 @@
+import type { Hono, Context } from 'hono';
+import { z } from 'zod';
+import { AppError, outOfRange } from '../errors.js';
+import { resourceUrl } from '../store/index.js';
+import { stripExtension } from '../store/names.js';
+import { TOOLS } from '../../engines/tools.js';
+import { readBody, discardUploads, type Body } from './body.js';
+import { baseUrlOf, type Deps, type Env } from './context.js';
+import { resolveInputs } from './inputs.js';
+import type { Operation, OperationResult, InputFile } from './operation.js';
+
+/** `Request-Type: requestId` (spec) or `Response-Type: requestId` (the n8n node) asks for polling. */
+export const wantsPolling = (c: Context) =>
+  [c.req.header('request-type'), c.req.header('response-type')].some((v) => v?.trim().toLowerCase() === 'requestid');
+
+/** Turns zod's first complaint into the spec's sentence, naming the parameter and echoing the value. */
+export function validationError(err: z.ZodError, raw: Record<string, unknown>): AppError {
+  const issue = err.issues[0];
+  const path = issue.path.map(String);
+  const param = path[0] ?? 'body';
+  let value: unknown = raw[param];
+  if (value === undefined || value === '' || value === null) {
+    if (path.length === 1) return new AppError('out_of_range', `${param} is required`);
+  }
+  if (path.length > 1) {
+    // A nested JSON field: name the whole path and show the offending value.
+    value = (issue as { input?: unknown }).input;
+    const where = path.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : `${acc}.${p}`));
+    if (value === undefined) return new AppError('out_of_range', `${where} is required`);
+    return outOfRange(value, where);
+  }
+  return outOfRange(Array.isArray(value) && value.length === 1 ? value[0] : value, param);
+}
+
+export function parseFields<S extends z.ZodRawShape>(op: Operation<S>, raw: Record<string, unknown>): z.infer<z.ZodObject<S>> {
+  const parsed = z.object(op.fields).safeParse(raw, { reportInput: true });
+  if (!parsed.success) throw validationError(parsed.error, raw);
+  op.check?.(parsed.data);
+  return parsed.data;
+}
+
+function requireEngines(op: Operation, deps: Deps): void {
+  const missing = op.engines.filter((t) => !deps.tools[t]);
+  if (missing.length) {
+    throw new AppError(
+      'engine_missing',
+      `${op.path} is unavailable: ${missing.map((t) => `${TOOLS[t].bin} (Debian package ${TOOLS[t].pkg})`).join(', ')} is not installed on this server`,
+    );
+  }
+}
+
+const defaultName = (op: Operation, first: InputFile | undefined) =>
+  op.defaultName ? op.defaultName(first && stripExtension(first.name)) : `${first ? stripExtension(first.name) : 'service'}_service_${op.path.slice(1)}`;
+
+/** Mounts one declared operation: parse, resolve, validate, queue, run, store, answer. */
+export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void {
+  const fileFields = new Set(Object.keys(op.inputs));
+  app.post(op.path, async (c) => {
+    requireEngines(op, deps);
+    const owner = c.get('owner');
+    let body: Body | undefined;
+    try {
+      body = await readBody(c.req.raw, { store: deps.store, owner, maxBytes: deps.config.maxUploadBytes, fileFields });
+      const inputs = await resolveInputs(op.inputs, body, deps.store, { sniffPdf: op.path !== '/pdf-info' });
+      const fields = parseFields(op, body.fields);
+      const all = Object.values(inputs).flat();
+      const outputName = stripExtension((fields as { output?: string }).output || '') || defaultName(op, all[0]);
+      const baseUrl = baseUrlOf(deps.config, c.req.url);
+      const polling = wantsPolling(c);
+
+      const { id, done } = deps.jobs.submit(
+        async (job) => {
+          const started = Date.now();
+          const result = await op.run({
+            fields,
+            inputs,
+            input: all[0],
+            dir: job.dir,
+            signal: job.signal,
+            progress: job.progress,
+            outputName,
+            timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
+          });
+          job.signal.throwIfAborted();
+          return respond(op, result, all, outputName, owner, baseUrl, deps);
+        },
+        { owner, track: polling, clientSignal: polling ? undefined : c.req.raw.signal },
+      );
+      if (polling) return c.json({ requestId: id });
+      return c.json(await done);
+    } catch (err) {
+      // The client never saw these ids: nothing of a failed request stays behind.
+      await discardUploads(deps.store, body);
+      throw err;
+    }
+  });
+}
+
+async function respond(
+  op: Operation,
+  result: OperationResult,
+  inputs: InputFile[],
+  outputName: string,
+  owner: string | null,
+  baseUrl: string,
+  deps: Deps,
+): Promise<Record<string, unknown>> {
+  const inputId = inputs.length === 1 ? inputs[0].id : inputs.map((i) => i.id);
+  const body: Record<string, unknown> = { ...(result.json ?? {}) };
+  if (result.files) {
+    const ids: string[] = [];
+    for (const f of result.files) {
+      const name = f.name ?? `${outputName}${f.ext ? `.${f.ext}` : ''}`;
+      const rec = await deps.store.add(f.path, { name, owner });
+      ids.push(rec.id);
+    }
+    const single = op.output === 'file' || op.output === 'json-or-file';
+    body.outputUrl = single ? resourceUrl(baseUrl, ids[0]) : ids.map((i) => resourceUrl(baseUrl, i));
+    body.outputId = single ? ids[0] : ids;
+  }
+  if (inputs.length) body.inputId = inputId;
+  if (result.warning) body.warning = result.warning;
+  return body;
+}

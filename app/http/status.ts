@@ -1,0 +1,28 @@
+import type { Hono } from 'hono';
+import { AppError, TEXT } from '../errors.js';
+import { TOOLS, type ToolName } from '../../engines/tools.js';
+import type { Deps, Env } from './context.js';
+
+/** Liveness, readiness (engines), the SDK's /up probe, and polling of requests sent with Request-Type. */
+export function mountStatus(app: Hono<Env>, deps: Deps): void {
+  app.get('/up', (c) => c.json({ status: 'OK', ...deps.meta }));
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.get('/ready', (c) => {
+    const engines = Object.fromEntries(
+      (Object.keys(TOOLS) as ToolName[]).map((t) => [t, deps.tools[t] ? { available: true, version: deps.tools[t] } : { available: false, package: TOOLS[t].pkg }]),
+    );
+    const missing = Object.keys(engines).filter((t) => !deps.tools[t as ToolName]);
+    const disabled = deps.operations.filter((op) => op.engines.some((t) => !deps.tools[t])).map((op) => op.path);
+    return c.json({ status: missing.length ? 'degraded' : 'ready', engines, disabledEndpoints: disabled, queue: deps.jobs.stats });
+  });
+
+  app.get('/request-status/:id', (c) => {
+    const id = c.req.param('id');
+    const rec = deps.jobs.get(id);
+    // Another key's request is reported exactly like an unknown one: ids are not confirmed to strangers.
+    if (!rec || (deps.config.apiKeys && rec.owner !== c.get('owner'))) throw new AppError('request_not_found', TEXT.requestNotFound);
+    if (rec.status === 'pending') return c.json({ status: 'pending', requestId: id, ...(rec.progress !== undefined ? { progress: rec.progress } : {}) });
+    if (rec.status === 'failed') return c.json({ status: 'failed', requestId: id, ...rec.error });
+    return c.json({ status: 'completed', requestId: id, ...rec.result });
+  });
+}

@@ -1,0 +1,45 @@
+import { serve } from '@hono/node-server';
+import { loadConfig, ConfigError, type Config } from './config.js';
+import { createDeps } from './deps.js';
+import { createApp } from './server.js';
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const deps = await createDeps(config);
+  const { log, store, jobs } = deps;
+  const app = createApp(deps);
+  const sweep = setInterval(
+    () => store.sweepExpired().then((n) => n && log.info({ removed: n }, 'expired resources removed'), (err) => log.error({ err }, 'sweep failed')),
+    Math.min(60_000, Math.max(1000, config.resourceTtlMs / 4 || 60_000)),
+  );
+  sweep.unref();
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    log.info({ port: info.port, host: config.host, engines: deps.tools, concurrency: config.concurrency, keys: config.apiKeys ? config.apiKeys.size : 'open' }, 'Quire listening');
+  });
+  // Long conversions must not be cut by Node's default request timeout; the job limit governs instead.
+  (server as unknown as { requestTimeout: number }).requestTimeout = 0;
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    server.close();
+    await jobs.drain(25_000);
+    await store.flushAll();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+void main();

@@ -1,0 +1,265 @@
+import { stat } from 'node:fs/promises';
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { looseList } from '../http/fields.js';
+import { isPdfHeader } from '../http/inputs.js';
+import { operation, pdfInput, type RunContext } from '../http/operation.js';
+import { EngineError } from '../../engines/errors.js';
+import { listFonts, listImages, type FontRow } from '../../engines/poppler.js';
+import { PasswordError, readPdfJson, streamData, type QpdfJson } from '../../engines/qpdf.js';
+import { readHead } from '../store/index.js';
+import { PdfObjects, pdfDate, pdfText } from './lib/pdf-objects.js';
+
+export const QUERIES = [
+  'tagged', 'image_only', 'title', 'subject', 'author', 'producer', 'creator', 'creation_date', 'modified_date',
+  'keywords', 'doc_language', 'page_count', 'contains_annotations', 'contains_signature', 'pdf_version',
+  'file_size', 'filename', 'restrict_permissions_set', 'contains_xfa', 'contains_acroforms', 'contains_javascript',
+  'contains_transparency', 'contains_embedded_file', 'uses_embedded_fonts', 'uses_nonembedded_fonts', 'pdfa',
+  'pdfua_claim', 'pdfe_claim', 'pdfx_claim', 'requires_password_to_open', 'custom_metadata', 'page_boxes', 'pdfvt_claim',
+] as const;
+type Query = (typeof QUERIES)[number];
+
+const queries = z
+  .preprocess((v) => looseList(v)?.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean), z.array(z.string()).min(1))
+  .meta({ type: 'string', description: `Comma-separated: ${QUERIES.join(', ')}, or all` });
+
+const INFO_KEYS: Partial<Record<Query, string>> = {
+  title: '/Title', subject: '/Subject', author: '/Author', producer: '/Producer', creator: '/Creator', keywords: '/Keywords',
+};
+const STANDARD_INFO = new Set(['/Title', '/Author', '/Subject', '/Keywords', '/Creator', '/Producer', '/CreationDate', '/ModDate', '/Trapped']);
+const FONT_QUERIES: Query[] = ['uses_embedded_fonts', 'uses_nonembedded_fonts', 'image_only'];
+const XMP_QUERIES: Query[] = ['pdfa', 'pdfua_claim', 'pdfe_claim', 'pdfx_claim', 'pdfvt_claim'];
+
+export default operation({
+  path: '/pdf-info',
+  tag: 'Information and extraction',
+  summary: 'Answer questions about a PDF',
+  description:
+    'One key per query plus allQueriesProcessed. Dates are ISO 8601 UTC. custom_metadata is an object of the non-standard Info entries. page_boxes lists each page\'s media, crop, bleed, trim and art boxes as [llx, lly, urx, ury]. Encrypted, damaged or non-PDF input answers what it can with allQueriesProcessed false and a warning.',
+  inputs: pdfInput(),
+  fields: { queries },
+  output: 'json',
+  engines: ['qpdf', 'poppler'],
+  check: (f) => {
+    const bad = f.queries.find((q) => q !== 'all' && !(QUERIES as readonly string[]).includes(q));
+    if (bad) throw new AppError('out_of_range', `${bad} is not within the acceptable range for queries`);
+  },
+  run: async (ctx) => ({ json: await pdfInfo(ctx) }),
+});
+
+async function pdfInfo({ fields, input, dir, signal }: RunContext<{ queries: string[] }>): Promise<Record<string, unknown>> {
+  const asked: Query[] = fields.queries.includes('all') ? [...QUERIES] : [...new Set(fields.queries as Query[])];
+  const ectx = { cwd: dir, signal };
+  const size = (await stat(input.path)).size;
+  const answers: Record<string, unknown> = {};
+  const cheap: Partial<Record<Query, unknown>> = { filename: input.name, file_size: size };
+  const partial = (warning: string, extra: Partial<Record<Query, unknown>> = {}) => {
+    for (const q of asked) if (q in cheap || q in extra) answers[q] = { ...cheap, ...extra }[q];
+    return { ...answers, allQueriesProcessed: false, warning };
+  };
+
+  if (!isPdfHeader(await readHead(input.path))) return partial('The input is not a PDF, so only filename and file_size could be answered.', { requires_password_to_open: false });
+
+  let json: QpdfJson;
+  try {
+    json = (await readPdfJson(input.path, ectx)).json;
+  } catch (err) {
+    if (err instanceof PasswordError) {
+      return partial('The input file is password protected: it needs a password to open, so most queries cannot be answered.', { requires_password_to_open: true });
+    }
+    if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut) {
+      return partial('The input PDF is damaged and could not be read, so only filename and file_size could be answered.');
+    }
+    throw err;
+  }
+
+  const pdf = new PdfObjects(json);
+  const needFonts = asked.some((q) => FONT_QUERIES.includes(q));
+  const fonts: FontRow[] | null = needFonts ? await listFonts(input.path, ectx).catch(() => null) : [];
+  const xmp = asked.some((q) => XMP_QUERIES.includes(q)) ? await readXmp(pdf, input.path, ectx) : '';
+  let incomplete = fonts === null;
+
+  for (const q of asked) {
+    switch (q) {
+      case 'filename':
+      case 'file_size':
+        answers[q] = cheap[q];
+        break;
+      case 'requires_password_to_open':
+        answers[q] = false; // it opened without one
+        break;
+      case 'title': case 'subject': case 'author': case 'producer': case 'creator': case 'keywords':
+        answers[q] = pdfText(pdf.resolve(pdf.info[INFO_KEYS[q]!]));
+        break;
+      case 'creation_date':
+      case 'modified_date': {
+        const raw = pdfText(pdf.resolve(pdf.info[q === 'creation_date' ? '/CreationDate' : '/ModDate']));
+        answers[q] = raw ? pdfDate(raw) : '';
+        break;
+      }
+      case 'doc_language':
+        answers[q] = pdfText(pdf.resolve(pdf.catalog['/Lang']));
+        break;
+      case 'page_count':
+        answers[q] = json.pages?.length ?? 0;
+        break;
+      case 'pdf_version':
+        answers[q] = pdfVersion(pdf, json);
+        break;
+      case 'tagged':
+        answers[q] = '/StructTreeRoot' in pdf.catalog || pdf.dict(pdf.catalog['/MarkInfo'])?.['/Marked'] === true;
+        break;
+      case 'contains_annotations':
+        answers[q] = (json.pages ?? []).some((p) => pdf.array(pdf.dict(p.object)?.['/Annots']).length > 0);
+        break;
+      case 'contains_signature':
+        answers[q] = containsSignature(pdf, json);
+        break;
+      case 'restrict_permissions_set':
+        answers[q] = !!json.encrypt?.encrypted && Object.values(json.encrypt.capabilities).some((allowed) => !allowed);
+        break;
+      case 'contains_xfa':
+        answers[q] = pdf.dict(pdf.catalog['/AcroForm'])?.['/XFA'] !== undefined;
+        break;
+      case 'contains_acroforms':
+        answers[q] = !!json.acroform?.hasacroform && (json.acroform.fields?.length ?? 0) > 0;
+        break;
+      case 'contains_javascript':
+        answers[q] = containsJavaScript(pdf);
+        break;
+      case 'contains_transparency':
+        answers[q] = containsTransparency(pdf);
+        break;
+      case 'contains_embedded_file':
+        answers[q] = Object.keys(json.attachments ?? {}).length > 0 || hasFileAttachmentAnnots(pdf, json);
+        break;
+      case 'uses_embedded_fonts':
+        answers[q] = fonts ? fonts.some((f) => f.embedded) : null;
+        break;
+      case 'uses_nonembedded_fonts':
+        answers[q] = fonts ? fonts.some((f) => !f.embedded) : null;
+        break;
+      case 'image_only': {
+        if (!fonts) {
+          answers[q] = null;
+          break;
+        }
+        const images = await listImages(input.path, ectx).catch(() => null);
+        if (!images) {
+          incomplete = true;
+          answers[q] = null;
+          break;
+        }
+        const perPage = new Map<number, number>();
+        for (const im of images) if (im.type === 'image') perPage.set(im.page, (perPage.get(im.page) ?? 0) + 1);
+        const pages = json.pages?.length ?? 0;
+        answers[q] = pages > 0 && fonts.length === 0 && Array.from({ length: pages }, (_, i) => perPage.get(i + 1) ?? 0).every((n) => n === 1);
+        break;
+      }
+      case 'pdfa':
+        answers[q] = /pdfaid:part/.test(xmp);
+        break;
+      case 'pdfua_claim':
+        answers[q] = /pdfuaid:part/.test(xmp);
+        break;
+      case 'pdfe_claim':
+        answers[q] = /pdfe:ISO_PDFEVersion/.test(xmp);
+        break;
+      case 'pdfx_claim':
+        answers[q] = /pdfxid:GTS_PDFXVersion|pdfx:GTS_PDFXVersion/.test(xmp) || '/GTS_PDFXVersion' in pdf.info;
+        break;
+      case 'pdfvt_claim':
+        answers[q] = /pdfvtid:GTS_PDFVTVersion/.test(xmp);
+        break;
+      case 'custom_metadata':
+        answers[q] = Object.fromEntries(
+          Object.entries(pdf.info)
+            .filter(([k]) => !STANDARD_INFO.has(k))
+            .map(([k, v]) => [decodeName(k), pdfText(pdf.resolve(v))]),
+        );
+        break;
+      case 'page_boxes':
+        answers[q] = pageBoxes(pdf, json);
+        break;
+    }
+  }
+  if (incomplete) return { ...answers, allQueriesProcessed: false, warning: 'Some queries could not be answered because the PDF is damaged.' };
+  return { ...answers, allQueriesProcessed: true };
+}
+
+/** Header version, raised by the catalog's /Version, plus Adobe's extension level: "1.7.3". */
+function pdfVersion(pdf: PdfObjects, json: QpdfJson): string {
+  const header = json.qpdf?.[0].pdfversion ?? '1.0';
+  const catalogVersion = pdfText(pdf.resolve(pdf.catalog['/Version']));
+  const newer = /^\d+\.\d+$/.test(catalogVersion) && Number(catalogVersion) > Number(header) ? catalogVersion : header;
+  const adbe = pdf.dict(pdf.dict(pdf.catalog['/Extensions'])?.['/ADBE']);
+  const level = Number(pdf.resolve(adbe?.['/ExtensionLevel']) ?? 0) || 0;
+  return `${newer}.${level}`;
+}
+
+function containsSignature(pdf: PdfObjects, json: QpdfJson): boolean {
+  const fields = (json.acroform?.fields ?? []) as { fieldtype?: string; value?: unknown }[];
+  if (fields.some((f) => f.fieldtype === '/Sig' && f.value !== null && f.value !== undefined)) return true;
+  return pdf.dict(pdf.catalog['/Perms']) !== null;
+}
+
+function containsJavaScript(pdf: PdfObjects): boolean {
+  if (pdf.dict(pdf.dict(pdf.catalog['/Names'])?.['/JavaScript'])) return true;
+  for (const { value } of pdf.all()) {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const d = value as Record<string, unknown>;
+      if (d['/S'] === '/JavaScript' || '/JS' in d) return true;
+    }
+  }
+  return false;
+}
+
+/** Constant alpha below 1, soft masks and blend modes other than Normal make a page need transparency. */
+function containsTransparency(pdf: PdfObjects): boolean {
+  for (const { value } of pdf.all()) {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
+    const d = value as Record<string, unknown>;
+    for (const k of ['/CA', '/ca']) {
+      const a = pdf.resolve(d[k]);
+      if (typeof a === 'number' && a < 1) return true;
+    }
+    const smask = d['/SMask'];
+    if (smask !== undefined && smask !== '/None') return true;
+    const bm = pdf.resolve(d['/BM']);
+    const modes = Array.isArray(bm) ? bm : bm === undefined ? [] : [bm];
+    if (modes.some((m) => m !== '/Normal' && m !== '/Compatible')) return true;
+  }
+  return false;
+}
+
+function hasFileAttachmentAnnots(pdf: PdfObjects, json: QpdfJson): boolean {
+  return (json.pages ?? []).some((p) => pdf.array(pdf.dict(p.object)?.['/Annots']).some((a) => pdf.dict(a)?.['/Subtype'] === '/FileAttachment'));
+}
+
+async function readXmp(pdf: PdfObjects, path: string, ectx: { cwd: string; signal: AbortSignal }): Promise<string> {
+  const ref = pdf.catalog['/Metadata'];
+  if (typeof ref !== 'string' || !/^\d+ \d+ R$/.test(ref)) return '';
+  return (await streamData(path, ref.replace(/ R$/, ''), ectx).catch(() => Buffer.alloc(0))).toString('utf8');
+}
+
+const BOXES = [['mediaBox', '/MediaBox'], ['cropBox', '/CropBox'], ['bleedBox', '/BleedBox'], ['trimBox', '/TrimBox'], ['artBox', '/ArtBox']] as const;
+
+/** Each page's boxes with the PDF defaults applied (crop = media; bleed, trim, art = crop). */
+function pageBoxes(pdf: PdfObjects, json: QpdfJson) {
+  return (json.pages ?? []).map((p, i) => {
+    const rect = (key: string) => {
+      const raw = key === '/MediaBox' || key === '/CropBox' ? pdf.inherited(p.object, key) : pdf.resolve(pdf.dict(p.object)?.[key]);
+      const arr = pdf.array(raw).map((n) => Number(pdf.resolve(n)));
+      return arr.length === 4 && arr.every(Number.isFinite) ? [Math.min(arr[0], arr[2]), Math.min(arr[1], arr[3]), Math.max(arr[0], arr[2]), Math.max(arr[1], arr[3])] : null;
+    };
+    const media = rect('/MediaBox') ?? [0, 0, 612, 792];
+    const crop = rect('/CropBox') ?? media;
+    const boxes: Record<string, unknown> = { page: i + 1, mediaBox: media, cropBox: crop };
+    for (const [name, key] of BOXES.slice(2)) boxes[name] = rect(key) ?? crop;
+    boxes.rotation = Number(pdf.inherited(p.object, '/Rotate') ?? 0) || 0;
+    return boxes;
+  });
+}
+
+/** Names in qpdf JSON keep #xx escapes: "/Company#20Name" is "Company Name". */
+const decodeName = (k: string) => k.slice(1).replace(/#([0-9a-fA-F]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));

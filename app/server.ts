@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { AppError, toClientError } from './errors.js';
+import { apiKeyAuth } from './http/auth.js';
+import type { Deps, Env } from './http/context.js';
+import { mountDocs } from './http/openapi.js';
+import { mountOperation } from './http/pipeline.js';
+import { mountResources } from './http/resources.js';
+import { mountStatus } from './http/status.js';
+
+/** The Hono app: middleware, routes generated from the operation registry, one error mapper. No listen(). */
+export function createApp(deps: Deps): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.use(async (c, next) => {
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+    const log = deps.log.child({ reqId: requestId });
+    c.set('requestId', requestId);
+    c.set('log', log);
+    const started = performance.now();
+    await next();
+    c.header('X-Request-Id', requestId);
+    log.info({ method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) }, 'request');
+  });
+  app.use(apiKeyAuth(deps.config.apiKeys));
+
+  mountStatus(app, deps);
+  mountResources(app, deps);
+  mountDocs(app, deps);
+  for (const op of deps.operations) mountOperation(app, op, deps);
+
+  app.notFound((c) => c.json({ error: `No route for ${c.req.method} ${c.req.path}` }, 404));
+  app.onError((err, c) => {
+    const mapped = toClientError(err);
+    const log = c.get('log') ?? deps.log;
+    if (mapped.status >= 500) log.error({ err }, 'request failed');
+    else if (!(err instanceof AppError)) log.warn({ err }, 'input rejected by an engine');
+    for (const [k, v] of Object.entries(mapped.headers)) c.header(k, v);
+    return c.json(mapped.body, mapped.status as 400);
+  });
+  return app;
+}

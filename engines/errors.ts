@@ -1,0 +1,17 @@
+/** A native tool failed. Carries what the log needs; app/errors decides what the client sees. */
+export class EngineError extends Error {
+  constructor(
+    readonly tool: string,
+    message: string,
+    readonly details: {
+      exitCode?: number;
+      stderr?: string;
+      timedOut?: boolean;
+      aborted?: boolean;
+      missing?: boolean;
+    } = {},
+  ) {
+    super(`${tool}: ${message}`);
+    this.name = 'EngineError';
+  }
+}

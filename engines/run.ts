@@ -1,0 +1,100 @@
+import { execa, type ResultPromise } from 'execa';
+import { EngineError } from './errors.js';
+
+export interface RunOptions {
+  /** Working directory: the job's own temp dir. Also HOME, so tools write their caches there. */
+  cwd: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  /** Extra environment variables; the base env is minimal on purpose (no secrets of ours leak to tools). */
+  env?: Record<string, string>;
+  input?: string | Buffer;
+  /** Exit codes that are not failures (qpdf exits 3 for warnings). */
+  okExitCodes?: number[];
+  /** Keep stdout as a Buffer instead of text. */
+  binary?: boolean;
+  /** Called with each stderr line (progress parsing). */
+  onStderrLine?: (line: string) => void;
+}
+
+export interface RunResult {
+  exitCode: number;
+  stdout: string;
+  stdoutBuffer: Buffer;
+  stderr: string;
+}
+
+const STDERR_TAIL = 4000;
+const baseEnv = () => ({ PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' });
+
+/** Observers of finished processes (the app logs stderr through this; engines stay free of logging). */
+type RunListener = (event: { tool: string; args: string[]; exitCode?: number; ms: number; stderr: string }) => void;
+const listeners: RunListener[] = [];
+export function onRun(listener: RunListener): void {
+  listeners.push(listener);
+}
+
+/**
+ * The only place that starts processes: an argument array (never a shell string), the job dir as cwd and
+ * HOME, a minimal environment, a timeout and an abort signal that kill the whole process group.
+ */
+export async function run(tool: string, args: string[], opts: RunOptions): Promise<RunResult> {
+  const started = Date.now();
+  const child: ResultPromise = execa(tool, args, {
+    cwd: opts.cwd,
+    env: { ...baseEnv(), HOME: opts.cwd, TMPDIR: opts.cwd, ...opts.env },
+    extendEnv: false,
+    reject: false,
+    detached: true, // own process group, so a kill reaches the tool's children too (gs, soffice, chromium)
+    cancelSignal: opts.signal,
+    timeout: opts.timeoutMs,
+    forceKillAfterDelay: 2000,
+    killSignal: 'SIGTERM',
+    input: opts.input,
+    stdin: opts.input === undefined ? 'ignore' : 'pipe',
+    encoding: opts.binary ? 'buffer' : 'utf8',
+    stripFinalNewline: false,
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  const killGroup = () => {
+    if (child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* group already gone */
+      }
+    }
+  };
+  opts.signal?.addEventListener('abort', killGroup, { once: true });
+  if (opts.onStderrLine && child.stderr) {
+    let rest = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      const lines = (rest + chunk.toString('utf8')).split(/\r?\n|\r/);
+      rest = lines.pop() ?? '';
+      for (const line of lines) opts.onStderrLine!(line);
+    });
+  }
+  const result = await child;
+  opts.signal?.removeEventListener('abort', killGroup);
+  if (result.timedOut || result.isCanceled) killGroup();
+  const stderr = String(result.stderr ?? '').slice(-STDERR_TAIL);
+  const exitCode = result.exitCode ?? -1;
+  for (const l of listeners) l({ tool, args, exitCode: result.exitCode, ms: Date.now() - started, stderr });
+
+  if (result.timedOut) throw new EngineError(tool, `timed out after ${opts.timeoutMs} ms`, { timedOut: true, stderr });
+  if (result.isCanceled || opts.signal?.aborted) throw new EngineError(tool, 'cancelled', { aborted: true, stderr });
+  if ((result as { code?: string }).code === 'ENOENT' || /ENOENT/.test(String(result.message ?? '')) && result.exitCode === undefined) {
+    throw new EngineError(tool, 'not installed', { missing: true });
+  }
+  const ok = exitCode === 0 || (opts.okExitCodes ?? []).includes(exitCode);
+  if (!ok) throw new EngineError(tool, `exited with ${exitCode}`, { exitCode, stderr });
+  const stdoutBuffer = Buffer.isBuffer(result.stdout) ? result.stdout : Buffer.from(String(result.stdout ?? ''));
+  return { exitCode, stdout: opts.binary ? '' : String(result.stdout ?? ''), stdoutBuffer, stderr };
+}
+
+/** Fails when a tool reported success but did not write what it was asked to (Ghostscript does this). */
+export async function expectOutput(tool: string, path: string): Promise<void> {
+  const { stat } = await import('node:fs/promises');
+  const s = await stat(path).catch(() => null);
+  if (!s || s.size === 0) throw new EngineError(tool, `produced no output at ${path}`);
+}
