@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../app/config.js';
+import { createDeps } from '../app/deps.js';
+import type { Deps } from '../app/http/context.js';
+import type { Operation } from '../app/http/operation.js';
+import { createApp } from '../app/server.js';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+export const CORPUS = process.env.QUIRE_CORPUS ?? resolve(root, '../shared/corpus');
+export const corpus = (rel: string) => join(CORPUS, rel);
+
+export interface TestApp {
+  deps: Deps;
+  app: ReturnType<typeof createApp>;
+  dataDir: string;
+  request: (path: string, init?: RequestInit) => Promise<Response>;
+  /** POST a multipart form: values are strings, arrays (repeated fields) or {file: path}. */
+  form: (path: string, fields: Record<string, FormValue | FormValue[]>, headers?: Record<string, string>) => Promise<Response>;
+  json: (path: string, body: unknown, headers?: Record<string, string>) => Promise<Response>;
+  /** Downloads a result by its outputUrl into a temp file and returns the path. */
+  download: (url: string) => Promise<string>;
+  close: () => Promise<void>;
+}
+
+export type FormValue = string | { file: string; name?: string } | { bytes: Buffer; name: string };
+
+/** A fresh app over a fresh DATA_DIR, with the real engines. */
+export async function startApp(env: Record<string, string> = {}, opts: { operations?: Operation[]; dataDir?: string } = {}): Promise<TestApp> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'quire-test-'));
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const deps = await createDeps(config);
+  if (opts.operations) deps.operations = [...deps.operations, ...opts.operations];
+  const app = createApp(deps);
+  const base = 'http://quire.test';
+  const request = async (path: string, init?: RequestInit) => app.request(`${base}${path}`, init);
+  const downloads: string[] = [];
+  return {
+    deps,
+    app,
+    dataDir,
+    request,
+    form: (path, fields, headers = {}) => {
+      const fd = new FormData();
+      for (const [k, v] of Object.entries(fields)) {
+        for (const item of Array.isArray(v) ? v : [v]) {
+          if (typeof item === 'string') fd.append(k, item);
+          else if ('file' in item) fd.append(k, new Blob([readFileSync(item.file)]), item.name ?? basename(item.file));
+          else fd.append(k, new Blob([item.bytes]), item.name);
+        }
+      }
+      return request(path, { method: 'POST', body: fd, headers });
+    },
+    json: (path, body, headers = {}) =>
+      request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } }),
+    download: async (url: string) => {
+      const res = await request(new URL(url).pathname + new URL(url).search);
+      if (res.status !== 200) throw new Error(`download ${url}: ${res.status} ${await res.text()}`);
+      const dir = mkdtempSync(join(tmpdir(), 'quire-dl-'));
+      downloads.push(dir);
+      const file = join(dir, 'out');
+      writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+      return file;
+    },
+    close: async () => {
+      await deps.jobs.drain(1000);
+      await deps.store.flushAll();
+      for (const d of downloads) rmSync(d, { recursive: true, force: true });
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Independent readers of outputs (poppler and qpdf command lines, not our code). */
+export const tool = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+export const pdfPages = (path: string) => Number(tool('qpdf', ['--show-npages', path]).trim());
+export const pdfText = (path: string) => tool('pdftotext', ['-layout', path, '-']);
+export const pdfInfoBox = (path: string) => tool('pdfinfo', ['-box', path]);
+
+export const UUID_V4 = /^[12]?[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
