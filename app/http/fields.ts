@@ -133,7 +133,8 @@ export function list<const T extends readonly [string, ...string[]]>(values: T) 
 /** Structured JSON: an object or array as real JSON, or as a JSON string (in which numbers may be strings). */
 export function json<T extends z.ZodType>(schema: T) {
   return z.preprocess((v) => {
-    const s = single(v);
+    // A repeated multipart field arrives as a one-element array of the JSON text.
+    const s = Array.isArray(v) && v.length === 1 && typeof v[0] === 'string' ? v[0] : v;
     if (typeof s !== 'string') return s;
     try {
       return JSON.parse(s);

@@ -32,8 +32,12 @@ export function validationError(err: z.ZodError, raw: Record<string, unknown>): 
   return outOfRange(Array.isArray(value) && value.length === 1 ? value[0] : value, param);
 }
 
+const isAbsent = (v: unknown) => v === null || (typeof v === 'string' && v.trim() === '') || (Array.isArray(v) && v.every(isAbsent));
+
 export function parseFields<S extends z.ZodRawShape>(op: Operation<S>, raw: Record<string, unknown>): z.infer<z.ZodObject<S>> {
-  const parsed = z.object(op.fields).safeParse(raw, { reportInput: true });
+  // An empty form field or a JSON null means "not sent", so defaults apply.
+  const sent = Object.fromEntries(Object.entries(raw).filter(([, v]) => !isAbsent(v)));
+  const parsed = z.object(op.fields).safeParse(sent, { reportInput: true });
   if (!parsed.success) throw validationError(parsed.error, raw);
   op.check?.(parsed.data);
   return parsed.data;

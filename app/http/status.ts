@@ -22,7 +22,7 @@ export function mountStatus(app: Hono<Env>, deps: Deps): void {
     // Another key's request is reported exactly like an unknown one: ids are not confirmed to strangers.
     if (!rec || (deps.config.apiKeys && rec.owner !== c.get('owner'))) throw new AppError('request_not_found', TEXT.requestNotFound);
     if (rec.status === 'pending') return c.json({ status: 'pending', requestId: id, ...(rec.progress !== undefined ? { progress: rec.progress } : {}) });
-    if (rec.status === 'failed') return c.json({ status: 'failed', requestId: id, ...rec.error });
+    if (rec.status === 'failed') return c.json({ status: 'failed', requestId: id, error: rec.error?.error, statusCode: rec.error?.status });
     return c.json({ status: 'completed', requestId: id, ...rec.result });
   });
 }

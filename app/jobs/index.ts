@@ -96,32 +96,39 @@ export class Jobs {
           () => controller.abort(new AppError('timeout', `Processing took longer than the limit of ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped.`)),
           this.opts.timeoutMs,
         );
+        let outcome: { ok: true; value: T } | { ok: false; reason: unknown };
         try {
           await mkdir(dir, { recursive: true });
           const progress = (f: number) => {
             if (record) record.progress = Math.max(0, Math.min(1, Math.round(f * 1000) / 1000));
           };
-          const result = await work({ id, dir, signal: controller.signal, progress });
+          const value = await work({ id, dir, signal: controller.signal, progress });
           // An engine may swallow the abort; the limit still wins.
           if (controller.signal.aborted) throw controller.signal.reason;
-          resolve(result);
-          if (record) Object.assign(record, { status: 'completed', progress: 1, result, finishedAt: Date.now() });
+          outcome = { ok: true, value };
         } catch (err) {
           const reason = controller.signal.aborted ? controller.signal.reason : err;
-          if (record) {
-            const mapped = toClientError(reason);
-            Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() });
-          }
           if (!(reason instanceof AppError)) this.opts.onError?.(err, id);
-          reject(reason);
+          outcome = { ok: false, reason };
         } finally {
           clearTimeout(timer);
           opts.clientSignal?.removeEventListener('abort', onClientAbort);
           this.controllers.delete(controller);
+          // Removed before anyone hears of the outcome: a finished job leaves nothing behind.
           await rm(dir, { recursive: true, force: true }).catch(() => undefined);
           this.remember(Date.now() - started);
           this.running--;
           this.next();
+        }
+        if (outcome.ok) {
+          if (record) Object.assign(record, { status: 'completed', progress: 1, result: outcome.value, finishedAt: Date.now() });
+          resolve(outcome.value);
+        } else {
+          if (record) {
+            const mapped = toClientError(outcome.reason);
+            Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() });
+          }
+          reject(outcome.reason);
         }
       };
 

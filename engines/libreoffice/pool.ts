@@ -1,0 +1,325 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { EngineContext } from '../context.js';
+import { EngineError } from '../errors.js';
+import { expectOutput } from '../run.js';
+
+/**
+ * A pool of warm LibreOffice instances. A cold `soffice --convert-to` pays ~1 s of start-up per document;
+ * an instance that is already running converts in 60-350 ms. Each slot is one UNO helper process
+ * (uno_helper.py, run by Debian's /usr/bin/python3 because only it can import `uno`) which starts its own
+ * soffice with a private profile and pipe: two instances sharing a profile hand work to each other and the
+ * listener exits. Slots start lazily, are recycled after `maxJobs` conversions (soffice grows and never
+ * shrinks), and are killed and replaced when they crash or exceed a job's time limit.
+ *
+ * These are long-lived processes talking over stdio, which engines/run.ts (one process per call, output
+ * collected at exit) cannot host; they get the same treatment: argument arrays, a minimal environment,
+ * their own process group, killed as a group.
+ */
+
+export interface PoolOptions {
+  /** Instances at most; follows CONCURRENCY (one conversion per instance at a time). */
+  size: number;
+  /** Conversions before an instance is replaced. */
+  maxJobs: number;
+  /** Time allowed for an instance to start (first start creates its profile: a few seconds). */
+  startTimeoutMs: number;
+  python: string;
+  soffice: string;
+}
+
+export interface OfficeExportOptions {
+  /** Lossless (Flate) instead of JPEG for images. */
+  lossless: boolean;
+  /** Largest image resolution kept, in DPI; null keeps every image as it is. */
+  maxImageDpi: number | null;
+  tagged: boolean;
+  /** `en-US` or `de-DE`: number and date formats of spreadsheets. */
+  locale: string;
+  /** The input's extension, which chooses the import filter for CSV. */
+  ext: string;
+}
+
+/** LibreOffice asked for a password: the document is encrypted. */
+export class OfficePasswordError extends EngineError {
+  constructor() {
+    super('soffice', 'document is password protected');
+  }
+}
+
+const defaults: PoolOptions = {
+  size: Math.max(1, availableParallelism() - 1),
+  maxJobs: 200,
+  startTimeoutMs: 60_000,
+  python: '/usr/bin/python3',
+  soffice: 'soffice',
+};
+let options: PoolOptions = { ...defaults };
+
+/** Sets the pool's size and limits; call before the first conversion (app/main.ts passes CONCURRENCY). */
+export function configurePool(opts: Partial<PoolOptions>): void {
+  options = { ...options, ...opts };
+}
+
+/** tsc does not copy .py files: from dist/engines/libreoffice the helper is back in the source tree. */
+export function helperPath(): string {
+  const candidates = [new URL('./uno_helper.py', import.meta.url), new URL('../../../engines/libreoffice/uno_helper.py', import.meta.url)];
+  for (const c of candidates) {
+    const p = fileURLToPath(c);
+    if (existsSync(p)) return p;
+  }
+  throw new EngineError('soffice', 'uno_helper.py not found next to the pool or in the source tree', { missing: true });
+}
+
+/** The PDF export filter's FilterData for our options. Pure, so the mapping is testable. */
+export function exportFilterData(o: OfficeExportOptions): Record<string, boolean | number> {
+  return {
+    UseLosslessCompression: o.lossless,
+    Quality: 90,
+    ReduceImageResolution: o.maxImageDpi !== null,
+    ...(o.maxImageDpi !== null ? { MaxImageResolution: o.maxImageDpi } : {}),
+    UseTaggedPDF: o.tagged,
+    ExportBookmarks: true,
+    EmbedStandardFonts: true,
+  };
+}
+
+interface Answer {
+  id?: number;
+  ok?: boolean;
+  ready?: boolean;
+  kind?: 'password' | 'invalid' | 'crashed';
+  message?: string;
+}
+
+interface Slot {
+  index: number;
+  child: ChildProcess;
+  ready: Promise<void>;
+  busy: boolean;
+  jobs: number;
+  dead: boolean;
+  pending: Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>;
+}
+
+const slots: Slot[] = [];
+const waiters: ((s: Slot) => void)[] = [];
+let nextId = 1;
+let generation = 0;
+let exitHookSet = false;
+const rootDir = join(tmpdir(), `quire-lo-${process.pid}`);
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
+  if (!child.pid) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    /* already gone */
+  }
+}
+
+function freeSlotIndex(): number {
+  for (let i = 0; ; i++) if (!slots.some((s) => s.index === i)) return i;
+}
+
+function startSlot(): Slot {
+  if (!exitHookSet) {
+    exitHookSet = true;
+    // Last resort: no soffice survives its owner, even when shutdownPool() was never called.
+    process.once('exit', () => slots.forEach((s) => killGroup(s.child)));
+  }
+  const index = freeSlotIndex();
+  const home = join(rootDir, `slot${index}`);
+  mkdirSync(home, { recursive: true });
+  const child = spawn(options.python, [helperPath(), join(home, 'profile'), `quire_${process.pid}_${index}_${generation++}`], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', QUIRE_SOFFICE: options.soffice },
+    detached: true,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const slot: Slot = { index, child, busy: false, jobs: 0, dead: false, pending: new Map(), ready: Promise.resolve() };
+  let onReady: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  slot.ready = new Promise<void>((resolve, reject) => (onReady = { resolve, reject }));
+  slot.ready.catch(() => undefined);
+  const startTimer = setTimeout(() => {
+    onReady?.reject(new EngineError('soffice', `did not start within ${options.startTimeoutMs} ms`, { timedOut: true }));
+    retire(slot, true);
+  }, options.startTimeoutMs);
+  startTimer.unref();
+
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    let a: Answer;
+    try {
+      a = JSON.parse(line) as Answer;
+    } catch {
+      return; // soffice may print to the inherited stdout of the helper; not ours to parse
+    }
+    if (a.ready !== undefined) {
+      clearTimeout(startTimer);
+      if (a.ready) onReady?.resolve();
+      else onReady?.reject(new EngineError('soffice', `failed to start: ${a.message ?? ''}`));
+      onReady = undefined;
+      return;
+    }
+    const p = a.id !== undefined ? slot.pending.get(a.id) : undefined;
+    if (p) {
+      slot.pending.delete(a.id!);
+      p.resolve(a);
+    }
+  });
+  child.on('error', (err) => {
+    onReady?.reject(new EngineError('soffice', err.message, { missing: (err as NodeJS.ErrnoException).code === 'ENOENT' }));
+    retire(slot, true);
+  });
+  child.on('exit', () => {
+    clearTimeout(startTimer);
+    onReady?.reject(new EngineError('soffice', 'exited during start-up'));
+    slot.dead = true;
+    for (const p of slot.pending.values()) p.reject(new EngineError('soffice', 'the LibreOffice instance crashed'));
+    slot.pending.clear();
+    remove(slot);
+  });
+  slots.push(slot);
+  return slot;
+}
+
+function remove(slot: Slot): void {
+  const i = slots.indexOf(slot);
+  if (i >= 0) slots.splice(i, 1);
+  // A waiter can now have a fresh instance in this slot's place.
+  if (waiters.length && slots.length < options.size) {
+    const s = startSlot();
+    s.busy = true;
+    waiters.shift()!(s);
+  }
+}
+
+/** Ends an instance: politely (stdin closed, soffice terminated by the helper) or by killing its group. */
+function retire(slot: Slot, kill: boolean): void {
+  if (slot.dead) return;
+  slot.dead = true;
+  if (kill) {
+    killGroup(slot.child);
+    // A killed profile may be half-written; the replacement starts from a clean one.
+    rmSync(join(rootDir, `slot${slot.index}`, 'profile'), { recursive: true, force: true });
+  } else {
+    slot.child.stdin?.end();
+    const t = setTimeout(() => killGroup(slot.child), 10_000);
+    t.unref();
+  }
+}
+
+async function acquire(signal?: AbortSignal): Promise<Slot> {
+  const idle = slots.find((s) => !s.busy && !s.dead);
+  if (idle) {
+    idle.busy = true;
+    return idle;
+  }
+  if (slots.filter((s) => !s.dead).length < options.size) {
+    const s = startSlot();
+    s.busy = true;
+    return s;
+  }
+  return new Promise<Slot>((resolve, reject) => {
+    const waiter = (s: Slot) => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(s);
+    };
+    const onAbort = () => {
+      const i = waiters.indexOf(waiter);
+      if (i >= 0) waiters.splice(i, 1);
+      reject(new EngineError('soffice', 'cancelled', { aborted: true }));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    waiters.push(waiter);
+  });
+}
+
+function release(slot: Slot): void {
+  slot.busy = false;
+  if (slot.jobs >= options.maxJobs && !slot.dead) {
+    retire(slot, false);
+    remove(slot);
+    return;
+  }
+  if (slot.dead) return;
+  const next = waiters.shift();
+  if (next) {
+    slot.busy = true;
+    next(slot);
+  }
+}
+
+/** Converts one office document to PDF on a warm instance. Paths must be absolute and inside the job dir. */
+export async function officeToPdf(input: string, output: string, opts: OfficeExportOptions, ctx: EngineContext): Promise<void> {
+  const slot = await acquire(ctx.signal);
+  let answer: Answer;
+  try {
+    await slot.ready;
+    const id = nextId++;
+    slot.jobs++;
+    answer = await new Promise<Answer>((resolve, reject) => {
+      const fail = (err: EngineError) => {
+        slot.pending.delete(id);
+        // A hung or abandoned conversion leaves soffice in an unknown state: replace the instance.
+        retire(slot, true);
+        reject(err);
+      };
+      const timer = ctx.timeoutMs ? setTimeout(() => fail(new EngineError('soffice', `timed out after ${ctx.timeoutMs} ms`, { timedOut: true })), ctx.timeoutMs) : undefined;
+      const onAbort = () => fail(new EngineError('soffice', 'cancelled', { aborted: true }));
+      ctx.signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        ctx.signal?.removeEventListener('abort', onAbort);
+      };
+      slot.pending.set(id, {
+        resolve: (a) => (done(), resolve(a)),
+        reject: (e) => (done(), reject(e)),
+      });
+      const req = { id, input, output, ext: opts.ext, locale: opts.locale, filter: exportFilterData(opts) };
+      slot.child.stdin!.write(`${JSON.stringify(req)}\n`);
+    });
+  } finally {
+    release(slot);
+  }
+  if (!answer.ok) {
+    if (answer.kind === 'password') throw new OfficePasswordError();
+    throw new EngineError('soffice', answer.message ?? 'conversion failed', { stderr: answer.message });
+  }
+  await expectOutput('soffice', output);
+}
+
+/** Stops every instance (closing stdin lets soffice exit cleanly; stragglers are killed) and removes the profiles. */
+export async function shutdownPool(graceMs = 5000): Promise<void> {
+  const all = [...slots];
+  for (const w of waiters.splice(0)) void w; // nothing will serve them; their jobs time out or are drained
+  await Promise.all(
+    all.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve();
+          const t = setTimeout(() => {
+            killGroup(s.child);
+            resolve();
+          }, graceMs);
+          s.child.once('exit', () => {
+            clearTimeout(t);
+            // The helper's soffice is in its group; make sure nothing of it lingers.
+            killGroup(s.child);
+            resolve();
+          });
+          s.dead = true;
+          s.child.stdin?.end();
+        }),
+    ),
+  );
+  slots.splice(0);
+  rmSync(rootDir, { recursive: true, force: true });
+}
+
+/** For the benchmark and tests: how many instances are running now. */
+export const poolSize = () => slots.filter((s) => !s.dead).length;

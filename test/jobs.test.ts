@@ -1,0 +1,175 @@
+import { readdirSync, readFileSync, existsSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { z } from 'zod';
+import { operation, pdfInput, type Operation } from '../app/http/operation.js';
+import { int } from '../app/http/fields.js';
+import { run } from '../engines/run.js';
+import { corpus, sleep, startApp, UUID_V4 } from './helpers.js';
+
+/** Running, and not a zombie (a killed orphan stays a zombie until an init that may not reap it does). */
+const alive = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+/** A test endpoint whose engine runs `seconds` long and leaves its child's pid and its job dir behind for inspection. */
+const slow = operation({
+  path: '/test-slow',
+  tag: 'test',
+  summary: 'sleeps in a child process group',
+  inputs: {},
+  fields: { seconds: int(0, 60, 1), tag: z.string().optional() },
+  output: 'json',
+  engines: [],
+  run: async ({ fields, dir, signal, progress }) => {
+    writeFileSync(join(dir, 'marker'), 'x');
+    progress(0.5);
+    // A grandchild in the same process group: the kill must reach it too.
+    await run('sh', ['-c', `sleep ${fields.seconds} & echo $! > pid; wait`], { cwd: dir, signal });
+    return { json: { slept: fields.seconds, dir } };
+  },
+}) as unknown as Operation;
+
+const failing = operation({
+  path: '/test-fail',
+  tag: 'test',
+  summary: 'engine fails on the input',
+  inputs: pdfInput(),
+  fields: {},
+  output: 'file',
+  engines: [],
+  run: async ({ dir, signal }) => {
+    await run('sh', ['-c', 'echo "secret stderr /etc/x" >&2; exit 2'], { cwd: dir, signal });
+    return {};
+  },
+}) as unknown as Operation;
+
+test('polling: Request-Type answers {requestId} at once, then pending with progress, then completed', async () => {
+  const t = await startApp({}, { operations: [slow] });
+  try {
+    const res = await t.json('/test-slow', { seconds: 1 }, { 'Request-Type': 'requestId' });
+    assert.is(res.status, 200);
+    const { requestId } = await res.json();
+    assert.match(requestId, UUID_V4);
+    await sleep(300);
+    const pending = await (await t.request(`/request-status/${requestId}`)).json();
+    assert.equal(pending, { status: 'pending', requestId, progress: 0.5 });
+    let done;
+    for (let i = 0; i < 40; i++) {
+      done = await (await t.request(`/request-status/${requestId}`)).json();
+      if (done.status !== 'pending') break;
+      await sleep(100);
+    }
+    assert.is(done.status, 'completed');
+    assert.is(done.slept, 1);
+    // The n8n node's check, also with Response-Type.
+    const n8n = await t.request('/request-status/00000000-0000-0000-0000-000000000000');
+    assert.is(n8n.status, 404);
+    assert.match((await n8n.json()).error, /^requestID not found\./);
+    const viaResponseType = await (await t.json('/test-slow', { seconds: 0 }, { 'Response-Type': 'requestId' })).json();
+    assert.match(viaResponseType.requestId, UUID_V4);
+  } finally {
+    await t.close();
+  }
+});
+
+test('polling a failed job shows failed with the client error, never the engine stderr', async () => {
+  const t = await startApp({}, { operations: [failing] });
+  try {
+    const { requestId } = await (await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }, { 'Request-Type': 'requestId' })).json();
+    await sleep(300);
+    const st = await (await t.request(`/request-status/${requestId}`)).json();
+    assert.is(st.status, 'failed');
+    assert.is(st.status === 'failed' && st.error, 'Uploaded file is not valid input for this route');
+    assert.not.match(JSON.stringify(st), /secret|\/etc/);
+    const sync = await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } });
+    assert.is(sync.status, 400);
+  } finally {
+    await t.close();
+  }
+});
+
+test('queue: CONCURRENCY running, QUEUE_MAX waiting, then 429 with Retry-After', async () => {
+  const t = await startApp({ CONCURRENCY: '1', QUEUE_MAX: '1' }, { operations: [slow] });
+  try {
+    const a = await (await t.json('/test-slow', { seconds: 2 }, { 'Request-Type': 'requestId' })).json();
+    const b = await (await t.json('/test-slow', { seconds: 0 }, { 'Request-Type': 'requestId' })).json();
+    assert.ok(a.requestId && b.requestId);
+    assert.equal(t.deps.jobs.stats.running, 1);
+    assert.equal(t.deps.jobs.stats.waiting, 1);
+    const c = await t.json('/test-slow', { seconds: 0 });
+    assert.is(c.status, 429);
+    assert.ok(Number(c.headers.get('retry-after')) >= 1);
+    assert.match((await c.json()).error, /retry/i);
+  } finally {
+    await t.close();
+  }
+});
+
+test('timeout: MAX_PROCESS_SECONDS stops the job, kills the engine process group, removes the temp dir', async () => {
+  const t = await startApp({ MAX_PROCESS_SECONDS: '1' }, { operations: [slow] });
+  try {
+    const { requestId } = await (await t.json('/test-slow', { seconds: 30 }, { 'Request-Type': 'requestId' })).json();
+    await sleep(400);
+    const work = join(t.dataDir, 'work', requestId);
+    const pid = Number(readFileSync(join(work, 'pid'), 'utf8'));
+    assert.ok(alive(pid));
+    await sleep(1600);
+    const st = await (await t.request(`/request-status/${requestId}`)).json();
+    assert.is(st.status, 'failed');
+    assert.is(st.status === 'failed' && st.status, 'failed');
+    assert.match(st.error, /limit of 1 s/);
+    assert.not.ok(alive(pid), 'the grandchild sleep was killed');
+    assert.not.ok(existsSync(work), 'temp dir removed');
+    const sync = await t.json('/test-slow', { seconds: 30 });
+    assert.is(sync.status, 422);
+  } finally {
+    await t.close();
+  }
+});
+
+test('cancellation: a synchronous client that goes away stops its job and its processes', async () => {
+  const t = await startApp({}, { operations: [slow] });
+  try {
+    const ac = new AbortController();
+    const pending = t.request('/test-slow', { method: 'POST', body: JSON.stringify({ seconds: 30 }), headers: { 'content-type': 'application/json' }, signal: ac.signal }).catch((e) => e);
+    await sleep(400);
+    const work = readdirSync(join(t.dataDir, 'work'));
+    assert.is(work.length, 1);
+    const pid = Number(readFileSync(join(t.dataDir, 'work', work[0], 'pid'), 'utf8'));
+    ac.abort();
+    await pending;
+    await sleep(300);
+    assert.not.ok(alive(pid));
+    assert.equal(readdirSync(join(t.dataDir, 'work')), []);
+    assert.is(t.deps.jobs.stats.running, 0);
+  } finally {
+    await t.close();
+  }
+});
+
+test('temp dirs: removed after success and after failure; stale ones swept at start', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quire-stale-'));
+  const t = await startApp({}, { operations: [slow, failing], dataDir });
+  const ok = await (await t.json('/test-slow', { seconds: 0 })).json();
+  assert.ok(ok.dir.startsWith(join(dataDir, 'work')));
+  assert.not.ok(existsSync(ok.dir));
+  await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } });
+  assert.equal(readdirSync(join(dataDir, 'work')), []);
+  await t.close();
+  const stale = join(dataDir, 'work', 'left-by-a-crash');
+  mkdirSync(join(dataDir, 'work'), { recursive: true });
+  mkdirSync(stale);
+  const t2 = await startApp({}, { dataDir });
+  assert.not.ok(existsSync(stale));
+  await t2.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+test.run();
