@@ -88,7 +88,9 @@ export async function run(tool: string, args: string[], opts: RunOptions): Promi
   }
   const ok = exitCode === 0 || (opts.okExitCodes ?? []).includes(exitCode);
   if (!ok) throw new EngineError(tool, `exited with ${exitCode}`, { exitCode, stderr });
-  const stdoutBuffer = Buffer.isBuffer(result.stdout) ? result.stdout : Buffer.from(String(result.stdout ?? ''));
+  // execa 9 hands binary output over as a Uint8Array.
+  const out = result.stdout as unknown;
+  const stdoutBuffer = out instanceof Uint8Array ? Buffer.from(out.buffer, out.byteOffset, out.byteLength) : Buffer.from(String(out ?? ''));
   return { exitCode, stdout: opts.binary ? '' : String(result.stdout ?? ''), stdoutBuffer, stderr };
 }
 

@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+import { output } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import { writePdf } from '../../engines/qpdf-edit.js';
+import { openPdf } from './lib/pdf-access.js';
+
+export default operation({
+  path: '/linearized-pdf',
+  tag: 'Optimisation, colour and page geometry',
+  summary: 'Linearize a PDF for fast web view',
+  description: 'Rewrites the file so a viewer can show the first page before the rest has arrived (qpdf --linearize).',
+  inputs: pdfInput(),
+  fields: { output: output() },
+  output: 'file',
+  engines: ['qpdf'],
+  run: async ({ input, dir, signal, timeoutMs, outputName }) => {
+    const ctx = { cwd: dir, signal, timeoutMs };
+    // Reading first turns a password or a broken file into the right client error.
+    await openPdf(input.path, ctx);
+    const path = join(dir, 'linearized.pdf');
+    await writePdf(input.path, path, { linearize: true }, ctx);
+    return { files: [{ path, name: `${outputName}.pdf` }] };
+  },
+});

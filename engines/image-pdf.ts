@@ -1,0 +1,174 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { deflateSync } from 'node:zlib';
+import {
+  PDFDocument,
+  PDFName,
+  PDFRef,
+  concatTransformationMatrix,
+  drawObject,
+  popGraphicsState,
+  pushGraphicsState,
+} from '@cantoo/pdf-lib';
+import sharp, { type Metadata } from 'sharp';
+import type { EngineContext } from './context.js';
+import { EngineError } from './errors.js';
+
+/**
+ * Images to PDF, one page per image or frame (multi-page TIFF, animated GIF/WebP). JPEGs go in untouched
+ * (DCTDecode pass-through, EXIF orientation applied by the page's transformation matrix, CMYK kept as
+ * DeviceCMYK) unless they must be downsampled; everything else becomes raw pixels, Flate-compressed
+ * (lossless) or re-encoded as JPEG (lossy, opaque images only), with alpha kept as a soft mask.
+ * Page size follows the image's DPI; images without one are taken as 72 DPI (one pixel per point).
+ */
+
+export interface ImagePdfOptions {
+  lossless: boolean;
+  /** Downsample colour and grey images above this resolution; null keeps every pixel. Bilevel images are never resampled. */
+  maxDpi: number | null;
+  /** Quality of re-encoded JPEGs. */
+  jpegQuality?: number;
+}
+
+export const DEFAULT_DPI = 72;
+const MAX_PAGE_UNITS = 14400;
+
+interface Placed {
+  ref: PDFRef;
+  /** Pixel size as stored (before orientation). */
+  width: number;
+  height: number;
+  dpi: number;
+  orientation: number;
+}
+
+/** The page size in points for an image: stored size, quarter-turned by orientations 5-8, scaled by DPI. */
+export function pageSizeFor(width: number, height: number, dpi: number, orientation: number): [number, number] {
+  const turned = orientation >= 5 && orientation <= 8;
+  const [w, h] = turned ? [height, width] : [width, height];
+  let pw = (w * 72) / dpi;
+  let ph = (h * 72) / dpi;
+  const over = Math.max(pw, ph) / MAX_PAGE_UNITS;
+  if (over > 1) {
+    pw /= over;
+    ph /= over;
+  }
+  return [pw, ph];
+}
+
+/** Maps the unit square to the page so the stored image appears as EXIF orientation `o` says it should. */
+export function orientationMatrix(o: number, pw: number, ph: number): [number, number, number, number, number, number] {
+  switch (o) {
+    case 2: return [-pw, 0, 0, ph, pw, 0]; // mirrored horizontally
+    case 3: return [-pw, 0, 0, -ph, pw, ph]; // 180
+    case 4: return [pw, 0, 0, -ph, 0, ph]; // mirrored vertically
+    case 5: return [0, -ph, -pw, 0, pw, ph]; // transposed
+    case 6: return [0, -ph, pw, 0, 0, ph]; // 90 clockwise
+    case 7: return [0, ph, pw, 0, 0, 0]; // transversed
+    case 8: return [0, ph, -pw, 0, pw, 0]; // 90 counter-clockwise
+    default: return [pw, 0, 0, ph, 0, 0];
+  }
+}
+
+export async function imagesToPdf(inputs: string[], output: string, opts: ImagePdfOptions, ctx: EngineContext): Promise<number> {
+  const doc = await PDFDocument.create();
+  let pages = 0;
+  for (const path of inputs) {
+    ctx.signal?.throwIfAborted();
+    let meta: Metadata;
+    try {
+      meta = await sharp(path, { limitInputPixels: 1e9 }).metadata();
+    } catch (err) {
+      throw new EngineError('sharp', `unreadable image: ${(err as Error).message}`);
+    }
+    const frames = meta.pages ?? 1;
+    for (let i = 0; i < frames; i++) {
+      const placed = await embedFrame(doc, path, i, frames, meta, opts);
+      const [pw, ph] = pageSizeFor(placed.width, placed.height, placed.dpi, placed.orientation);
+      const page = doc.addPage([pw, ph]);
+      const name = page.node.newXObject('Im', placed.ref);
+      page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...orientationMatrix(placed.orientation, pw, ph)), drawObject(name), popGraphicsState());
+      pages++;
+    }
+  }
+  doc.setProducer('Quire');
+  doc.setCreator('Quire');
+  await writeFile(output, await doc.save({ useObjectStreams: true }));
+  return pages;
+}
+
+async function embedFrame(doc: PDFDocument, path: string, index: number, frames: number, meta: Metadata, opts: ImagePdfOptions): Promise<Placed> {
+  const dpi = meta.density && meta.density > 1 ? meta.density : DEFAULT_DPI;
+  const orientation = meta.orientation ?? 1;
+  const bilevel = meta.bitsPerSample === 1 && meta.channels === 1;
+  const scale = !bilevel && opts.maxDpi !== null && dpi > opts.maxDpi ? opts.maxDpi / dpi : 1;
+
+  // JPEG pass-through: the original bytes, no generation loss.
+  if (meta.format === 'jpeg' && frames === 1 && scale === 1) {
+    const img = await doc.embedJpg(await readFile(path));
+    return { ref: img.ref, width: meta.width!, height: meta.height!, dpi, orientation };
+  }
+
+  // Everything else is decoded; orientation is applied to the pixels, so the page draws them upright.
+  const frame = frames > 1 ? await sharp(path, { page: index, limitInputPixels: 1e9 }).metadata() : meta;
+  let pipeline = sharp(path, { page: index, pages: 1, limitInputPixels: 1e9 }).rotate();
+  const turned = orientation >= 5 && orientation <= 8;
+  const w = turned ? frame.height! : frame.width!;
+  const h = turned ? frame.width! : frame.height!;
+  if (scale < 1) pipeline = pipeline.resize(Math.max(1, Math.round(w * scale)), Math.max(1, Math.round(h * scale)), { fit: 'fill' });
+  const outDpi = dpi * scale;
+  if (meta.space === 'cmyk') pipeline = pipeline.toColourspace('srgb');
+
+  if (!opts.lossless && !meta.hasAlpha && !bilevel) {
+    const { data: jpeg, info } = await pipeline.jpeg({ quality: opts.jpegQuality ?? 85, chromaSubsampling: '4:4:4' }).toBuffer({ resolveWithObject: true });
+    const img = await doc.embedJpg(jpeg);
+    return { ref: img.ref, width: info.width, height: info.height, dpi: outDpi, orientation: 1 };
+  }
+
+  const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
+  const ch = info.channels;
+  const alpha = ch === 2 || ch === 4;
+  const colour = ch >= 3 ? 3 : 1;
+  const px = info.width * info.height;
+  let pixels: Buffer = Buffer.alloc(px * colour);
+  const mask = alpha ? Buffer.alloc(px) : null;
+  for (let p = 0; p < px; p++) {
+    for (let c = 0; c < colour; c++) pixels[p * colour + c] = data[p * ch + c];
+    if (mask) mask[p] = data[p * ch + ch - 1];
+  }
+  let bpc = 8;
+  if (bilevel && !alpha) {
+    pixels = packBits(pixels, info.width, info.height);
+    bpc = 1;
+  }
+  const ctx = doc.context;
+  let smask: PDFRef | undefined;
+  if (mask && mask.some((a) => a !== 255)) {
+    smask = ctx.register(
+      ctx.stream(deflateSync(mask), { Type: 'XObject', Subtype: 'Image', Width: info.width, Height: info.height, ColorSpace: 'DeviceGray', BitsPerComponent: 8, Filter: 'FlateDecode' }),
+    );
+  }
+  const dict: Record<string, unknown> = {
+    Type: 'XObject',
+    Subtype: 'Image',
+    Width: info.width,
+    Height: info.height,
+    ColorSpace: colour === 3 ? 'DeviceRGB' : 'DeviceGray',
+    BitsPerComponent: bpc,
+    Filter: 'FlateDecode',
+  };
+  const stream = ctx.stream(deflateSync(pixels), dict as never);
+  if (smask) stream.dict.set(PDFName.of('SMask'), smask);
+  return { ref: ctx.register(stream), width: info.width, height: info.height, dpi: outDpi, orientation: 1 };
+}
+
+/** 8-bit grey (0 or 255) to 1 bit per pixel, rows padded to whole bytes as PDF requires. */
+function packBits(grey: Buffer, width: number, height: number): Buffer {
+  const row = Math.ceil(width / 8);
+  const out = Buffer.alloc(row * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (grey[y * width + x] >= 128) out[y * row + (x >> 3)] |= 0x80 >> (x & 7);
+    }
+  }
+  return out;
+}
