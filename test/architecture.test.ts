@@ -1,0 +1,73 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { run } from '../engines/run.js';
+import { EngineError } from '../engines/errors.js';
+import { tmpdir } from 'node:os';
+
+const files = (dir: string): string[] =>
+  readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+const imports = (file: string) => [...readFileSync(file, 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]);
+
+test('engines never import app code; only engines/run.ts imports execa', () => {
+  for (const f of files('engines')) {
+    assert.not.ok(imports(f).some((i) => i.includes('/app/') || i.startsWith('../app')), f);
+    if (f !== join('engines', 'run.ts')) assert.not.ok(imports(f).includes('execa'), `${f} imports execa`);
+  }
+  for (const f of files('app')) assert.not.ok(imports(f).includes('execa') || imports(f).includes('node:child_process'), `${f} starts processes`);
+});
+
+test('only app/config.ts reads process.env', () => {
+  for (const f of [...files('app'), ...files('engines')]) {
+    if (f === join('app', 'config.ts')) continue;
+    assert.not.match(readFileSync(f, 'utf8'), /process\.env\b(?!\.PATH)/, f);
+  }
+});
+
+test('operations do not reach into http parsing, store or jobs', () => {
+  for (const f of files(join('app', 'operations'))) {
+    for (const i of imports(f)) assert.not.ok(/\/(jobs|http\/(body|pipeline|resources))/.test(i), `${f} imports ${i}`);
+  }
+});
+
+test('run: minimal environment, job dir as cwd and HOME, typed error with stderr tail', async () => {
+  const cwd = tmpdir();
+  const r = await run('sh', ['-c', 'echo "$HOME|$PWD|${API_KEYS:-unset}|$LANG"'], { cwd });
+  assert.is(r.stdout.trim(), `${cwd}|${cwd}|unset|C.UTF-8`);
+  try {
+    await run('sh', ['-c', 'echo boom >&2; exit 7'], { cwd });
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, EngineError);
+    assert.is((e as EngineError).details.exitCode, 7);
+    assert.match((e as EngineError).details.stderr ?? '', /boom/);
+  }
+  try {
+    await run('no-such-tool-quire', [], { cwd });
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, EngineError);
+  }
+});
+
+test('run: arguments are never interpreted by a shell', async () => {
+  const r = await run('echo', ['$(id)', '; rm -rf /', '`x`'], { cwd: tmpdir() });
+  assert.is(r.stdout.trim(), '$(id) ; rm -rf / `x`');
+});
+
+test('run: timeout kills the process and reports timedOut', async () => {
+  const started = Date.now();
+  try {
+    await run('sleep', ['20'], { cwd: tmpdir(), timeoutMs: 300 });
+    assert.unreachable();
+  } catch (e) {
+    assert.ok((e as EngineError).details.timedOut);
+  }
+  assert.ok(Date.now() - started < 5000);
+});
+
+test.run();
