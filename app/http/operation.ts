@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ToolName } from '../../engines/tools.js';
+import type { FetchPolicy } from './fetch-url.js';
 
 /** What an input accepts: `pdf` is checked by its header; `any` takes whatever was uploaded. */
 export type InputKind = 'pdf' | 'any';
@@ -51,6 +52,10 @@ export interface RunContext<F> {
   outputName: string;
   /** The time left before the job's limit, for engine timeouts. */
   timeoutMs: number;
+  /** Which URLs may be fetched (URL_FETCH, URL_ALLOW): for url inputs and web-page sub-resources. */
+  urlPolicy: FetchPolicy;
+  /** Jobs allowed at once (CONCURRENCY): sizes engine pools. */
+  concurrency: number;
 }
 
 export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {

@@ -84,6 +84,8 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
             progress: job.progress,
             outputName,
             timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
+            urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
+            concurrency: deps.config.concurrency,
           });
           job.signal.throwIfAborted();
           return respond(op, result, all, outputName, owner, baseUrl, deps);
