@@ -1,5 +1,6 @@
 import { onRun } from '../engines/run.js';
 import { probeTools } from '../engines/tools.js';
+import { configurePool } from '../engines/libreoffice/pool.js';
 import type { Config } from './config.js';
 import type { Deps } from './http/context.js';
 import { Jobs } from './jobs/index.js';
@@ -24,6 +25,8 @@ export async function createDeps(config: Config): Promise<Deps> {
   const stale = await jobs.sweepStaleDirs();
   if (stale) log.info({ stale }, 'removed temp dirs left by a previous run');
   onRun((e) => log.debug({ tool: e.tool, exitCode: e.exitCode, ms: e.ms, stderr: e.stderr || undefined }, 'engine'));
+  // One warm LibreOffice instance per job slot, started lazily on the first office conversion.
+  configurePool({ size: config.concurrency });
   const tools = await probeTools();
   return { config, store, jobs, tools, log, operations, meta: META };
 }

@@ -72,11 +72,16 @@ export function orientationMatrix(o: number, pw: number, ph: number): [number, n
 export async function imagesToPdf(inputs: string[], output: string, opts: ImagePdfOptions, ctx: EngineContext): Promise<number> {
   const doc = await PDFDocument.create();
   let pages = 0;
-  for (const path of inputs) {
+  for (const file of inputs) {
     ctx.signal?.throwIfAborted();
     let meta: Metadata;
+    let path: Source = file;
     try {
-      meta = await sharp(path, { limitInputPixels: 1e9 }).metadata();
+      // libvips (sharp's build) has no BMP loader: uncompressed BMPs are decoded here.
+      const head = await readFile(file);
+      if (head.subarray(0, 2).toString('latin1') === 'BM') path = decodeBmp(head);
+      meta = await src(path).metadata();
+      if (typeof path !== 'string') meta = { ...meta, density: path.density };
     } catch (err) {
       throw new EngineError('sharp', `unreadable image: ${(err as Error).message}`);
     }
@@ -96,27 +101,74 @@ export async function imagesToPdf(inputs: string[], output: string, opts: ImageP
   return pages;
 }
 
-async function embedFrame(doc: PDFDocument, path: string, index: number, frames: number, meta: Metadata, opts: ImagePdfOptions): Promise<Placed> {
+type Source = string | { raw: Buffer; width: number; height: number; channels: 3 | 4; density: number };
+
+const src = (s: Source, page?: number) =>
+  typeof s === 'string'
+    ? sharp(s, { limitInputPixels: 1e9, ...(page !== undefined ? { page, pages: 1 } : {}) })
+    : sharp(s.raw, { raw: { width: s.width, height: s.height, channels: s.channels } });
+
+/** Uncompressed (BI_RGB / BI_BITFIELDS) 8-, 24- and 32-bit BMPs to raw RGB(A), top row first. */
+export function decodeBmp(b: Buffer): Source {
+  const fail = (why: string) => {
+    throw new EngineError('sharp', `unsupported BMP: ${why}`);
+  };
+  if (b.length < 54) fail('truncated');
+  const dataOffset = b.readUInt32LE(10);
+  const headerSize = b.readUInt32LE(14);
+  const width = b.readInt32LE(18);
+  const rawHeight = b.readInt32LE(22);
+  const bpp = b.readUInt16LE(28);
+  const compression = b.readUInt32LE(30);
+  const ppm = b.readInt32LE(38);
+  const height = Math.abs(rawHeight);
+  if (width <= 0 || height === 0 || width * height > 2e8) fail('bad size');
+  if (![0, 3].includes(compression) || ![8, 24, 32].includes(bpp)) fail(`${bpp}-bit, compression ${compression}`);
+  const stride = Math.ceil((width * bpp) / 32) * 4;
+  if (dataOffset + stride * height > b.length) fail('truncated');
+  const channels = bpp === 32 ? 4 : 3;
+  const out = Buffer.alloc(width * height * channels);
+  const palette = 14 + headerSize;
+  for (let y = 0; y < height; y++) {
+    const row = dataOffset + (rawHeight > 0 ? height - 1 - y : y) * stride;
+    for (let x = 0; x < width; x++) {
+      const o = (y * width + x) * channels;
+      if (bpp === 8) {
+        const p = palette + b[row + x] * 4;
+        out[o] = b[p + 2]; out[o + 1] = b[p + 1]; out[o + 2] = b[p];
+      } else {
+        const i = row + (x * bpp) / 8;
+        out[o] = b[i + 2]; out[o + 1] = b[i + 1]; out[o + 2] = b[i];
+        if (channels === 4) out[o + 3] = b[i + 3];
+      }
+    }
+  }
+  const density = ppm > 0 ? Math.round(ppm * 0.0254) : DEFAULT_DPI;
+  return { raw: out, width, height, channels, density };
+}
+
+async function embedFrame(doc: PDFDocument, path: Source, index: number, frames: number, meta: Metadata, opts: ImagePdfOptions): Promise<Placed> {
   const dpi = meta.density && meta.density > 1 ? meta.density : DEFAULT_DPI;
   const orientation = meta.orientation ?? 1;
   const bilevel = meta.bitsPerSample === 1 && meta.channels === 1;
   const scale = !bilevel && opts.maxDpi !== null && dpi > opts.maxDpi ? opts.maxDpi / dpi : 1;
 
   // JPEG pass-through: the original bytes, no generation loss.
-  if (meta.format === 'jpeg' && frames === 1 && scale === 1) {
+  if (typeof path === 'string' && meta.format === 'jpeg' && frames === 1 && scale === 1) {
     const img = await doc.embedJpg(await readFile(path));
     return { ref: img.ref, width: meta.width!, height: meta.height!, dpi, orientation };
   }
 
   // Everything else is decoded; orientation is applied to the pixels, so the page draws them upright.
-  const frame = frames > 1 ? await sharp(path, { page: index, limitInputPixels: 1e9 }).metadata() : meta;
-  let pipeline = sharp(path, { page: index, pages: 1, limitInputPixels: 1e9 }).rotate();
+  const frame = frames > 1 ? await src(path, index).metadata() : meta;
+  let pipeline = src(path, frames > 1 ? index : undefined).rotate();
   const turned = orientation >= 5 && orientation <= 8;
   const w = turned ? frame.height! : frame.width!;
   const h = turned ? frame.width! : frame.height!;
   if (scale < 1) pipeline = pipeline.resize(Math.max(1, Math.round(w * scale)), Math.max(1, Math.round(h * scale)), { fit: 'fill' });
   const outDpi = dpi * scale;
   if (meta.space === 'cmyk') pipeline = pipeline.toColourspace('srgb');
+  if (bilevel) pipeline = pipeline.toColourspace('b-w');
 
   if (!opts.lossless && !meta.hasAlpha && !bilevel) {
     const { data: jpeg, info } = await pipeline.jpeg({ quality: opts.jpegQuality ?? 85, chromaSubsampling: '4:4:4' }).toBuffer({ resolveWithObject: true });
@@ -136,7 +188,7 @@ async function embedFrame(doc: PDFDocument, path: string, index: number, frames:
     if (mask) mask[p] = data[p * ch + ch - 1];
   }
   let bpc = 8;
-  if (bilevel && !alpha) {
+  if (bilevel && !alpha && colour === 1) {
     pixels = packBits(pixels, info.width, info.height);
     bpc = 1;
   }

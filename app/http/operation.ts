@@ -35,6 +35,8 @@ export interface OutputFile {
 
 export interface OperationResult {
   files?: OutputFile[];
+  /** The inputs in the client's order, when it differs from uploads-then-ids (merge with type[]). */
+  inputs?: InputFile[];
   json?: Record<string, unknown>;
   warning?: string;
 }

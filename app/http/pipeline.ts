@@ -88,7 +88,7 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
             concurrency: deps.config.concurrency,
           });
           job.signal.throwIfAborted();
-          return respond(op, result, all, outputName, owner, baseUrl, deps);
+          return respond(op, result, result.inputs ?? all, outputName, owner, baseUrl, deps);
         },
         { owner, track: polling, clientSignal: polling ? undefined : c.req.raw.signal },
       );

@@ -1,6 +1,18 @@
 import type { Operation } from '../http/operation.js';
 import blankPdf from './blank-pdf.js';
 import pdfInfo from './pdf-info.js';
+import toPdf from './pdf.js';
+import extractedImages from './extracted-images.js';
+import extractedText from './extracted-text.js';
+import markdown from './markdown.js';
+import linearizedPdf from './linearized-pdf.js';
+import mergedPdf from './merged-pdf.js';
+import pdfWithAddedAttachment from './pdf-with-added-attachment.js';
+import pdfWithPageBoxesSet from './pdf-with-page-boxes-set.js';
+import security from './security.js';
+import splitPdf from './split-pdf.js';
+import imageConverters from './images.js';
+import rasterizedPdf from './rasterized-pdf.js';
 
 /** Every endpoint, in the order the docs list them. Adding an endpoint is adding its module here. */
-export const operations = [pdfInfo, blankPdf] as unknown as Operation[];
+export const operations = [pdfInfo, extractedImages, extractedText, markdown, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, rasterizedPdf] as unknown as Operation[];

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { openPdf } from './lib/pdf-access.js';
+import { inputError } from './lib/pdf-access.js';
 
 export default operation({
   path: '/linearized-pdf',
@@ -15,10 +15,10 @@ export default operation({
   engines: ['qpdf'],
   run: async ({ input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
-    // Reading first turns a password or a broken file into the right client error.
-    await openPdf(input.path, ctx);
     const path = join(dir, 'linearized.pdf');
-    await writePdf(input.path, path, { linearize: true }, ctx);
+    await writePdf(input.path, path, { linearize: true }, ctx).catch((err) => {
+      throw inputError(err);
+    });
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });

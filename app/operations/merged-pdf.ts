@@ -8,6 +8,7 @@ import { openPdf } from './lib/pdf-access.js';
 import { resolvePages } from './lib/pages.js';
 
 const GRAMMAR = { reverse: true, parity: true };
+const INSPECT_AT_ONCE = 4;
 
 /**
  * The client's order of inputs (spec 4.8): the n-th `file` in type[] is the n-th upload, the n-th `id`
@@ -36,7 +37,8 @@ export default operation({
   inputs: { file: { idField: 'id', kind: 'pdf', multiple: true, description: 'PDFs to merge, in order' } },
   fields: {
     // Declared as a field too, to tell ids from uploads in ctx.inputs (uploads first, then ids).
-    id: z.preprocess(looseList, z.array(z.string()).optional()).meta({ type: 'array', items: { type: 'string', format: 'uuid' } }),
+    id: z
+      .preprocess((v) => looseList(v)?.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean), z.array(z.string()).optional()).meta({ type: 'array', items: { type: 'string', format: 'uuid' } }),
     pages: pageList(GRAMMAR).optional(),
     type: list(['file', 'id']).optional(),
     output: output(),
@@ -53,15 +55,15 @@ export default operation({
       throw new AppError('out_of_range', `${pages.join(',')} is not within the acceptable range for pages: it needs one page selection per input (${ordered.length})`);
     }
     const ctx = { cwd: dir, signal, timeoutMs };
-    // One inspection per distinct file, even when a file is merged twice.
-    const counts = new Map<string, Promise<number>>();
-    const countOf = (f: InputFile) => {
-      if (!counts.has(f.path)) counts.set(f.path, openPdf(f.path, ctx).then((i) => i.pageCount));
-      return counts.get(f.path)!;
-    };
-    const sources = await Promise.all(ordered.map(async (f, n) => ({ path: f.path, pages: resolvePages(pages[n], await countOf(f), GRAMMAR) })));
+    // One inspection per distinct file (even when a file is merged twice), a few at a time.
+    const paths = [...new Set(ordered.map((f) => f.path))];
+    const counts = new Map<string, number>();
+    for (let i = 0; i < paths.length; i += INSPECT_AT_ONCE) {
+      await Promise.all(paths.slice(i, i + INSPECT_AT_ONCE).map(async (p) => counts.set(p, (await openPdf(p, ctx)).pageCount)));
+    }
+    const sources = ordered.map((f, n) => ({ path: f.path, pages: resolvePages(pages[n], counts.get(f.path)!, GRAMMAR) }));
     const path = join(dir, 'merged.pdf');
     await assemblePages(sources, path, ctx);
-    return { files: [{ path, name: `${outputName}.pdf` }] };
+    return { files: [{ path, name: `${outputName}.pdf` }], inputs: ordered };
   },
 });

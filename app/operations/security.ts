@@ -72,10 +72,12 @@ export const decryptedPdf = operation({
   path: '/decrypted-pdf',
   tag: TAG,
   summary: 'Remove the open password and all security',
-  description: 'current_open_password opens the file. A file that also restricts permissions needs current_permissions_password as well.',
+  description:
+    'current_open_password opens the file (it may be left out for a file that opens without one, whose open password is empty). A file that also restricts permissions needs current_permissions_password as well.',
   inputs: pdfInput(),
   fields: {
-    current_open_password: text({ max: 1024 }),
+    // Required by the spec, but an empty open password cannot be sent: a missing one is the spec's 401.
+    current_open_password: currentPassword(),
     current_permissions_password: currentPassword(),
     output: output(),
   },

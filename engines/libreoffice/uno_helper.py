@@ -153,16 +153,20 @@ def relocalize(doc, locale):
     formats = doc.NumberFormats
     sheets = doc.Sheets
     for i in range(sheets.Count):
-        ranges = sheets.getByIndex(i).CellFormatRanges
-        for j in range(ranges.Count):
-            r = ranges.getByIndex(j)
+        try:
+            ranges = sheets.getByIndex(i).CellFormatRanges
+            count = ranges.Count
+        except Exception:
+            continue  # a sheet without cells
+        for j in range(count):
             try:
+                r = ranges.getByIndex(j)
                 key = r.NumberFormat
                 target = formats.getFormatForLocale(key, locale)
                 if target != key:
                     r.NumberFormat = target
             except Exception:
-                pass  # a range without a number format (e.g. merged areas) keeps its own
+                pass  # a range without a number format keeps its own
 
 
 def is_disconnect(e):

@@ -1,0 +1,62 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { oneOf, onOff, output, pages } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import { pageText, type PageModel } from './lib/layout.js';
+import { noTextWarning, readPages, selectPages, textlessPages } from './lib/read-pdf.js';
+
+export default operation({
+  path: '/extracted-text',
+  tag: 'Information and extraction',
+  summary: 'Extract the text of a PDF, optionally with each word\'s position and style',
+  description:
+    'Text in reading order (columns read one after the other). full_text: document (one string), by_page ({pages: [{page, text}]}) or off. word_coordinates adds each word\'s page and four corners in PDF units (origin bottom-left of the unrotated page, like every coordinate of the API; corners named as the word appears on the displayed page); word_style adds its font name and size and its colour space and values (components 0-1). output_type=file stores a .json file when word data is asked for, else a .txt file.',
+  inputs: pdfInput(),
+  fields: {
+    full_text: oneOf(['off', 'by_page', 'document'], 'document'),
+    preserve_line_breaks: onOff(false),
+    word_style: onOff(false),
+    word_coordinates: onOff(false),
+    pages: pages(),
+    output_type: oneOf(['json', 'file'], 'json'),
+    output: output(),
+  },
+  output: 'json-or-file',
+  engines: ['qpdf', 'mupdf'],
+  run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
+    const ectx = { cwd: dir, signal, timeoutMs };
+    const selected = await selectPages(input.path, fields.pages, ectx);
+    const model = await readPages(input.path, selected, ectx, { colours: fields.word_style });
+    const warning = noTextWarning(textlessPages(model), model.length);
+    const result: Record<string, unknown> = {};
+    const wantWords = fields.word_style || fields.word_coordinates;
+    if (wantWords) result.words = words(model, fields.word_coordinates, fields.word_style);
+    if (fields.full_text === 'document') result.fullText = model.map((p) => pageText(p, fields.preserve_line_breaks)).join(fields.preserve_line_breaks ? '\n' : ' ').trim();
+    else if (fields.full_text === 'by_page') result.fullText = { pages: model.map((p) => ({ page: p.page, text: pageText(p, fields.preserve_line_breaks) })) };
+
+    if (fields.output_type === 'json') return { json: result, warning };
+    if (wantWords) {
+      const path = join(dir, 'text.json');
+      await writeFile(path, JSON.stringify(result));
+      return { files: [{ path, ext: 'json' }], warning };
+    }
+    // Plain text: by_page separates pages with a form feed, as pdftotext does.
+    const text = fields.full_text === 'off' ? '' : fields.full_text === 'document' ? String(result.fullText) : model.map((p) => pageText(p, fields.preserve_line_breaks)).join('\n\f');
+    const path = join(dir, 'text.txt');
+    await writeFile(path, text);
+    return { files: [{ path, ext: 'txt' }], warning };
+  },
+});
+
+function words(model: PageModel[], coordinates: boolean, style: boolean) {
+  return model.flatMap((p) =>
+    p.lines.flatMap((l) =>
+      l.words.map((w) => ({
+        text: w.text,
+        page: w.page,
+        ...(coordinates ? { coordinates: w.corners } : {}),
+        ...(style ? { style: { color: w.color, font: w.font } } : {}),
+      })),
+    ),
+  );
+}

@@ -1,0 +1,57 @@
+import { int, list, oneOf, output, pages } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import type { ColorModel, ImageFormat } from '../../engines/images.js';
+import { resolvePages } from './lib/pages.js';
+import { PIXEL_CAP_DOC, checkPixelBudget, openForRendering, renderImages } from './lib/render.js';
+
+/** The five image converters (spec 4.4): one declaration each, sharing everything but the format and its colour models. */
+
+const SMOOTHING = ['none', 'all', 'text', 'line', 'image'] as const;
+
+const FORMATS: { format: ImageFormat; models: [ColorModel, ...ColorModel[]]; name: string; notes: string }[] = [
+  { format: 'bmp', models: ['rgb', 'gray'], name: 'BMP', notes: 'rgb is 24-bit, gray 8-bit with a grey palette; DPI in the header.' },
+  { format: 'jpg', models: ['rgb', 'cmyk', 'gray'], name: 'JPEG', notes: 'cmyk is a 4-channel CMYK JPEG; DPI in the JFIF header.' },
+  { format: 'png', models: ['rgb', 'rgba', 'gray'], name: 'PNG', notes: 'rgba has a transparent background where the page has no content; DPI in pHYs.' },
+  { format: 'gif', models: ['rgb', 'gray'], name: 'GIF', notes: 'Palette of up to 256 colours, no dithering; GIF has no field for the resolution.' },
+  { format: 'tif', models: ['rgb', 'rgba', 'cmyk', 'lab', 'gray'], name: 'TIFF', notes: 'Deflate-compressed; cmyk is a separated (CMYK) TIFF, lab an 8-bit CIELAB TIFF (D50); DPI in the resolution tags.' },
+];
+
+const converter = ({ format, models, name, notes }: (typeof FORMATS)[number]) =>
+  operation({
+    path: `/${format}`,
+    tag: 'Conversion to images',
+    summary: `Render PDF pages to ${name} images`,
+    description: `One ${name} per selected page, named <output>_<n>.${format} in the order of pages. ${notes} smoothing: none (the default) draws without anti-aliasing; text, line, image or all turn on anti-aliasing (MuPDF smooths text, line art and image edges together, so any of them smooths all three; image content is always resampled smoothly). ${PIXEL_CAP_DOC}`,
+    inputs: pdfInput(),
+    fields: {
+      pages: pages(),
+      resolution: int(12, 2400, 300),
+      color_model: oneOf(models, 'rgb'),
+      smoothing: list(SMOOTHING).optional(),
+      ...(format === 'jpg' ? { jpeg_quality: int(1, 100, 75) } : {}),
+      output: output(),
+    },
+    output: 'files',
+    engines: ['mupdf', 'qpdf'],
+    run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
+      const { boxes } = await openForRendering(input.path, { cwd: dir, signal, timeoutMs });
+      const selected = resolvePages(fields.pages, boxes.length);
+      checkPixelBudget(boxes, selected, fields.resolution);
+      const files = await renderImages(
+        {
+          input: input.path,
+          boxes,
+          pages: selected,
+          format,
+          colorModel: fields.color_model as ColorModel,
+          resolution: fields.resolution,
+          jpegQuality: (fields as { jpeg_quality?: number }).jpeg_quality,
+          smoothing: fields.smoothing,
+        },
+        { dir, signal, timeoutMs, progress },
+      );
+      return { files: files.map((path, i) => ({ path, name: `${outputName}_${i + 1}.${format}` })) };
+    },
+  });
+
+export default FORMATS.map(converter);

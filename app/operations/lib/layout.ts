@@ -1,0 +1,581 @@
+import type { PageGeometry, StextLine, StextPage, TraceGlyph } from '../../../engines/mupdf-stext.js';
+
+/**
+ * The page model every text-reading endpoint shares (extracted text, Markdown, and later redaction, PDF to
+ * Word/Excel, summaries): words with page, geometry and style, built once from MuPDF's structured text, then
+ * grouped into rows, columns, tables, paragraphs, headings and lists. Everything here is pure.
+ *
+ * Two coordinate systems: layout works in device space (the page as displayed, /Rotate applied, origin at the
+ * top-left, y down); what clients see is PDF user space (origin bottom-left of the unrotated page, y up),
+ * like every other coordinate in the API, so a word's corners can be fed straight to redaction or stamping.
+ */
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+export interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+export interface Word {
+  text: string;
+  page: number;
+  /** Device space, axis-aligned: for layout. */
+  box: Box;
+  /** PDF user space; the corners are named as the word is seen on the displayed page. */
+  corners: { topLeft: Point; topRight: Point; bottomLeft: Point; bottomRight: Point };
+  font: { name: string; size: number };
+  bold: boolean;
+  italic: boolean;
+  color: { space: string; values: number[] };
+}
+
+export interface Line {
+  page: number;
+  words: Word[];
+  box: Box;
+  /** Dominant font size (by characters). */
+  size: number;
+  bold: boolean;
+  /** Vertical writing (CJK) or a line not running left-to-right on the displayed page. */
+  vertical: boolean;
+  text: string;
+}
+
+export interface PageModel {
+  page: number;
+  width: number;
+  height: number;
+  /** Rows of text in reading order (see readingOrder); `items` keeps the tables found on the way. */
+  lines: Line[];
+  items: Item[];
+}
+
+export type Item = { kind: 'line'; line: Line } | { kind: 'table'; rows: string[][]; lines: Line[] };
+
+// ---------------------------------------------------------------- building
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+const BOLD = /bold|black|heavy|semibold|demi|[-,]medi|CMBX|SFBX|CMB\d|-B$|,B$|Bd$/i;
+const ITALIC = /italic|oblique|CMTI|CMSL|SFTI|-It$|,I$/i;
+
+/** Device space to PDF user space for one page, as MuPDF builds its page transform (scale 1,-1; rotate; translate to 0,0). */
+export function deviceToUser(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate'>): (p: Point) => Point {
+  const m = geo.mediaBox;
+  const c = geo.cropBox;
+  const box = [Math.max(m[0], c[0]), Math.max(m[1], c[1]), Math.min(m[2], c[2]), Math.min(m[3], c[3])];
+  if (box[2] <= box[0] || box[3] <= box[1]) box.splice(0, 4, ...m);
+  const rot = ((Math.round((geo.rotate || 0) / 90) * 90) % 360 + 360) % 360;
+  const t = (-rot * Math.PI) / 180;
+  const cos = Math.round(Math.cos(t));
+  const sin = Math.round(Math.sin(t));
+  // forward: rotate by -rot, flip y, then translate so the box's image starts at 0,0
+  const fwd = (x: number, y: number) => ({ x: x * cos - y * sin, y: -(x * sin + y * cos) });
+  const corners = [fwd(box[0], box[1]), fwd(box[2], box[1]), fwd(box[0], box[3]), fwd(box[2], box[3])];
+  const tx = Math.min(...corners.map((p) => p.x));
+  const ty = Math.min(...corners.map((p) => p.y));
+  return ({ x, y }) => {
+    const u = x + tx;
+    const v = -(y + ty); // undo the flip: v = x*sin + y*cos
+    // undo the rotation (orthogonal: the inverse is the transpose)
+    return { x: round(u * cos + v * sin), y: round(-u * sin + v * cos) };
+  };
+}
+
+const hexColour = (hex: string) => {
+  const n = parseInt(hex.replace('#', ''), 16) || 0;
+  return { space: 'DeviceRGB', values: [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => round(v / 255)) };
+};
+
+/** Index of trace glyphs by device position, to find each character's original colour. */
+function glyphIndex(glyphs: TraceGlyph[] | undefined) {
+  const grid = new Map<string, TraceGlyph[]>();
+  for (const g of glyphs ?? []) {
+    const k = `${Math.round(g.x)}|${Math.round(g.y)}`;
+    (grid.get(k) ?? grid.set(k, []).get(k)!).push(g);
+  }
+  return (x: number, y: number, c: string): TraceGlyph | undefined => {
+    let best: TraceGlyph | undefined;
+    let bestD = 0.75;
+    for (let dx = -1; dx <= 1; dx++) {
+      for (let dy = -1; dy <= 1; dy++) {
+        for (const g of grid.get(`${Math.round(x) + dx}|${Math.round(y) + dy}`) ?? []) {
+          const d = Math.hypot(g.x - x, g.y - y) - (g.c === c ? 0.5 : 0);
+          if (d < bestD) {
+            best = g;
+            bestD = d;
+          }
+        }
+      }
+    }
+    return best;
+  };
+}
+
+const isSpace = (c: string) => /^\s*$/u.test(c) || c === '\u00a0';
+
+/** Builds the page model from MuPDF's structured text, page geometry and (optionally) the traced colours. */
+export function buildPages(stext: StextPage[], geometry: PageGeometry[], traced?: Map<number, TraceGlyph[]>): PageModel[] {
+  const geo = new Map(geometry.map((g) => [g.page, g]));
+  return stext.map((sp) => {
+    const g = geo.get(sp.page) ?? { page: sp.page, mediaBox: [0, 0, sp.width, sp.height], cropBox: [0, 0, sp.width, sp.height], rotate: 0 };
+    const toUser = deviceToUser(g as PageGeometry);
+    const colourAt = traced ? glyphIndex(traced.get(sp.page)) : undefined;
+    const raw = sp.lines.map((l) => lineOf(l, sp.page, toUser, colourAt)).filter((l): l is Line => l !== null).flatMap(splitAtGaps);
+    const rows = mergeRows(raw);
+    const items = readingOrder(rows);
+    const lines = items.flatMap((it) => (it.kind === 'line' ? [it.line] : it.lines));
+    return { page: sp.page, width: sp.width, height: sp.height, lines, items };
+  });
+}
+
+function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourAt?: (x: number, y: number, c: string) => TraceGlyph | undefined): Line | null {
+  const [dx, dy] = l.dir;
+  const nx = -dy;
+  const ny = dx;
+  const words: Word[] = [];
+  let cur: { chars: { c: string; quad: number[]; x: number; y: number; color: string }[]; font: string; size: number } | null = null;
+  const flush = () => {
+    if (!cur || !cur.chars.length) return void (cur = null);
+    const text = cur.chars.map((c) => c.c).join('');
+    // An oriented box along the line's direction: right for left-to-right, right-to-left and vertical lines alike.
+    let minD = Infinity, maxD = -Infinity, minN = Infinity, maxN = -Infinity;
+    let bx0 = Infinity, by0 = Infinity, bx1 = -Infinity, by1 = -Infinity;
+    for (const ch of cur.chars) {
+      for (let i = 0; i < 8; i += 2) {
+        const x = ch.quad[i];
+        const y = ch.quad[i + 1];
+        const d = x * dx + y * dy;
+        const n = x * nx + y * ny;
+        minD = Math.min(minD, d); maxD = Math.max(maxD, d); minN = Math.min(minN, n); maxN = Math.max(maxN, n);
+        bx0 = Math.min(bx0, x); by0 = Math.min(by0, y); bx1 = Math.max(bx1, x); by1 = Math.max(by1, y);
+      }
+    }
+    const at = (d: number, n: number) => toUser({ x: d * dx + n * nx, y: d * dy + n * ny });
+    const first = cur.chars.find((c) => !isSpace(c.c)) ?? cur.chars[0];
+    const traced = colourAt?.(first.x, first.y, first.c);
+    words.push({
+      text,
+      page,
+      box: { x0: bx0, y0: by0, x1: bx1, y1: by1 },
+      corners: { topLeft: at(minD, minN), topRight: at(maxD, minN), bottomLeft: at(minD, maxN), bottomRight: at(maxD, maxN) },
+      font: { name: cur.font, size: round(cur.size) },
+      bold: BOLD.test(cur.font),
+      italic: ITALIC.test(cur.font),
+      color: traced ? { space: traced.space, values: traced.values } : hexColour(first.color),
+    });
+    cur = null;
+  };
+  for (const span of l.spans) {
+    for (const ch of span.chars) {
+      if (ch.c === '\ufffd' || ch.c === '') continue; // glyphs without a Unicode mapping carry no text
+      if (isSpace(ch.c)) {
+        flush();
+        continue;
+      }
+      if (!cur) cur = { chars: [], font: span.font, size: span.size };
+      cur.chars.push(ch);
+    }
+  }
+  flush();
+  if (!words.length) return null;
+  const box = words.reduce<Box>((b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }), { ...words[0].box });
+  const vertical = l.wmode === 1 || Math.abs(dx) < 0.5 || dx < 0;
+  return { page, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), vertical, text: words.map((w) => w.text).join(' ') };
+}
+
+function lineFrom(words: Word[], like: Line): Line {
+  const box = words.reduce<Box>((b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }), { ...words[0].box });
+  return { ...like, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), text: words.map((w) => w.text).join(' ') };
+}
+
+/**
+ * MuPDF keeps table cells a few points apart in one line; a gap of more than ~0.6 em splits it into pieces
+ * for the column and table analysis, and joinPieces puts the pieces that stay together back into one line.
+ */
+function splitAtGaps(line: Line): Line[] {
+  if (line.vertical || line.words.length < 2) return [line];
+  const out: Word[][] = [[line.words[0]]];
+  for (let i = 1; i < line.words.length; i++) {
+    const a = line.words[i - 1];
+    const b = line.words[i];
+    if (b.box.x0 - a.box.x1 > 0.6 * Math.max(a.font.size, b.font.size)) out.push([b]);
+    else out[out.length - 1].push(b);
+  }
+  return out.length === 1 ? [line] : out.map((ws) => lineFrom(ws, line));
+}
+
+function dominantSize(words: Word[]): number {
+  const by = new Map<number, number>();
+  for (const w of words) by.set(w.font.size, (by.get(w.font.size) ?? 0) + w.text.length);
+  return [...by.entries()].sort((a, b) => b[1] - a[1])[0][0];
+}
+
+const LIST_MARKER = /^([•◦▪▫‣⁃∙·●○■□➢➤►▶✓✔\-–—*\uf0b7\uf0a7\uf0d8\uf076]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)]|\(?[ivxlcIVXLC]{1,5}[.)])$/u;
+export const isListMarker = (s: string) => LIST_MARKER.test(s.trim());
+
+/**
+ * MuPDF starts a new line at every wide gap, so one justified row comes out as several pieces and a bullet
+ * as a line of its own. A list marker joins the text after it at any distance; other pieces are joined only
+ * when nearly touching here, because a justified word gap and a LaTeX column gutter are both ~1 em: which is
+ * which is only known after the column analysis (joinPieces).
+ */
+function mergeRows(lines: Line[]): Line[] {
+  // Leftmost piece first: a row is built from its start (a bullet can sit a little lower than its text).
+  const horiz = lines.filter((l) => !l.vertical).sort((a, b) => a.box.x0 - b.box.x0 || a.box.y0 - b.box.y0);
+  const out: Line[] = [];
+  const used = new Set<Line>();
+  for (const l of horiz) {
+    if (used.has(l)) continue;
+    used.add(l);
+    let row = l;
+    for (;;) {
+      const h = row.box.y1 - row.box.y0;
+      const next = horiz
+        .filter((o) => !used.has(o) && o.box.x0 >= row.box.x1 - 1)
+        .filter((o) => {
+          const overlap = Math.min(o.box.y1, row.box.y1) - Math.max(o.box.y0, row.box.y0);
+          return overlap > 0.6 * Math.min(h, o.box.y1 - o.box.y0);
+        })
+        .sort((a, b) => a.box.x0 - b.box.x0)[0];
+      if (!next) break;
+      const gap = next.box.x0 - row.box.x1;
+      const em = Math.max(row.size, next.size);
+      if (!(gap < 0.5 * em || (isListMarker(row.text) && gap < 6 * em))) break;
+      used.add(next);
+      const words = [...row.words, ...next.words];
+      row = {
+        ...row,
+        words,
+        box: { x0: row.box.x0, y0: Math.min(row.box.y0, next.box.y0), x1: next.box.x1, y1: Math.max(row.box.y1, next.box.y1) },
+        size: dominantSize(words),
+        bold: words.every((w) => w.bold),
+        text: `${row.text} ${next.text}`,
+      };
+    }
+    out.push(row);
+  }
+  return [...out, ...lines.filter((l) => l.vertical)];
+}
+
+// ---------------------------------------------------------------- reading order
+
+const median = (xs: number[]) => {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+
+type Interval = [number, number];
+
+/** Free x-intervals strictly inside [x0, x1] that no line of the band crosses, at least `min` wide. */
+function gutters(lines: Line[], x0: number, x1: number, min: number): Interval[] {
+  const spans = lines.map((l) => [l.box.x0, l.box.x1] as Interval).sort((a, b) => a[0] - b[0]);
+  const free: Interval[] = [];
+  let reach = x0;
+  for (const [a, b] of spans) {
+    if (a > reach) free.push([reach, a]);
+    reach = Math.max(reach, b);
+  }
+  return free.filter(([a, b]) => a > x0 + 0.5 && b < x1 - 0.5 && b - a >= min);
+}
+
+function intersect(a: Interval[], b: Interval[], min: number): Interval[] {
+  const out: Interval[] = [];
+  for (const [p, q] of a) for (const [r, s] of b) {
+    const lo = Math.max(p, r);
+    const hi = Math.min(q, s);
+    if (hi - lo >= min) out.push([lo, hi]);
+  }
+  return out;
+}
+
+/**
+ * Reading order by a recursive XY cut over rows: rows are cut into horizontal bands; consecutive bands that
+ * share an empty vertical gutter form a group, which is either a table (several short cells per row) or a set
+ * of columns read one after the other (two-column articles read column by column). A full-width line (a
+ * title, a footer) shares no gutter and ends a group. Vertical CJK lines are read right to left.
+ */
+export function readingOrder(lines: Line[]): Item[] {
+  const horiz = lines.filter((l) => !l.vertical);
+  const vert = lines.filter((l) => l.vertical).sort((a, b) => b.box.x1 - a.box.x1 || a.box.y0 - b.box.y0);
+  const em = median(horiz.map((l) => l.size)) || 10;
+  return [...joinPieces(cut(horiz, em)), ...vert.map((line) => ({ kind: 'line' as const, line }))];
+}
+
+const sameRow = (a: Line, b: Line) => Math.min(a.box.y1, b.box.y1) - Math.max(a.box.y0, b.box.y0) > 0.5 * Math.min(a.box.y1 - a.box.y0, b.box.y1 - b.box.y0);
+
+/** Pieces of one row that stayed next to each other in reading order are one line again. */
+function joinPieces(items: Item[]): Item[] {
+  const out: Item[] = [];
+  for (const it of items) {
+    const prev = out[out.length - 1];
+    if (it.kind === 'line' && prev?.kind === 'line') {
+      const a = prev.line;
+      const b = it.line;
+      const gap = b.box.x0 - a.box.x1;
+      if (sameRow(a, b) && gap > -1 && gap < 2.5 * Math.max(a.size, b.size)) {
+        const words = [...a.words, ...b.words];
+        prev.line = {
+          ...a,
+          words,
+          box: { x0: a.box.x0, y0: Math.min(a.box.y0, b.box.y0), x1: b.box.x1, y1: Math.max(a.box.y1, b.box.y1) },
+          size: dominantSize(words),
+          bold: words.every((w) => w.bold),
+          text: `${a.text} ${b.text}`,
+        };
+        continue;
+      }
+    }
+    out.push(it.kind === 'line' ? { kind: 'line', line: it.line } : it);
+  }
+  return out;
+}
+
+function cut(lines: Line[], em: number, depth = 0): Item[] {
+  if (lines.length <= 1 || depth > 40) return lines.sort((a, b) => a.box.y0 - b.box.y0 || a.box.x0 - b.box.x0).map((line) => ({ kind: 'line', line }));
+  const sorted = [...lines].sort((a, b) => a.box.y0 - b.box.y0);
+  const bands: Line[][] = [];
+  let bottom = -Infinity;
+  for (const l of sorted) {
+    const band = bands[bands.length - 1];
+    const h = l.box.y1 - l.box.y0;
+    if (band && Math.min(bottom, l.box.y1) - l.box.y0 > 0.4 * h) {
+      band.push(l);
+      bottom = Math.max(bottom, l.box.y1);
+    } else {
+      bands.push([l]);
+      bottom = l.box.y1;
+    }
+  }
+  const x0 = Math.min(...lines.map((l) => l.box.x0));
+  const x1 = Math.max(...lines.map((l) => l.box.x1));
+  const minGutter = Math.max(0.45 * em, 3);
+  const items: Item[] = [];
+  let i = 0;
+  while (i < bands.length) {
+    let free = gutters(bands[i], x0, x1, minGutter);
+    let j = i + 1;
+    if (free.length) {
+      while (j < bands.length) {
+        const next = intersect(free, gutters(bands[j], x0, x1, minGutter).concat(bandFits(bands[j], x0, x1)), minGutter);
+        if (!next.length) break;
+        free = next;
+        j++;
+      }
+    }
+    const group = bands.slice(i, j);
+    i = j;
+    if (!free.length) {
+      for (const band of group) items.push(...band.sort((a, b) => a.box.x0 - b.box.x0).map((line) => ({ kind: 'line' as const, line })));
+      continue;
+    }
+    const table = asTable(group, free, x1 - x0);
+    if (table) {
+      items.push(table);
+      continue;
+    }
+    // Widest gutter first; each side is cut again (more than two columns, or structure inside a column).
+    const [a, b] = free.sort((p, q) => q[1] - q[0] - (p[1] - p[0]))[0];
+    const mid = (a + b) / 2;
+    const flat = group.flat();
+    const left = flat.filter((l) => l.box.x1 <= mid);
+    const right = flat.filter((l) => l.box.x1 > mid);
+    const textual = (side: Line[]) => side.some((l) => l.box.x1 - l.box.x0 >= 4 * l.size);
+    // Columns run for several rows; two or three rows whose word gaps happen to line up are not columns.
+    const columns = (group.length >= 4 || free.some(([p, q]) => q - p >= 2.5 * em)) && !mostlyProse(group, [mid]);
+    if (!left.length || !right.length || (!textual(left) && !textual(right)) || !columns) {
+      for (const band of group) items.push(...band.sort((p, q) => p.box.x0 - q.box.x0).map((line) => ({ kind: 'line' as const, line })));
+      continue;
+    }
+    items.push(...cut(left, em, depth + 1), ...cut(right, em, depth + 1));
+  }
+  return items;
+}
+
+/** A band whose lines all sit on one side of the region's extent also leaves the region's edge free. */
+function bandFits(band: Line[], x0: number, x1: number): Interval[] {
+  const lo = Math.min(...band.map((l) => l.box.x0));
+  const hi = Math.max(...band.map((l) => l.box.x1));
+  const out: Interval[] = [];
+  if (lo > x0 + 0.5) out.push([x0 + 0.5, lo]);
+  if (hi < x1 - 0.5) out.push([hi, x1 - 0.5]);
+  return out;
+}
+
+/**
+ * Justified prose spreads its word gaps evenly, so a few lines of it can share an empty vertical strip by
+ * chance. A row is prose-like when the gap across the strip is no wider than its other word gaps; a table's
+ * cell gap or a column gutter is clearly wider than the word gaps beside it.
+ */
+function mostlyProse(group: Line[][], cuts: number[]): boolean {
+  let crossing = 0;
+  let prose = 0;
+  for (const band of group) {
+    const ws = band.flatMap((l) => l.words).sort((a, b) => a.box.x0 - b.box.x0);
+    const inner: number[] = [];
+    const across: number[] = [];
+    for (let i = 1; i < ws.length; i++) {
+      const gap = ws[i].box.x0 - ws[i - 1].box.x1;
+      (cuts.some((c) => c > ws[i - 1].box.x1 && c < ws[i].box.x0) ? across : inner).push(gap);
+    }
+    if (!across.length) continue;
+    crossing++;
+    if (inner.length >= 2 && Math.min(...across) < 1.6 * median(inner)) prose++;
+  }
+  return crossing > 0 && prose * 2 >= crossing;
+}
+
+/** Rows of several short cells under shared gutters are a table; long prose in two columns is not. */
+function asTable(group: Line[][], free: Interval[], width: number): Item | null {
+  if (group.length < 2) return null;
+  const cuts = free.map(([a, b]) => (a + b) / 2).sort((a, b) => a - b);
+  if (mostlyProse(group, cuts)) return null;
+  // Cells: the pieces of a row between two gutters (a justified line cut at its wide gaps is one cell again).
+  const rows = group.map((band) => {
+    const row: Line[][] = Array.from({ length: cuts.length + 1 }, () => []);
+    for (const l of [...band].sort((a, b) => a.box.x0 - b.box.x0)) row[cuts.filter((c) => c < (l.box.x0 + l.box.x1) / 2).length].push(l);
+    return row;
+  });
+  const multi = rows.filter((r) => r.filter((c) => c.length).length >= 2);
+  if (multi.length < Math.max(2, Math.ceil(group.length * 0.6))) return null;
+  const cells = rows.flat().filter((c) => c.length);
+  const wordsPerCell = median(cells.map((c) => c.reduce((n, l) => n + l.words.length, 0)));
+  const cellWidth = median(cells.map((c) => Math.max(...c.map((l) => l.box.x1)) - Math.min(...c.map((l) => l.box.x0))));
+  if (!(wordsPerCell <= 5 || (cuts.length >= 2 && wordsPerCell <= 10 && cellWidth < 0.3 * width))) return null;
+  return {
+    kind: 'table',
+    rows: rows.map((r) => r.map((c) => c.map((l) => l.text).join(' '))),
+    lines: group.flat().sort((a, b) => a.box.y0 - b.box.y0 || a.box.x0 - b.box.x0),
+  };
+}
+
+// ---------------------------------------------------------------- plain text
+
+/** One page's text in reading order: one line per row, or rows joined by spaces. */
+export function pageText(page: PageModel, preserveLineBreaks: boolean): string {
+  const rows = page.items.flatMap((it) => (it.kind === 'line' ? [it.line.text] : it.rows.map((r) => r.filter(Boolean).join(' '))));
+  return preserveLineBreaks ? rows.join('\n') : rows.join(' ').replace(/\s+/g, ' ').trim();
+}
+
+// ---------------------------------------------------------------- Markdown
+
+export interface MarkdownOptions {
+  pageBreakComments: boolean;
+}
+
+/**
+ * Markdown from the model: headings from size (larger than the body text, levels by size rank) and weight
+ * (a short bold line on its own), paragraphs joined across line breaks (hyphenation undone), bulleted and
+ * numbered lists, tables as pipe tables.
+ */
+const LIST_LINE = /^(- |\d+\. )/;
+
+type Block = { kind: 'p' | 'h' | 'li'; level: number; text: string; last: Line; marker?: string };
+
+export function toMarkdown(pages: PageModel[], opts: MarkdownOptions): string {
+  const all = pages.flatMap((p) => p.lines);
+  const body = bodySize(all);
+  const headingSizes = [...new Set(all.filter((l) => l.size >= body * 1.15 && l.text.length > 1).map((l) => Math.round(l.size * 2) / 2))].sort((a, b) => b - a);
+  const levelOf = (l: Line): number => {
+    const s = Math.round(l.size * 2) / 2;
+    if (s >= body * 1.15) return Math.min(6, headingSizes.indexOf(s) + 1 || headingSizes.length);
+    if (l.bold && l.words.length <= 12 && !/[.,;:]$/.test(l.text) && !isListMarker(l.words[0].text)) return Math.min(6, headingSizes.length + 1);
+    return 0;
+  };
+
+  const out: string[] = [];
+  for (const page of pages) {
+    if (opts.pageBreakComments) out.push(`<!--Page ${page.page}-->`);
+    const st: { block: Block | null } = { block: null };
+    const flush = () => {
+      const block = st.block;
+      if (!block) return;
+      if (block.kind === 'h') out.push(`${'#'.repeat(block.level)} ${block.text}`);
+      else if (block.kind === 'li') out.push(`${block.marker} ${block.text}`);
+      else out.push(escapeLead(block.text));
+      st.block = null;
+    };
+    const joinText = (a: string, b: string) => (/[A-Za-z]-$/.test(a) && /^[a-z]/.test(b) ? a.slice(0, -1) + b : `${a} ${b}`);
+    for (const item of page.items) {
+      if (item.kind === 'table') {
+        flush();
+        out.push(tableMarkdown(item.rows));
+        continue;
+      }
+      const line = item.line;
+      const level = levelOf(line);
+      const first = line.words[0].text;
+      const prev = st.block;
+      if (level) {
+        if (prev && prev.kind === 'h' && prev.level === level && close(prev.last, line)) {
+          prev.text = `${prev.text} ${line.text}`;
+          prev.last = line;
+          continue;
+        }
+        flush();
+        st.block = { kind: 'h', level, text: line.text, last: line };
+        continue;
+      }
+      if (isListMarker(first) && line.words.length > 1) {
+        flush();
+        const numbered = /\d|^\(?[a-zA-Z]{1,5}[.)]$/.test(first) && !/^[-–—*•]$/.test(first);
+        const n = /(\d+)/.exec(first)?.[1];
+        st.block = { kind: 'li', level: 0, text: line.words.slice(1).map((w) => w.text).join(' '), last: line, marker: numbered ? `${n ?? 1}.` : '-' };
+        continue;
+      }
+      if (prev && prev.kind !== 'h' && continues(prev.last, line, prev.kind === 'li')) {
+        prev.text = joinText(prev.text, line.text);
+        prev.last = line;
+        continue;
+      }
+      flush();
+      st.block = { kind: 'p', level: 0, text: line.text, last: line };
+    }
+    flush();
+  }
+  return out.reduce((acc, b, i) => (i === 0 ? b : acc + (LIST_LINE.test(b) && LIST_LINE.test(out[i - 1]) ? '\n' : '\n\n') + b), '') + '\n';
+}
+
+function bodySize(lines: Line[]): number {
+  const by = new Map<number, number>();
+  for (const l of lines) {
+    const s = Math.round(l.size * 2) / 2;
+    by.set(s, (by.get(s) ?? 0) + l.text.length);
+  }
+  return [...by.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 10;
+}
+
+/** Two rows close enough in the same column to belong to one heading. */
+const close = (a: Line, b: Line) => b.box.y0 - a.box.y1 < 0.6 * a.size && b.box.x0 < a.box.x1 && b.box.x1 > a.box.x0;
+
+/** Does `b` continue the paragraph (or list item) that `a` ended? */
+function continues(a: Line, b: Line, listItem: boolean): boolean {
+  if (b.vertical || a.vertical) return a.vertical === b.vertical && Math.abs(a.size - b.size) < 0.5;
+  if (Math.abs(a.size - b.size) > 0.6) return false;
+  // A sentence cut by a column break goes on at the top of the next column.
+  const nextColumn = b.box.x0 >= a.box.x1 - a.size && b.box.y1 < a.box.y0;
+  if (nextColumn) return !/[.!?:]["'”’)]?$/.test(a.text) && /^[\p{Ll}\d(]/u.test(b.text);
+  const gap = b.box.y0 - a.box.y1;
+  if (gap < -0.5 * a.size || gap > 0.75 * a.size) return false;
+  if (b.box.x0 >= a.box.x1 || b.box.x1 <= a.box.x0) return false; // another column
+  if (listItem) return b.box.x0 > a.box.x0 + 0.5 * a.size; // a wrapped item is indented past its marker
+  // A first-line indent starts a new paragraph.
+  if (b.box.x0 > a.box.x0 + 0.8 * a.size && Math.abs(b.box.x1 - a.box.x1) < 2 * a.size && a.box.x1 - a.box.x0 < (b.box.x1 - b.box.x0) * 0.95) return false;
+  if (b.box.x0 > a.box.x0 + 0.8 * a.size) return false;
+  return true;
+}
+
+const escapeLead = (s: string) => s.replace(/^(#{1,6}\s|[-*+]\s|\d+[.)]\s|>)/, '\\$1');
+
+function tableMarkdown(rows: string[][]): string {
+  const cols = Math.max(...rows.map((r) => r.length));
+  const cell = (s: string | undefined) => (s ?? '').replace(/\|/g, '\\|');
+  const line = (r: string[]) => `| ${Array.from({ length: cols }, (_, i) => cell(r[i])).join(' | ')} |`;
+  return [line(rows[0]), `|${' --- |'.repeat(cols)}`, ...rows.slice(1).map(line)].join('\n');
+}

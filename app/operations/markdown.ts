@@ -1,0 +1,34 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { oneOf, onOff, output, pages } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import { toMarkdown } from './lib/layout.js';
+import { noTextWarning, readPages, selectPages, textlessPages } from './lib/read-pdf.js';
+
+export default operation({
+  path: '/markdown',
+  tag: 'Information and extraction',
+  summary: 'Convert a PDF to Markdown',
+  description:
+    'Reading order (columns read one after the other), headings from font size and weight, paragraphs joined across line breaks, bulleted and numbered lists, tables as pipe tables. page_break_comments=on puts <!--Page N--> before the content of each page. A page without any text (a scan) gives a warning: run /pdf-with-ocr-text first.',
+  inputs: pdfInput(),
+  fields: {
+    pages: pages(),
+    page_break_comments: onOff(false),
+    output_type: oneOf(['json', 'file'], 'json'),
+    output: output(),
+  },
+  output: 'json-or-file',
+  engines: ['qpdf', 'mupdf'],
+  run: async ({ fields, input, dir, signal, timeoutMs }) => {
+    const ectx = { cwd: dir, signal, timeoutMs };
+    const selected = await selectPages(input.path, fields.pages, ectx);
+    const model = await readPages(input.path, selected, ectx);
+    const markdown = toMarkdown(model, { pageBreakComments: fields.page_break_comments });
+    const warning = noTextWarning(textlessPages(model), model.length);
+    if (fields.output_type === 'json') return { json: { markdown }, warning };
+    const path = join(dir, 'document.md');
+    await writeFile(path, markdown);
+    return { files: [{ path, ext: 'md' }], warning };
+  },
+});

@@ -1,0 +1,26 @@
+import { join } from 'node:path';
+import { output } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import { rasterizePdf } from '../../engines/ghostscript-raster.js';
+import { openForRendering } from './lib/render.js';
+
+/** Enough for reading and printing text, small enough that a page costs ~100-300 KB. */
+const RESOLUTION = 150;
+
+export default operation({
+  path: '/rasterized-pdf',
+  tag: 'Optimisation, colour and page geometry',
+  summary: 'Flatten every page to an image',
+  description: `Each page becomes one anti-aliased RGB image at ${RESOLUTION} dpi (lossless Flate) on a page of the same size as displayed (a /Rotate is baked into the image); no text, vectors, links or form fields remain.`,
+  inputs: pdfInput(),
+  fields: { output: output() },
+  output: 'file',
+  engines: ['ghostscript', 'mupdf', 'qpdf'],
+  run: async ({ input, dir, signal, timeoutMs, outputName }) => {
+    // The same checks as the image converters: 401 for a password, 400 for a file MuPDF cannot open.
+    await openForRendering(input.path, { cwd: dir, signal, timeoutMs });
+    const path = join(dir, 'rasterized.pdf');
+    await rasterizePdf(input.path, path, { resolution: RESOLUTION }, { cwd: dir, signal, timeoutMs });
+    return { files: [{ path, name: `${outputName}.pdf` }] };
+  },
+});
