@@ -1,8 +1,8 @@
-import { invalidInput, passwordProtected } from '../../errors.js';
+import { invalidInput } from '../../errors.js';
+import { inputError } from './pdf-access.js';
 import type { EngineContext } from '../../../engines/context.js';
-import { EngineError } from '../../../engines/errors.js';
 import { glyphColours, pageGeometry, structuredText } from '../../../engines/mupdf-stext.js';
-import { encryptionOf, pageCount, PasswordError } from '../../../engines/qpdf.js';
+import { pageCount } from '../../../engines/qpdf.js';
 import { buildPages, type PageModel } from './layout.js';
 import { resolvePages } from './pages.js';
 
@@ -13,12 +13,10 @@ import { resolvePages } from './pages.js';
 export async function selectPages(path: string, spec: string, ctx: EngineContext): Promise<number[]> {
   let count: number;
   try {
-    if ((await encryptionOf(path, ctx)) === 'needs-password') throw passwordProtected();
+    // qpdf reports a needed password as PasswordError here, so no separate encryption probe is run.
     count = await pageCount(path, ctx);
   } catch (err) {
-    if (err instanceof PasswordError) throw passwordProtected();
-    if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut && !err.details.missing) throw invalidInput();
-    throw err;
+    throw inputError(err);
   }
   if (!Number.isFinite(count) || count < 1) throw invalidInput();
   return [...new Set(resolvePages(spec, count))].sort((a, b) => a - b);
@@ -34,8 +32,7 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
     ]);
     return buildPages(stext, geometry, traced);
   } catch (err) {
-    if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut && !err.details.missing) throw invalidInput();
-    throw err;
+    throw inputError(err);
   }
 }
 

@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { AppError, invalidInput, passwordProtected } from '../../errors.js';
-import { EngineError } from '../../../engines/errors.js';
 import { encodeImage, type ColorModel, type ImageFormat } from '../../../engines/images.js';
 import { drawPages, readPageBoxes, type DrawColorspace, type PageBox } from '../../../engines/mupdf.js';
 import { encryptionOf } from '../../../engines/qpdf.js';
+import { inputError } from './pdf-access.js';
 
 /**
  * Rendering pages to image files: MuPDF draws raw pixels (fast), sharp and our own writers encode them (the
@@ -72,8 +72,7 @@ export async function openForRendering(input: string, ectx: { cwd: string; signa
   try {
     boxes = await readPageBoxes(input, ectx);
   } catch (err) {
-    if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut && !err.details.missing) throw invalidInput();
-    throw err;
+    throw inputError(err);
   }
   if (!boxes.length || boxes.some((b) => !(b.width > 0 && b.height > 0))) throw invalidInput();
   return { boxes };
