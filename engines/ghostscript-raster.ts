@@ -20,3 +20,53 @@ export async function rasterizePdf(input: string, output: string, opts: { resolu
   // Ghostscript exits 0 on a file it could not read, writing nothing.
   await expectOutput('gs', output);
 }
+
+/** Ghostscript's own raster devices, used where they beat drawing with MuPDF and encoding in Node (JPEG, BMP). */
+export type RasterDevice = 'jpeg' | 'jpeggray' | 'bmp16m' | 'bmpgray';
+
+export interface DeviceOptions {
+  device: RasterDevice;
+  /** 1-based, strictly increasing (Ghostscript refuses any other PageList). */
+  pages: number[];
+  resolution: number;
+  /** Anti-aliasing of glyphs and of line art, and interpolation of every image, each on its own. */
+  smoothText: boolean;
+  smoothLines: boolean;
+  smoothImages: boolean;
+  /** 1-100, JPEG devices only. */
+  jpegQuality?: number;
+}
+
+/** `pattern` holds %d, numbered from 1 in the order of `pages`. Page progress goes to stderr as `Page N`. */
+export function deviceArgs(input: string, pattern: string, opts: DeviceOptions): string[] {
+  return [
+    '-dSAFER', '-dBATCH', '-dNOPAUSE',
+    '-sstdout=%stderr',
+    `-sDEVICE=${opts.device}`,
+    `-r${opts.resolution}`,
+    // What viewers (and MuPDF) show: the crop box, turned by /Rotate.
+    '-dUseCropBox',
+    `-dTextAlphaBits=${opts.smoothText ? 4 : 1}`,
+    `-dGraphicsAlphaBits=${opts.smoothLines ? 4 : 1}`,
+    `-dInterpolateControl=${opts.smoothImages ? -1 : 0}`,
+    ...(opts.jpegQuality === undefined ? [] : [`-dJPEGQ=${opts.jpegQuality}`]),
+    `-sPageList=${opts.pages.join(',')}`,
+    `-sOutputFile=${pattern}`,
+    input,
+  ];
+}
+
+/** Renders the pages to files; returns their paths in the order of `pages`. */
+export async function renderWithDevice(
+  input: string,
+  pattern: string,
+  opts: DeviceOptions,
+  ctx: EngineContext & { onPage?: () => void },
+): Promise<string[]> {
+  const onStderrLine = ctx.onPage ? (line: string) => /^Page \d+$/.test(line) && ctx.onPage!() : undefined;
+  await run('gs', deviceArgs(input, pattern, opts), { ...ctx, onStderrLine });
+  const files = opts.pages.map((_, i) => pattern.replace('%d', String(i + 1)));
+  // Ghostscript can exit 0 having written nothing (an unreadable file).
+  for (const f of files) await expectOutput('gs', f);
+  return files;
+}

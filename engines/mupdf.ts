@@ -1,6 +1,6 @@
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
-import { run } from './run.js';
+import { run, stream } from './run.js';
 
 /** One page as MuPDF sees it: the visible (crop) box in PDF units after /Rotate, and the rotation. */
 export interface PageBox {
@@ -77,39 +77,51 @@ export interface RawPage {
 }
 
 /**
- * Renders pages with `mutool draw` to stdout and yields them one by one. `run()` hands over stdout only when the
- * process ends, so pages go in batches of `batch` per process (one when pages are large, to bound memory), and
- * the next batch is drawn while the consumer encodes the current one. Pixels never touch the disk: writing a
- * 25 MB PAM per page costs more than drawing it.
+ * Renders pages with one `mutool draw` writing PAM to stdout and yields them as they arrive. Pixels never touch
+ * the disk (writing a 25 MB PAM per page costs more than drawing it), and stdout is read with backpressure: MuPDF
+ * blocks on the pipe while the consumer is busy. With `reuse`, a page's `data` is valid only until the consumer
+ * asks for the next page, whose pixels take its memory: one page buffer per process, whatever the document's length.
  */
-export async function* drawPages(input: string, opts: DrawOptions & { batch?: number }, ctx: EngineContext): AsyncGenerator<RawPage> {
-  const size = Math.max(1, opts.batch ?? 1);
-  const batches: number[][] = [];
-  for (let i = 0; i < opts.pages.length; i += size) batches.push(opts.pages.slice(i, i + size));
-  const draw = (pages: number[]) => run('mutool', drawArgs(input, '-', { ...opts, pages }), { ...ctx, binary: true }).then((r) => r.stdoutBuffer);
-  let next: Promise<Buffer> | null = batches.length ? draw(batches[0]) : null;
+export async function* drawPages(input: string, opts: DrawOptions, ctx: EngineContext, reuse = false): AsyncGenerator<RawPage> {
+  if (!opts.pages.length) return;
+  // The consumer may stop early (a failed encode): that aborts the process rather than leaving it blocked.
+  const stop = new AbortController();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  const proc = stream('mutool', drawArgs(input, '-', opts), { ...ctx, signal });
+  proc.done.catch(() => {}); // awaited below; an early exit must not leave it unhandled
+  const parser = new PamParser();
   let index = 0;
+  let finished = false;
   try {
-    for (let b = 0; b < batches.length; b++) {
-      const out = await next!;
-      next = b + 1 < batches.length ? draw(batches[b + 1]) : null;
-      next?.catch(() => {}); // awaited on the next turn; a consumer that stops early must not leave it unhandled
-      const images = [...new PamParser().push(out)];
-      if (images.length !== batches[b].length) throw new EngineError('mutool', `drew ${images.length} of ${batches[b].length} pages`);
-      for (const img of images) {
+    for await (const chunk of proc.stdout) {
+      for (const img of parser.push(chunk)) {
+        if (index >= opts.pages.length) throw new EngineError('mutool', 'drew more pages than asked');
         yield { index, page: opts.pages[index], ...img };
+        // The consumer asked for the next page, so it is done with this one: its memory holds the next.
+        if (reuse) parser.recycle(img.data);
         index++;
       }
     }
+    await proc.done;
+    finished = true;
   } finally {
-    // Let a prefetched batch finish (or fail) before the job dir goes away.
-    await next?.catch(() => {});
+    if (!finished) stop.abort();
+    await proc.done.catch(() => {});
   }
+  if (index !== opts.pages.length) throw new EngineError('mutool', `drew ${index} of ${opts.pages.length} pages`);
 }
 
 /** Incremental reader of concatenated PAM (P7) images. */
 export class PamParser {
   private head: Buffer = Buffer.alloc(0);
+  private spare: Buffer | null = null;
+  private own = new WeakSet<Buffer>();
+
+  /** Hands back an image this parser yielded; its memory may hold a later one. */
+  recycle(data: Buffer): void {
+    if (this.own.has(data)) this.spare = data;
+  }
+
   private img: { width: number; height: number; channels: number; bytes: number; data: Buffer | null; filled: number } | null = null;
 
   *push(chunk: Buffer): Generator<{ width: number; height: number; channels: number; data: Buffer }> {
@@ -142,7 +154,13 @@ export class PamParser {
         buf = buf.subarray(img.bytes);
         continue;
       }
-      img.data ??= Buffer.allocUnsafe(img.bytes);
+      if (!img.data) {
+        const spare = this.spare && this.spare.buffer.byteLength >= img.bytes ? this.spare : null;
+        this.spare = null;
+        // allocUnsafeSlow: never a slice of Node's shared pool, so the whole ArrayBuffer is ours to reuse.
+        img.data = spare ? Buffer.from(spare.buffer, 0, img.bytes) : Buffer.allocUnsafeSlow(img.bytes);
+        this.own.add(img.data);
+      }
       const n = Math.min(buf.length, img.bytes - img.filled);
       buf.copy(img.data, img.filled, 0, n);
       img.filled += n;

@@ -39,6 +39,25 @@ export function onRun(listener: RunListener): void {
  * HOME, a minimal environment, a timeout and an abort signal that kill the whole process group.
  */
 export async function run(tool: string, args: string[], opts: RunOptions): Promise<RunResult> {
+  return start(tool, args, opts, true).done;
+}
+
+/** A running process whose stdout is read as it comes, with backpressure (the tool blocks while we are busy). */
+export interface Streamed {
+  stdout: AsyncIterable<Buffer>;
+  /** Settles when the process ends, as run() does; stdout fields are empty. */
+  done: Promise<RunResult>;
+}
+
+/**
+ * run() for tools whose output is large (raw pixels): stdout is not buffered. The consumer must read `stdout`
+ * to the end (or abort through the signal) and await `done`.
+ */
+export function stream(tool: string, args: string[], opts: RunOptions): Streamed {
+  return start(tool, args, opts, false);
+}
+
+function start(tool: string, args: string[], opts: RunOptions, buffer: boolean): Streamed {
   const started = Date.now();
   const child: ResultPromise = execa(tool, args, {
     cwd: opts.cwd,
@@ -52,7 +71,8 @@ export async function run(tool: string, args: string[], opts: RunOptions): Promi
     killSignal: 'SIGTERM',
     input: opts.input,
     stdin: opts.input === undefined ? 'ignore' : 'pipe',
-    encoding: opts.binary ? 'buffer' : 'utf8',
+    encoding: opts.binary || !buffer ? 'buffer' : 'utf8',
+    buffer: buffer ? true : { stdout: false, stderr: true },
     stripFinalNewline: false,
     maxBuffer: 512 * 1024 * 1024,
   });
@@ -74,24 +94,27 @@ export async function run(tool: string, args: string[], opts: RunOptions): Promi
       for (const line of lines) opts.onStderrLine!(line);
     });
   }
-  const result = await child;
-  opts.signal?.removeEventListener('abort', killGroup);
-  if (result.timedOut || result.isCanceled) killGroup();
-  const stderr = String(result.stderr ?? '').slice(-STDERR_TAIL);
-  const exitCode = result.exitCode ?? -1;
-  for (const l of listeners) l({ tool, args, exitCode: result.exitCode, ms: Date.now() - started, stderr });
+  const done = (async () => {
+    const result = await child;
+    opts.signal?.removeEventListener('abort', killGroup);
+    if (result.timedOut || result.isCanceled) killGroup();
+    const stderr = String(result.stderr ?? '').slice(-STDERR_TAIL);
+    const exitCode = result.exitCode ?? -1;
+    for (const l of listeners) l({ tool, args, exitCode: result.exitCode, ms: Date.now() - started, stderr });
 
-  if (result.timedOut) throw new EngineError(tool, `timed out after ${opts.timeoutMs} ms`, { timedOut: true, stderr });
-  if (result.isCanceled || opts.signal?.aborted) throw new EngineError(tool, 'cancelled', { aborted: true, stderr });
-  if ((result as { code?: string }).code === 'ENOENT' || /ENOENT/.test(String(result.message ?? '')) && result.exitCode === undefined) {
-    throw new EngineError(tool, 'not installed', { missing: true });
-  }
-  const ok = exitCode === 0 || (opts.okExitCodes ?? []).includes(exitCode);
-  if (!ok) throw new EngineError(tool, `exited with ${exitCode}`, { exitCode, stderr });
-  // execa 9 hands binary output over as a Uint8Array.
-  const out = result.stdout as unknown;
-  const stdoutBuffer = out instanceof Uint8Array ? Buffer.from(out.buffer, out.byteOffset, out.byteLength) : Buffer.from(String(out ?? ''));
-  return { exitCode, stdout: opts.binary ? '' : String(result.stdout ?? ''), stdoutBuffer, stderr };
+    if (result.timedOut) throw new EngineError(tool, `timed out after ${opts.timeoutMs} ms`, { timedOut: true, stderr });
+    if (result.isCanceled || opts.signal?.aborted) throw new EngineError(tool, 'cancelled', { aborted: true, stderr });
+    if ((result as { code?: string }).code === 'ENOENT' || /ENOENT/.test(String(result.message ?? '')) && result.exitCode === undefined) {
+      throw new EngineError(tool, 'not installed', { missing: true });
+    }
+    const ok = exitCode === 0 || (opts.okExitCodes ?? []).includes(exitCode);
+    if (!ok) throw new EngineError(tool, `exited with ${exitCode}`, { exitCode, stderr });
+    // execa 9 hands binary output over as a Uint8Array.
+    const out = buffer ? (result.stdout as unknown) : undefined;
+    const stdoutBuffer = out instanceof Uint8Array ? Buffer.from(out.buffer, out.byteOffset, out.byteLength) : Buffer.from(String(out ?? ''));
+    return { exitCode, stdout: opts.binary || !buffer ? '' : String(result.stdout ?? ''), stdoutBuffer, stderr };
+  })();
+  return { stdout: child.stdout as AsyncIterable<Buffer>, done };
 }
 
 /** Fails when a tool reported success but did not write what it was asked to (Ghostscript does this). */

@@ -136,6 +136,14 @@ for (const [format, model] of MATRIX) {
           const { inflateSync } = await import('node:zlib');
           const strip = inflateSync(b.subarray(off, off + count));
           assert.equal([strip[0], strip[1], strip[2]], [255, 0, 0]);
+          // libtiff decodes it as CIELAB (to display RGB, white point not adapted): paper light, text dark.
+          const rgba = `${file}.rgba.tif`;
+          tool('tiff2rgba', [file, rgba]);
+          const { data } = await sharp(rgba).raw().toBuffer({ resolveWithObject: true });
+          assert.ok(data[0] > 240 && data[1] > 240 && data[2] > 200, `paper: ${[...data.subarray(0, 3)]}`);
+          let dark = 0;
+          for (let p = 0; p < data.length; p += 4) if (data[p] + data[p + 1] + data[p + 2] < 150) dark++;
+          assert.ok(dark > 100, `text pixels: ${dark}`);
         }
         continue;
       }
@@ -192,6 +200,38 @@ test('smoothing: none draws text without anti-aliasing, text/all smooth it', asy
   assert.ok((await greyLevels(all.outputUrl[0])) > 16, 'grey levels with all smoothing');
   const explicitNone = await convert('/png', { color_model: 'gray', resolution: '72', smoothing: 'none' }, TEXT);
   assert.ok((await greyLevels(explicitNone.outputUrl[0])) <= 2);
+});
+
+/** The samples of an 8-bit grey BMP, read straight from the file (libvips has no BMP reader). */
+async function bmpGrey(url: string): Promise<{ data: Buffer; width: number }> {
+  const file = await t.download(url);
+  const b = readFileSync(file);
+  const { width, height, bpp } = bmpHeader(file);
+  assert.is(bpp, 8);
+  const stride = Math.ceil(width / 4) * 4;
+  const data = Buffer.alloc(width * height);
+  for (let y = 0; y < height; y++) b.copy(data, y * width, b.readUInt32LE(10) + y * stride, b.readUInt32LE(10) + y * stride + width);
+  return { data, width };
+}
+
+test('smoothing on Ghostscript formats (bmp, jpg rgb/gray): text, line and image each on their own', async () => {
+  const levels = async (smoothing?: string, file = TEXT) =>
+    new Set((await bmpGrey((await convert('/bmp', { color_model: 'gray', resolution: '72', ...(smoothing ? { smoothing } : {}) }, file)).outputUrl[0])).data).size;
+  assert.ok((await levels('text')) > 16, 'text smoothing smooths glyphs');
+  assert.ok((await levels('line')) <= 2, 'line smoothing leaves glyphs alone');
+  assert.ok((await levels()) <= 2);
+  // A 512 px image on a 384 pt page drawn at 300 dpi is enlarged 3.1x: nearest-neighbour repeats pixels, interpolation blends.
+  const IMAGE = corpus('pdf/image-jpeg2000-jpx.pdf');
+  const repeats = async (smoothing?: string) => {
+    const { data, width } = await bmpGrey((await convert('/bmp', { color_model: 'gray', resolution: '300', ...(smoothing ? { smoothing } : {}) }, IMAGE)).outputUrl[0]);
+    let same = 0;
+    for (let i = 1; i < data.length; i++) if (i % width && data[i] === data[i - 1]) same++;
+    return same / data.length;
+  };
+  const nearest = await repeats();
+  const smooth = await repeats('image');
+  assert.ok(nearest > 0.5, `nearest neighbour repeats pixels (${nearest})`);
+  assert.ok(smooth < nearest - 0.2, `interpolation blends (${smooth} vs ${nearest})`);
 });
 
 test('jpeg_quality changes the encoding', async () => {

@@ -8,6 +8,19 @@ import { PIXEL_CAP_DOC, checkPixelBudget, openForRendering, renderImages } from 
 
 const SMOOTHING = ['none', 'all', 'text', 'line', 'image'] as const;
 
+/** BMP and RGB/gray JPEG come from Ghostscript's own devices (faster there), the rest from MuPDF: see lib/render.ts. */
+const GS_SMOOTHING =
+  'smoothing: none (the default) draws without anti-aliasing and images without interpolation; text anti-aliases glyphs, line anti-aliases line art, image interpolates every image, all does the three; each kind only its own.';
+const MUPDF_SMOOTHING =
+  'smoothing: none (the default) draws without anti-aliasing; text, line, image or all turn on anti-aliasing (MuPDF smooths text, line art and image edges together, so any of them smooths all three; image content is always resampled smoothly).';
+const SMOOTHING_DOC: Record<ImageFormat, string> = {
+  bmp: GS_SMOOTHING,
+  jpg: `${GS_SMOOTHING} (For cmyk, drawn by MuPDF: ${MUPDF_SMOOTHING.replace('smoothing: ', '')})`,
+  png: MUPDF_SMOOTHING,
+  gif: MUPDF_SMOOTHING,
+  tif: MUPDF_SMOOTHING,
+};
+
 const FORMATS: { format: ImageFormat; models: [ColorModel, ...ColorModel[]]; name: string; notes: string }[] = [
   { format: 'bmp', models: ['rgb', 'gray'], name: 'BMP', notes: 'rgb is 24-bit, gray 8-bit with a grey palette; DPI in the header.' },
   { format: 'jpg', models: ['rgb', 'cmyk', 'gray'], name: 'JPEG', notes: 'cmyk is a 4-channel CMYK JPEG; DPI in the JFIF header.' },
@@ -21,7 +34,7 @@ const converter = ({ format, models, name, notes }: (typeof FORMATS)[number]) =>
     path: `/${format}`,
     tag: 'Conversion to images',
     summary: `Render PDF pages to ${name} images`,
-    description: `One ${name} per selected page, named <output>_<n>.${format} in the order of pages. ${notes} smoothing: none (the default) draws without anti-aliasing; text, line, image or all turn on anti-aliasing (MuPDF smooths text, line art and image edges together, so any of them smooths all three; image content is always resampled smoothly). ${PIXEL_CAP_DOC}`,
+    description: `One ${name} per selected page, named <output>_<n>.${format} in the order of pages. ${notes} ${SMOOTHING_DOC[format]} ${PIXEL_CAP_DOC}`,
     inputs: pdfInput(),
     fields: {
       pages: pages(),

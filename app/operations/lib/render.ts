@@ -1,15 +1,18 @@
 import { availableParallelism } from 'node:os';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError, invalidInput, passwordProtected } from '../../errors.js';
 import { encodeImage, type ColorModel, type ImageFormat } from '../../../engines/images.js';
+import { renderWithDevice, type RasterDevice } from '../../../engines/ghostscript-raster.js';
 import { drawPages, readPageBoxes, type DrawColorspace, type PageBox } from '../../../engines/mupdf.js';
 import { encryptionOf } from '../../../engines/qpdf.js';
 import { inputError } from './pdf-access.js';
 
 /**
- * Rendering pages to image files: MuPDF draws raw pixels (fast), sharp and our own writers encode them (the
- * encoder, not the rasteriser, dominates), with the selected pages split into contiguous runs, one `mutool`
- * process per core, each streaming its pages to the encoder as they are drawn.
+ * Rendering pages to image files, by the pipeline measured fastest for the format (scripts/bench/render.bench.ts):
+ * PNG, GIF, TIFF and CMYK JPEG: MuPDF draws raw pixels, sharp and our own writers encode them (the encoder, not the
+ * rasteriser, dominates); BMP and RGB/gray JPEG: Ghostscript's own devices, which draw and encode in one pass.
+ * Either way the selected pages are split into contiguous runs, one process per core.
  */
 
 /** The largest page we render, in pixels: ~300 MB of RGB in each of MuPDF's output and the encoder's input. */
@@ -30,9 +33,6 @@ export function checkPixelBudget(boxes: PageBox[], pages: number[], resolution: 
     `${resolution} is not within the acceptable range for resolution: page ${largest.page} would be ${w}x${h} pixels, more than the ${MAX_PAGE_PIXELS / 1e6} megapixel limit per page; this document allows at most ${maxDpi} dpi`,
   );
 }
-
-/** Raw pixels one mutool process hands over at once. */
-const BATCH_BYTES = 32 * 1024 * 1024;
 
 export type Smoothing = 'none' | 'all' | 'text' | 'line' | 'image';
 
@@ -96,51 +96,96 @@ export interface RenderContext {
   progress: (fraction: number) => void;
 }
 
+/**
+ * Where Ghostscript's own device writes the format faster than MuPDF + our encoders (scripts/bench/render.bench.ts).
+ * Not CMYK JPEG: jpegcmyk writes no resolution (no JFIF segment), sharp does.
+ */
+const GS_DEVICES: Partial<Record<ImageFormat, Partial<Record<ColorModel, RasterDevice>>>> = {
+  jpg: { rgb: 'jpeg', gray: 'jpeggray' },
+  bmp: { rgb: 'bmp16m', gray: 'bmpgray' },
+};
+
+/** Whether `smoothing` is honoured kind by kind (Ghostscript) or all together (MuPDF) for this format. */
+export const smoothsSeparately = (format: ImageFormat) => format in GS_DEVICES;
+
 /** Renders and encodes every asked page; returns the files in the order of `pages`. */
 export async function renderImages(req: RenderRequest, ctx: RenderContext): Promise<string[]> {
-  const files: string[] = new Array(req.pages.length);
-  const { graphicsAa, textAa } = antiAliasing(req.smoothing);
-  const channels = { gray: 1, rgb: 3, lab: 3, rgba: 4, cmyk: 4 }[req.colorModel];
-  const largest = Math.max(...req.pages.map((p) => pixelSize(req.boxes[p - 1], req.resolution).reduce((a, b) => a * b)));
-  // Pages per mutool process: few processes for small pages, one page at a time for large ones (memory).
-  const batch = Math.max(1, Math.min(32, Math.floor(BATCH_BYTES / (largest * channels))));
-  // One worker failing stops the others: they would only burn CPU for a request that already failed.
+  const device = GS_DEVICES[req.format]?.[req.colorModel];
+  return device ? renderWithGhostscript(req, device, ctx) : renderWithMupdf(req, ctx);
+}
+
+/** Runs one worker per run of pages; the first failure stops the others (they would burn CPU for nothing). */
+async function inParallel<T>(runs: T[], worker: (run: T, k: number, signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
   const stop = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, stop.signal]);
-  const ectx = { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs };
-  let done = 0;
-
-  const worker = async (run: { start: number; items: number[] }) => {
-    const draw = { batch, pages: run.items, resolution: req.resolution, colorspace: drawColorspace(req.colorModel), graphicsAa, textAa };
-    let pending: Promise<void> | null = null;
-    const encode = async (page: { index: number; width: number; height: number; channels: number; data: Buffer }) => {
-      const n = run.start + page.index;
-      const path = join(ctx.dir, `page-${n + 1}.${req.format}`);
-      await encodeImage(page, path, { format: req.format, colorModel: req.colorModel, dpi: req.resolution, jpegQuality: req.jpegQuality });
-      files[n] = path;
-      done++;
-      ctx.progress(done / req.pages.length);
-    };
-    // One page encodes while MuPDF draws the next.
-    for await (const page of drawPages(req.input, draw, ectx)) {
-      if (pending) await pending;
-      pending = encode(page);
-      pending.catch(() => {});
-    }
-    if (pending) await pending;
-  };
-
-  const runs = splitRuns(req.pages, availableParallelism());
+  const both = AbortSignal.any([signal, stop.signal]);
   let first: unknown = null;
   await Promise.allSettled(
-    runs.map((r) =>
-      worker(r).catch((err) => {
+    runs.map((r, k) =>
+      worker(r, k, both).catch((err) => {
         first ??= err;
         stop.abort();
       }),
     ),
   );
-  ctx.signal.throwIfAborted();
+  signal.throwIfAborted();
   if (first) throw first;
+}
+
+async function renderWithGhostscript(req: RenderRequest, device: RasterDevice, ctx: RenderContext): Promise<string[]> {
+  // Ghostscript takes pages in increasing order only: each distinct page is drawn once, then placed.
+  const unique = [...new Set(req.pages)].sort((a, b) => a - b);
+  const smoothing = new Set(req.smoothing ?? []);
+  const on = (kind: Smoothing) => smoothing.has('all') || smoothing.has(kind);
+  const rendered = new Map<number, string>();
+  let done = 0;
+  await inParallel(
+    splitRuns(unique, availableParallelism()),
+    async (run, k, signal) => {
+      const files = await renderWithDevice(
+        req.input,
+        join(ctx.dir, `gs-${k}-%d.${req.format}`),
+        { device, pages: run.items, resolution: req.resolution, smoothText: on('text'), smoothLines: on('line'), smoothImages: on('image'), jpegQuality: req.jpegQuality },
+        { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, onPage: () => ctx.progress(++done / unique.length) },
+      );
+      run.items.forEach((page, i) => rendered.set(page, files[i]));
+    },
+    ctx.signal,
+  ).catch((err) => {
+    throw inputError(err);
+  });
+  const used = new Set<string>();
+  return Promise.all(
+    req.pages.map(async (page, i) => {
+      const file = rendered.get(page)!;
+      if (!used.has(file)) {
+        used.add(file);
+        return file;
+      }
+      const copy = join(ctx.dir, `page-${i + 1}.${req.format}`);
+      await copyFile(file, copy);
+      return copy;
+    }),
+  );
+}
+
+async function renderWithMupdf(req: RenderRequest, ctx: RenderContext): Promise<string[]> {
+  const files: string[] = new Array(req.pages.length);
+  const { graphicsAa, textAa } = antiAliasing(req.smoothing);
+  let done = 0;
+
+  const worker = async (run: { start: number; items: number[] }, _k: number, signal: AbortSignal) => {
+    const draw = { pages: run.items, resolution: req.resolution, colorspace: drawColorspace(req.colorModel), graphicsAa, textAa };
+    // Each page is encoded before the next is read: the other workers keep the cores busy meanwhile, and the
+    // page's memory is reused for the next (one page buffer per worker).
+    for await (const page of drawPages(req.input, draw, { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs }, true)) {
+      const n = run.start + page.index;
+      const path = join(ctx.dir, `page-${n + 1}.${req.format}`);
+      await encodeImage(page, path, { format: req.format, colorModel: req.colorModel, dpi: req.resolution, jpegQuality: req.jpegQuality });
+      files[n] = path;
+      ctx.progress(++done / req.pages.length);
+    }
+  };
+
+  await inParallel(splitRuns(req.pages, availableParallelism()), worker, ctx.signal);
   return files;
 }
