@@ -19,9 +19,9 @@ const work = mkdtempSync(join(tmpdir(), 'quire-bench-'));
 const PDF = join(work, 'twenty.pdf');
 spawnSync('qpdf', ['--empty', '--pages', SOURCE, '1-15', SOURCE, '1-5', '--', PDF]);
 
-/** Wall time and peak RSS (KB) of one raw command, through GNU time. */
+/** Wall time and peak RSS (KB) of one raw command, through GNU time; its stdout is discarded. */
 function raw(cmd: string, args: string[], cwd: string): { s: number; kb: number } {
-  const r = spawnSync('/usr/bin/time', ['-f', '%e %M', cmd, ...args], { cwd, encoding: 'utf8' });
+  const r = spawnSync('/usr/bin/time', ['-f', '%e %M', cmd, ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
   if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
   const [s, kb] = r.stderr.trim().split('\n').pop()!.split(' ').map(Number);
   return { s, kb };
@@ -54,10 +54,10 @@ async function main() {
       );
       const ours = (performance.now() - t0) / 1000;
       const nodeKb = Math.max(0, hwmKb() - before);
-      // One worker's engine process alone, with the arguments the service gives it, writing where the service does.
+      // One worker's engine process alone (never `-o /dev/null`: MuPDF deletes an output path before writing it), with the arguments the service gives it, writing where the service does.
       const engine = VIA_GS.has(format)
         ? raw('gs', deviceArgs(PDF, join(dir, `w%d.${format}`), { device: format === 'jpg' ? 'jpeg' : 'bmp16m', pages: firstRun, resolution: dpi, smoothText: false, smoothLines: false, smoothImages: false }), dir)
-        : raw('mutool', drawArgs(PDF, '/dev/null', { pages: firstRun, resolution: dpi, colorspace: 'rgb', graphicsAa: 0, textAa: 0 }), dir);
+        : raw('mutool', drawArgs(PDF, '-', { pages: firstRun, resolution: dpi, colorspace: 'rgb', graphicsAa: 0, textAa: 0 }), dir);
       const perWorkerMb = (nodeKb / workers + engine.kb) / 1024;
 
       const results: Record<string, { s: number; kb: number } | null> = { mutool: null, gs: null, pdftoppm: null };
