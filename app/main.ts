@@ -1,6 +1,7 @@
 import { serve } from '@hono/node-server';
 import { loadConfig, ConfigError, type Config } from './config.js';
 import { createDeps } from './deps.js';
+import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
 import { createApp } from './server.js';
 
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     server.close();
     await jobs.drain(25_000);
-    await shutdownPool();
+    await Promise.all([shutdownPool(), shutdownBrowser()]);
     await store.flushAll();
     process.exit(0);
   };

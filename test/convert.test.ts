@@ -9,7 +9,8 @@ import * as assert from 'uvu/assert';
 import { inspectZip } from '../app/operations/lib/office-input.js';
 import { parseMargin } from '../app/operations/lib/html-page.js';
 import { orientationMatrix, pageSizeFor } from '../engines/image-pdf.js';
-import { poolSize, shutdownPool } from '../engines/libreoffice/pool.js';
+import { browserStats, shutdownBrowser } from '../engines/chromium/browser.js';
+import { configurePool, poolSize, poolStats, shutdownPool } from '../engines/libreoffice/pool.js';
 import { corpus, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 const test = suite('convert');
@@ -21,7 +22,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await t.close();
-  await shutdownPool();
+  await Promise.all([shutdownPool(), shutdownBrowser()]);
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -228,6 +229,34 @@ test('web_layout: a mobile layout prints larger than a desktop one', async () =>
   assert.ok(mobile > desktop * 2, `${mobile} vs ${desktop}`);
 });
 
+test('web_layout: width media queries see the layout viewport', async () => {
+  const html = join(work, 'media.html');
+  writeFileSync(html, '<style>@media (max-width: 900px) { .wide { display: none } } @media (min-width: 901px) { .narrow { display: none } }</style><p class="wide">Wide layout</p><p class="narrow">Narrow layout</p>');
+  const seen = async (layout: string) => pdfText((await convert({ file: { file: html }, web_layout: layout })).path).trim();
+  assert.is(await seen('desktop'), 'Wide layout');
+  assert.is(await seen('tablet'), 'Narrow layout');
+  assert.is(await seen('mobile'), 'Narrow layout');
+});
+
+test('HTML: downsample and compression apply to the page images', async () => {
+  // A 2400x1600 photo-like JPEG drawn 6.5 in wide (~370 ppi), as a data: URI (an upload is one file).
+  const noise = Buffer.alloc(300 * 200 * 3);
+  for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+  const jpeg = await sharp(noise, { raw: { width: 300, height: 200, channels: 3 } }).resize(2400, 1600).jpeg({ quality: 90 }).toBuffer();
+  const html = join(work, 'photo.html');
+  writeFileSync(html, `<p>Photo page</p><img style="width:100%" src="data:image/jpeg;base64,${jpeg.toString('base64')}">`);
+  const drawn = (p: string) => tool('pdfimages', ['-list', p]).split('\n').slice(2).filter((l) => / image /.test(l)).map((l) => l.trim().split(/\s+/));
+  const off = drawn((await convert({ file: { file: html }, downsample: 'off' })).path);
+  assert.equal(off.map((c) => [c[3], c[4], c[8]]), [['2400', '1600', 'jpeg']]);
+  const small = await convert({ file: { file: html }, downsample: '75' });
+  const [w, h] = drawn(small.path)[0].slice(3, 5).map(Number);
+  assert.ok(w <= 500 && w >= 440 && Math.abs(w / h - 1.5) < 0.02, `${w}x${h}`);
+  assert.match(pdfText(small.path), /Photo page/);
+  assert.ok(fontsEmbedded(small.path).every((e) => e === 'yes'));
+  const lossless = drawn((await convert({ file: { file: html }, downsample: 'off', compression: 'lossless' })).path);
+  assert.equal(lossless.map((c) => [c[3], c[4], c[8]]), [['2400', '1600', 'image']]);
+});
+
 test('url: private, link-local and file URLs refused; one of file/id/url', async () => {
   for (const url of ['http://127.0.0.1:9/', 'http://169.254.169.254/latest/meta-data/', 'file:///etc/passwd', 'http://[::1]/']) {
     const { body } = await convert({ url }, 400);
@@ -236,8 +265,6 @@ test('url: private, link-local and file URLs refused; one of file/id/url', async
   await convert({}, 400);
   const both = await convert({ url: 'http://example.com/', file: { file: corpus('images/hopper.png') } }, 400);
   assert.match(String(both.body.error), /only accept one of file, id or url/);
-  const eml = await convert({ file: { file: corpus('email/nested-multipart.eml') } }, 400);
-  assert.match(String(eml.body.error), /not supported yet/);
 });
 
 test('url: an allowed host is printed, its private sub-resources are not fetched', async () => {
@@ -245,9 +272,11 @@ test('url: an allowed host is printed, its private sub-resources are not fetched
   const secret = http.createServer((_q, r) => (secretHits++, r.end('secret')));
   await new Promise<void>((r) => secret.listen(0, '127.0.0.2', r));
   const sport = (secret.address() as { port: number }).port;
-  const site = http.createServer((_q, r) => {
+  const site = http.createServer((q, r) => {
+    if (q.url === '/to-private') return r.writeHead(302, { location: `http://127.0.0.2:${sport}/` }).end();
+    if (q.url === '/to-metadata') return r.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
     r.writeHead(200, { 'content-type': 'text/html' });
-    r.end(`<html><head><title>t</title></head><body><h1>Served page</h1><img src="http://127.0.0.2:${sport}/x.png"><iframe src="file:///etc/passwd"></iframe></body></html>`);
+    r.end(`<html><head><title>t</title></head><body><h1>Served page</h1><img src="http://127.0.0.2:${sport}/x.png"><img src="/to-private"><iframe src="file:///etc/passwd"></iframe></body></html>`);
   });
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   const port = (site.address() as { port: number }).port;
@@ -261,12 +290,46 @@ test('url: an allowed host is printed, its private sub-resources are not fetched
     assert.is(pdfPages(path), 1);
     assert.match(pdfText(path), /Served page/);
     assert.not.match(pdfText(path), /root:x/);
+    for (const hop of ['to-private', 'to-metadata']) {
+      const refused = await allowed.form('/pdf', { url: `http://127.0.0.1:${port}/${hop}` });
+      assert.is(refused.status, 400, hop);
+      assert.match(String(((await refused.json()) as { error: string }).error), /cannot be fetched/);
+    }
     assert.is(secretHits, 0);
   } finally {
     await allowed.close();
     site.close();
     secret.close();
   }
+});
+
+test('an instance above the memory limit is replaced between jobs', async () => {
+  configurePool({ maxRssMb: 1 }); // every soffice is larger than 1 MB
+  try {
+    const before = poolStats();
+    for (let i = 0; i < 2; i++) {
+      const { path } = await convert({ file: { file: corpus('office/gotenberg-pages_3.docx') } });
+      assert.is(pdfPages(path), 3);
+    }
+    const after = poolStats();
+    assert.ok(after.recycledForMemory >= before.recycledForMemory + 1, JSON.stringify([before, after]));
+    assert.ok(after.started > before.started);
+  } finally {
+    configurePool({ maxRssMb: 1024 });
+  }
+});
+
+test('the browser shuts down completely', async () => {
+  await convert({ file: { file: corpus('web/gotenberg-pages-3.html') } });
+  const { running, pids } = browserStats();
+  assert.ok(running >= 1 && pids.length >= 1);
+  await shutdownBrowser();
+  assert.is(browserStats().running, 0);
+  // Zombies (dead, waiting for init to reap them) do not count.
+  const groups = tool('ps', ['-eo', 'pgid=,stat=']).split('\n').filter((l) => !/Z/.test(l)).map((l) => Number(l.trim().split(/\s+/)[0]));
+  for (const pid of pids) assert.not.ok(groups.includes(pid!), `process group ${pid} still has processes`);
+  // The next job starts a fresh browser.
+  assert.is(pdfPages((await convert({ file: { file: corpus('web/gotenberg-pages-3.html') } })).path), 3);
 });
 
 test('the pool shuts down completely', async () => {

@@ -8,6 +8,7 @@ import { createDeps } from '../app/deps.js';
 import type { Deps } from '../app/http/context.js';
 import type { Operation } from '../app/http/operation.js';
 import { createApp } from '../app/server.js';
+import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -68,7 +69,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { operati
     },
     close: async () => {
       await deps.jobs.drain(1000);
-      await shutdownPool();
+      await Promise.all([shutdownPool(), shutdownBrowser()]);
       await deps.store.flushAll();
       for (const d of downloads) rmSync(d, { recursive: true, force: true });
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });

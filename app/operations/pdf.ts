@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { copyFile, readFile, stat, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { AppError, invalidInput, outOfRange, passwordProtected } from '../errors.js';
@@ -11,8 +11,11 @@ import { printHtml } from '../../engines/chromium/print.js';
 import { EngineError } from '../../engines/errors.js';
 import { imagesToPdf } from '../../engines/image-pdf.js';
 import { OfficePasswordError, officeToPdf } from '../../engines/libreoffice/pool.js';
-import { psToPdf } from '../../engines/postscript.js';
-import { injectPageCss, pageCss, parseMargin, VIEWPORTS, type WebLayout } from './lib/html-page.js';
+import { enforceImagePolicy, psToPdf } from '../../engines/postscript.js';
+import { assemblePages } from '../../engines/qpdf-edit.js';
+import { encryptionOf, pageCount } from '../../engines/qpdf.js';
+import { mailHtml, readEml, readMsg, type Mail } from './lib/email.js';
+import { injectPageCss, pageCss, paperOf, parseMargin, printableWidthPx, printScale, VIEWPORTS, type PageSetup, type WebLayout } from './lib/html-page.js';
 import { inspectZip, isEncryptedOoxml } from './lib/office-input.js';
 import { PAGE_SIZE_NAMES, pageSize, type PageSizeName } from './lib/page-sizes.js';
 
@@ -21,7 +24,12 @@ const SPREADSHEETS = new Set(['xls', 'xlsx', 'ods', 'csv']);
 const POSTSCRIPT = ['ps', 'eps'];
 const IMAGES = ['jpg', 'jpeg', 'png', 'tif', 'tiff', 'bmp', 'gif', 'webp'];
 const HTML = ['html', 'htm'];
-const SUPPORTED = [...OFFICE, ...POSTSCRIPT, ...IMAGES, ...HTML];
+const EMAIL = ['eml', 'msg'];
+const SUPPORTED = [...OFFICE, ...POSTSCRIPT, ...IMAGES, ...HTML, ...EMAIL];
+/** mailparser and msgreader hold a whole message (and its decoded attachments) in memory. */
+const MAX_MAIL_BYTES = 100 * 1024 * 1024;
+/** Longest wait for a page's network to go idle before it is printed anyway. */
+const SETTLE_MS = 5000;
 
 /** The address to connect to for a host, if every address it resolves to is allowed; else null. */
 export async function resolveAllowedHost(host: string, policy: FetchPolicy): Promise<string | null> {
@@ -68,7 +76,9 @@ export default operation({
     `Exactly one of file, id or url. Supported uploads: ${SUPPORTED.map((e) => `.${e}`).join(', ')}. ` +
     'Office documents go through LibreOffice, PostScript/EPS through Ghostscript (EPS cropped to its bounding box), ' +
     'images become one page per image or frame (page size from the image DPI, 72 when it has none; JPEGs embedded as they are ' +
-    'unless they must be downsampled), HTML and web pages through Chromium. E-mail (.eml, .msg) is not supported yet.',
+    'unless they must be downsampled), HTML and web pages through Chromium (laid out at the web_layout viewport width), ' +
+    'e-mail (.eml, Outlook .msg) as a header block, the body and a list of attachments, with image and PDF attachments ' +
+    'appended as pages; e-mail never loads remote content.',
   inputs: { file: { idField: 'id', kind: 'any', required: false, description: 'The document to convert' } },
   fields,
   output: 'file',
@@ -95,9 +105,7 @@ async function convert(ctx: RunContext<Fields>) {
 
   if (f.url) {
     const html = await fetchPage(f.url, ctx.urlPolicy, ctx.signal);
-    const page = join(dir, 'page.html');
-    await writeFile(page, injectPageCss(html.text, htmlCss(f), html.url));
-    await printHtml(page, out, { viewportWidth: VIEWPORTS[f.web_layout], settleMs: 5000, resolveHost: (h) => resolveAllowedHost(h, ctx.urlPolicy) }, ectx);
+    await printPage(injectPageCss(html.text, pageCss(setupOf(f)), html.url), out, f, ctx);
     return { files: [{ path: out }] };
   }
 
@@ -132,11 +140,9 @@ async function convert(ctx: RunContext<Fields>) {
       throw err;
     });
   } else if (HTML.includes(ext)) {
-    const page = join(dir, 'page.html');
-    await writeFile(page, injectPageCss(await readFile(local, 'utf8'), htmlCss(f)));
-    await printHtml(page, out, { viewportWidth: VIEWPORTS[f.web_layout], settleMs: 5000, resolveHost: (h) => resolveAllowedHost(h, ctx.urlPolicy) }, ectx);
-  } else if (ext === 'eml' || ext === 'msg') {
-    throw new AppError('invalid_input', `Conversion of e-mail (.${ext}) to PDF is not supported yet`);
+    await printPage(injectPageCss(await readFile(local, 'utf8'), pageCss(setupOf(f))), out, f, ctx);
+  } else if (EMAIL.includes(ext)) {
+    await convertMail(local, ext, input.name, out, f, ctx);
   } else {
     throw invalidInput(`${input.name}: .${ext || '(no extension)'} cannot be converted; supported: ${SUPPORTED.map((e) => `.${e}`).join(', ')}`);
   }
@@ -144,8 +150,87 @@ async function convert(ctx: RunContext<Fields>) {
   return { files: [{ path: out }] };
 }
 
-function htmlCss(f: Fields): string {
-  return pageCss({ size: f.page_size, orientation: f.page_orientation, marginPt: parseMargin(f.page_margin)!, layout: f.web_layout });
+const setupOf = (f: Fields): PageSetup => ({ size: f.page_size, orientation: f.page_orientation, marginPt: parseMargin(f.page_margin)!, layout: f.web_layout });
+
+/**
+ * Prints prepared HTML with Chromium, then applies compression and downsample (Chromium keeps images as the
+ * page had them). Sub-resources follow the URL policy. E-mail (`mail`) refuses every host, runs no script and
+ * ignores web_layout (HTML only in the spec): it is laid out at the printable width, at 100 %, as mail clients print.
+ */
+async function printPage(html: string, out: string, f: Fields, ctx: RunContext<Fields>, o: { mail: boolean } = { mail: false }): Promise<void> {
+  const page = join(ctx.dir, 'page.html');
+  const printed = join(ctx.dir, 'printed.pdf');
+  await writeFile(page, html);
+  const setup = setupOf(f);
+  await printHtml(
+    page,
+    printed,
+    {
+      viewportWidth: o.mail ? printableWidthPx(setup) : VIEWPORTS[f.web_layout],
+      paper: paperOf(setup),
+      scale: o.mail ? 1 : printScale(setup),
+      settleMs: SETTLE_MS,
+      javascript: !o.mail,
+      resolveHost: o.mail ? async () => null : (h) => resolveAllowedHost(h, ctx.urlPolicy),
+    },
+    { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs },
+  );
+  const rewritten = await enforceImagePolicy(printed, out, { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample) }, { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs });
+  if (!rewritten) await rename(printed, out);
+}
+
+/**
+ * The message is printed like an HTML upload (page options apply); image and PDF attachments that are not
+ * already shown in the body follow it as pages, in their order. An attachment that cannot be appended (an
+ * unreadable image, an encrypted PDF) is only listed, with the reason.
+ */
+async function convertMail(local: string, ext: string, name: string, out: string, f: Fields, ctx: RunContext<Fields>): Promise<void> {
+  const ectx = { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
+  const buf = await readFile(local);
+  if (buf.length > MAX_MAIL_BYTES) throw invalidInput(`${name} is larger than ${MAX_MAIL_BYTES / 1024 / 1024} MB, the limit for e-mail`);
+  let mail: Mail;
+  try {
+    mail = ext === 'msg' ? readMsg(buf) : await readEml(buf);
+  } catch {
+    throw invalidInput(`${name} is not a readable ${ext === 'msg' ? 'Outlook message' : 'e-mail message'}`);
+  }
+  const notes = new Map<number, string>();
+  const appended: string[] = [];
+  for (const [i, a] of mail.attachments.entries()) {
+    if (a.inline) continue;
+    const aext = extensionOf(a.name);
+    const isPdf = a.type === 'application/pdf' || aext === 'pdf' || a.content.subarray(0, 5).toString('latin1') === '%PDF-';
+    // The sender names the file and its type: only an extension from our own list reaches the path.
+    const imageExt = IMAGES.includes(aext) ? aext : /^image\/(jpeg|png|tiff|bmp|gif|webp)\b/.exec(a.type)?.[1];
+    if (!isPdf && !imageExt) continue;
+    const file = join(ctx.dir, `attachment-${i}.${isPdf ? 'pdf' : imageExt}`);
+    await writeFile(file, a.content);
+    try {
+      if (isPdf) {
+        if ((await encryptionOf(file, ectx)) === 'needs-password') {
+          notes.set(i, 'not appended: password protected');
+          continue;
+        }
+        await pageCount(file, ectx);
+        appended.push(file);
+      } else {
+        const pdf = `${file}.pdf`;
+        await imagesToPdf([file], pdf, { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample) }, ectx);
+        appended.push(pdf);
+      }
+      notes.set(i, 'appended after the message');
+    } catch (err) {
+      if (!(err instanceof EngineError) || err.details.timedOut || err.details.aborted) throw err;
+      notes.set(i, 'not appended: unreadable');
+    }
+  }
+  const message = appended.length ? join(ctx.dir, 'message.pdf') : out;
+  await printPage(mailHtml(mail, notes), message, f, ctx, { mail: true });
+  if (appended.length) {
+    const sources = [message, ...appended];
+    const counts = await Promise.all(sources.map((p) => pageCount(p, ectx)));
+    await assemblePages(sources.map((path, k) => ({ path, pages: Array.from({ length: counts[k] }, (_, n) => n + 1) })), out, ectx);
+  }
 }
 
 async function fetchPage(url: string, policy: FetchPolicy, signal: AbortSignal): Promise<{ text: string; url: string }> {

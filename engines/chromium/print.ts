@@ -1,71 +1,74 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
-import { join } from 'node:path';
 import type { EngineContext } from '../context.js';
-import { expectOutput, run } from '../run.js';
+import { expectOutput } from '../run.js';
+import { withPage } from './browser.js';
 
 /**
- * HTML to PDF with headless Chromium, one process per job (`--print-to-pdf`). The page is never opened from
- * file:// (a file:// page may frame /etc/passwd): it is served from a virtual host by a one-job HTTP proxy
- * that Chromium must use for every request, loopback included. The proxy serves the page itself and asks
- * `resolveHost` for anything else: that callback answers the address to connect to, or null to refuse
- * (loopback, private and metadata addresses unless allowed), so sub-resources can never reach the private
- * network, and the address checked is the address connected to.
+ * HTML to PDF on the shared headless Chromium (browser.ts), one fresh incognito context per job. The page
+ * is never opened from file:// (a file:// page may frame /etc/passwd): it is served from a virtual host by
+ * a one-job HTTP proxy that the job's context must use for every request, loopback included. The proxy
+ * serves the page itself and asks `resolveHost` for anything else: that callback answers the address to
+ * connect to, or null to refuse (loopback, private and metadata addresses unless allowed), so navigation,
+ * redirects, sub-resources and websockets can never reach the private network, and the address checked is
+ * the address connected to. (Request interception over CDP could refuse requests too, but Chromium would
+ * resolve the name again itself, so a DNS answer could change between check and connect: rebinding.)
  */
 
 /** The page's name inside Chromium; `.invalid` never resolves anywhere real. */
 export const PAGE_ORIGIN = 'http://quire-page.invalid';
 
 export interface PrintOptions {
-  /** CSS viewport width the page is laid out at. */
+  /** CSS viewport width the page is laid out at (media queries see it). */
   viewportWidth: number;
-  /** Longest wait for the network to go idle (virtual time budget). */
+  /** Paper and margins, in points. */
+  paper: { width: number; height: number; margin: number };
+  /** Print scale: the printable width divided by the viewport width, so the layout keeps the viewport's width. */
+  scale: number;
+  /** Longest wait for the network to go idle after the document is parsed. */
   settleMs: number;
   /** Answers the address to connect to for a host, or null to refuse it. */
   resolveHost: (host: string) => Promise<string | null>;
+  /** Scripts on (web pages) or off (e-mail). */
+  javascript?: boolean;
 }
 
-export function chromiumArgs(output: string, proxyPort: number, userDataDir: string, o: Pick<PrintOptions, 'viewportWidth' | 'settleMs'>): string[] {
-  return [
-    '--headless',
-    '--no-sandbox', // we run as root in a container; the job dir, proxy and timeout are the fence
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--disable-extensions',
-    '--disable-dev-shm-usage',
-    '--hide-scrollbars',
-    '--mute-audio',
-    `--user-data-dir=${userDataDir}`,
-    `--proxy-server=http://127.0.0.1:${proxyPort}`,
-    '--proxy-bypass-list=<-loopback>', // without this Chromium connects to localhost directly
-    `--window-size=${o.viewportWidth},1000`,
-    `--virtual-time-budget=${o.settleMs}`,
-    '--run-all-compositor-stages-before-draw',
-    '--no-pdf-header-footer',
-    `--print-to-pdf=${output}`,
-    `${PAGE_ORIGIN}/index.html`,
-  ];
-}
+const inches = (pt: number) => `${Number((pt / 72).toFixed(4))}in`;
 
 /** Prints `html` (already prepared: page CSS injected) to `output`. */
 export async function printHtml(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {
   const page = await readFile(htmlFile);
   const proxy = await startProxy(page, o.resolveHost);
-  // Chromium puts its singleton socket in TMPDIR, and a socket path may not exceed 107 bytes: job dirs are deeper.
-  const shortTmp = await mkdtemp(join(tmpdir(), 'qc-'));
   try {
-    const args = chromiumArgs(output, proxy.port, join(ctx.cwd, 'chromium-profile'), o);
-    await run('chromium', args, { cwd: ctx.cwd, signal: ctx.signal, timeoutMs: ctx.timeoutMs, env: { TMPDIR: shortTmp } });
+    await withPage(
+      { proxyServer: `http://127.0.0.1:${proxy.port}` },
+      async (tab) => {
+        const timeout = ctx.timeoutMs ?? 60_000;
+        await tab.setJavaScriptEnabled(o.javascript ?? true);
+        await tab.setViewport({ width: o.viewportWidth, height: 1000 });
+        // The load event (images, styles, fonts), then a short quiet spell for script-driven loads; each capped
+        // at settleMs, after which the page is printed as it stands (a hanging sub-resource must not hang the job).
+        await tab.goto(`${PAGE_ORIGIN}/index.html`, { waitUntil: 'load', timeout: o.settleMs }).catch((err: Error) => {
+          if (err.name !== 'TimeoutError') throw err;
+        });
+        await tab.waitForNetworkIdle({ idleTime: 200, timeout: o.settleMs }).catch(() => undefined);
+        const m = inches(o.paper.margin);
+        await tab.pdf({
+          path: output,
+          width: inches(o.paper.width),
+          height: inches(o.paper.height),
+          margin: { top: m, right: m, bottom: m, left: m },
+          scale: Math.min(2, Math.max(0.1, o.scale)),
+          printBackground: true,
+          timeout,
+        });
+      },
+      ctx,
+    );
     await expectOutput('chromium', output);
   } finally {
     await proxy.close();
-    await rm(shortTmp, { recursive: true, force: true });
   }
 }
 

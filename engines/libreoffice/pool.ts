@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EngineContext } from '../context.js';
 import { EngineError } from '../errors.js';
+import { groupRss } from '../process-group.js';
 import { expectOutput } from '../run.js';
 
 /**
@@ -13,8 +14,9 @@ import { expectOutput } from '../run.js';
  * an instance that is already running converts in 60-350 ms. Each slot is one UNO helper process
  * (uno_helper.py, run by Debian's /usr/bin/python3 because only it can import `uno`) which starts its own
  * soffice with a private profile and pipe: two instances sharing a profile hand work to each other and the
- * listener exits. Slots start lazily, are recycled after `maxJobs` conversions (soffice grows and never
- * shrinks), and are killed and replaced when they crash or exceed a job's time limit.
+ * listener exits. Slots start lazily, are recycled after `maxJobs` conversions or when their resident memory
+ * passes `maxRssMb` between jobs (soffice grows and never shrinks), and are killed and replaced when they
+ * crash or exceed a job's time limit.
  *
  * These are long-lived processes talking over stdio, which engines/run.ts (one process per call, output
  * collected at exit) cannot host; they get the same treatment: argument arrays, a minimal environment,
@@ -26,6 +28,8 @@ export interface PoolOptions {
   size: number;
   /** Conversions before an instance is replaced. */
   maxJobs: number;
+  /** Resident memory (helper + soffice, summed over the process group) above which an instance is replaced after its job. */
+  maxRssMb: number;
   /** Time allowed for an instance to start (first start creates its profile: a few seconds). */
   startTimeoutMs: number;
   python: string;
@@ -54,6 +58,7 @@ export class OfficePasswordError extends EngineError {
 const defaults: PoolOptions = {
   size: Math.max(1, availableParallelism() - 1),
   maxJobs: 200,
+  maxRssMb: 1024,
   startTimeoutMs: 60_000,
   python: '/usr/bin/python3',
   soffice: 'soffice',
@@ -109,6 +114,7 @@ interface Slot {
 const slots: Slot[] = [];
 const waiters: ((s: Slot) => void)[] = [];
 let nextId = 1;
+const stats = { started: 0, recycledForJobs: 0, recycledForMemory: 0 };
 let generation = 0;
 let exitHookSet = false;
 const rootDir = join(tmpdir(), `quire-lo-${process.pid}`);
@@ -132,6 +138,7 @@ function startSlot(): Slot {
     // Last resort: no soffice survives its owner, even when shutdownPool() was never called.
     process.once('exit', () => slots.forEach((s) => killGroup(s.child)));
   }
+  stats.started++;
   const index = freeSlotIndex();
   const home = join(rootDir, `slot${index}`);
   mkdirSync(home, { recursive: true });
@@ -239,9 +246,15 @@ async function acquire(signal?: AbortSignal): Promise<Slot> {
   });
 }
 
-function release(slot: Slot): void {
+async function release(slot: Slot): Promise<void> {
+  let recycle = !slot.dead && slot.jobs >= options.maxJobs;
+  if (recycle) stats.recycledForJobs++;
+  else if (!slot.dead && slot.child.pid && (await groupRss(slot.child.pid)) > options.maxRssMb * 1024 * 1024) {
+    recycle = true;
+    stats.recycledForMemory++;
+  }
   slot.busy = false;
-  if (slot.jobs >= options.maxJobs && !slot.dead) {
+  if (recycle && !slot.dead) {
     retire(slot, false);
     remove(slot);
     return;
@@ -284,7 +297,8 @@ export async function officeToPdf(input: string, output: string, opts: OfficeExp
       slot.child.stdin!.write(`${JSON.stringify(req)}\n`);
     });
   } finally {
-    release(slot);
+    // Not awaited: the memory check runs while the job's answer goes out; the slot stays busy until it is done.
+    void release(slot);
   }
   if (!answer.ok) {
     if (answer.kind === 'password') throw new OfficePasswordError();
@@ -323,3 +337,6 @@ export async function shutdownPool(graceMs = 5000): Promise<void> {
 
 /** For the benchmark and tests: how many instances are running now. */
 export const poolSize = () => slots.filter((s) => !s.dead).length;
+
+/** For tests and the log: instances started, and replaced for their job count or their memory. */
+export const poolStats = () => ({ ...stats });

@@ -1,6 +1,6 @@
 import { pageSize, type PageSizeName } from './page-sizes.js';
 
-/** The print settings of HTML conversions, as CSS the page carries into Chromium's print. */
+/** The print settings of HTML conversions: paper, margins, layout width. */
 
 export const VIEWPORTS = { desktop: 1280, tablet: 768, mobile: 375 } as const;
 export type WebLayout = keyof typeof VIEWPORTS;
@@ -20,21 +20,29 @@ export interface PageSetup {
   layout: WebLayout;
 }
 
+/** Paper and margins in points, for the printer. */
+export function paperOf(p: PageSetup): { width: number; height: number; margin: number } {
+  const [width, height] = pageSize(p.size, p.orientation);
+  return { width, height, margin: p.marginPt };
+}
+
 /**
- * @page size and margins, plus the layout width: the document is laid out `VIEWPORTS[layout]` CSS pixels
- * wide and zoomed to the printable width, so a desktop layout prints small and a mobile one large.
- * (Print media queries still see the paper: Chromium's command line cannot emulate screen media.)
+ * The print scale that keeps the `VIEWPORTS[layout]` CSS-pixel layout across the printable width: Chromium
+ * lays a printed page out at printable width / scale, so width media queries see the viewport's width,
+ * a desktop layout prints small and a mobile one large. Chromium accepts 0.1 to 2.
  */
+export function printScale(p: PageSetup): number {
+  return Math.min(2, Math.max(0.1, printableWidthPx(p) / VIEWPORTS[p.layout]));
+}
+
+/** The width between the margins in CSS pixels (96 per inch). */
+export const printableWidthPx = (p: PageSetup) => Math.round(((paperOf(p).width - 2 * p.marginPt) * 96) / 72);
+
+/** @page size and margins, last in the cascade, so a page's own @page rules do not move the paper or margins. */
 export function pageCss(p: PageSetup): string {
-  const [w, h] = pageSize(p.size, p.orientation);
-  const printablePx = ((w - 2 * p.marginPt) * 96) / 72;
-  const vw = VIEWPORTS[p.layout];
-  const zoom = Math.max(0.05, printablePx / vw);
+  const { width, height } = paperOf(p);
   const pt = (n: number) => `${Number(n.toFixed(3))}pt`;
-  return [
-    `@page { size: ${pt(w)} ${pt(h)}; margin: ${pt(p.marginPt)}; }`,
-    `html { width: ${vw}px !important; zoom: ${Number(zoom.toFixed(4))}; }`,
-  ].join('\n');
+  return `@page { size: ${pt(width)} ${pt(height)}; margin: ${pt(p.marginPt)}; }`;
 }
 
 /** Puts the page CSS last (so it wins the cascade) and, for fetched pages, a <base> so relative links resolve to the site. */

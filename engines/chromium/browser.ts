@@ -1,0 +1,204 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import type { EngineContext } from '../context.js';
+import { EngineError } from '../errors.js';
+import { killGroupAndWait } from '../process-group.js';
+
+/**
+ * One long-lived headless Chromium, driven over CDP (puppeteer-core, browser from Debian), shared by every
+ * HTML job: a cold `chromium --print-to-pdf` pays ~0.5 s of start-up per document. Each job gets a fresh
+ * incognito browser context (own cookies, cache and storage) with its own proxy, closed at the end. The
+ * browser is replaced after `maxJobs` jobs (it grows), when it disconnects or crashes, and when a job's
+ * context cannot be closed after a timeout (a hung renderer).
+ *
+ * Puppeteer starts Chromium itself (a long-lived process engines/run.ts cannot host); it runs detached in
+ * its own process group, and we kill that group on shutdown so no renderer or zygote survives.
+ */
+
+export interface BrowserOptions {
+  executablePath: string;
+  /** Jobs before the browser is replaced. */
+  maxJobs: number;
+}
+
+const defaults: BrowserOptions = {
+  executablePath: ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)) ?? 'chromium',
+  maxJobs: 100,
+};
+let options: BrowserOptions = { ...defaults };
+
+export function configureBrowser(opts: Partial<BrowserOptions>): void {
+  options = { ...options, ...opts };
+}
+
+export const BROWSER_ARGS = [
+  '--no-sandbox', // we run as root in a container; the per-job proxy, context and timeout are the fence
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-extensions',
+  '--disable-default-apps',
+  '--hide-scrollbars',
+  '--mute-audio',
+  // WebRTC may send UDP around the proxy, to any address: forbid it.
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+];
+
+interface Instance {
+  browser: Browser;
+  pid?: number;
+  dir: string;
+  jobs: number;
+  active: number;
+  retiring: boolean;
+  dead: boolean;
+}
+
+let currentInst: Instance | null = null;
+let launching: Promise<Instance> | null = null;
+const instances = new Set<Instance>();
+let launches = 0;
+let exitHookSet = false;
+
+function killGroup(pid?: number): void {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* already gone */
+  }
+}
+
+async function launch(): Promise<Instance> {
+  if (!exitHookSet) {
+    exitHookSet = true;
+    process.once('exit', () => instances.forEach((i) => killGroup(i.pid)));
+  }
+  // Chromium's singleton socket lives in TMPDIR and a socket path may not exceed 107 bytes: keep it short.
+  const dir = mkdtempSync(join(tmpdir(), 'qchr-'));
+  let browser: Browser;
+  try {
+    browser = await puppeteer.launch({
+      executablePath: options.executablePath,
+      headless: true,
+      pipe: true,
+      userDataDir: join(dir, 'profile'),
+      args: BROWSER_ARGS,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, TMPDIR: dir, LANG: 'C.UTF-8' },
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+      timeout: 60_000,
+      protocolTimeout: 600_000,
+    });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    const missing = /ENOENT|not found|no such file/i.test(String((err as Error).message));
+    throw new EngineError('chromium', `could not start: ${(err as Error).message.split('\n')[0]}`, { missing });
+  }
+  launches++;
+  const inst: Instance = { browser, pid: browser.process()?.pid, dir, jobs: 0, active: 0, retiring: false, dead: false };
+  instances.add(inst);
+  browser.on('disconnected', () => void end(inst));
+  return inst;
+}
+
+/** Closes (or kills) an instance and forgets it; the next job starts a fresh one. */
+async function end(inst: Instance, graceMs = 5000): Promise<void> {
+  if (inst.dead) return;
+  inst.dead = true;
+  if (currentInst === inst) currentInst = null;
+  await Promise.race([inst.browser.close().catch(() => undefined), new Promise((r) => setTimeout(r, graceMs).unref())]);
+  // Renderers and the zygote may outlive the main process: empty the whole group.
+  await killGroupAndWait(inst.pid);
+  instances.delete(inst);
+  rmSync(inst.dir, { recursive: true, force: true });
+}
+
+async function acquire(): Promise<Instance> {
+  while (!currentInst || currentInst.dead) {
+    // Concurrent first jobs share one launch.
+    launching ??= launch().finally(() => (launching = null));
+    currentInst = await launching;
+  }
+  const inst = currentInst;
+  inst.jobs++;
+  inst.active++;
+  if (inst.jobs >= options.maxJobs) {
+    inst.retiring = true;
+    currentInst = null;
+  }
+  return inst;
+}
+
+function release(inst: Instance): void {
+  inst.active--;
+  if (inst.retiring && inst.active === 0) void end(inst);
+}
+
+export interface ContextOptions {
+  /** `http://127.0.0.1:<port>`: every request of the context goes there, loopback included. */
+  proxyServer: string;
+}
+
+/**
+ * Runs `fn` on a fresh page in a fresh incognito context, bounded by the job's signal and time limit.
+ * A context that cannot be closed afterwards means a hung browser: it is killed and replaced.
+ */
+export async function withPage<T>(o: ContextOptions, fn: (page: Page) => Promise<T>, ctx: EngineContext): Promise<T> {
+  ctx.signal?.throwIfAborted();
+  const inst = await acquire();
+  let context: BrowserContext | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  let finished = false;
+  try {
+    const stop = new Promise<never>((_, reject) => {
+      if (ctx.timeoutMs) timer = setTimeout(() => reject(new EngineError('chromium', `timed out after ${ctx.timeoutMs} ms`, { timedOut: true })), ctx.timeoutMs);
+      onAbort = () => reject(new EngineError('chromium', 'cancelled', { aborted: true }));
+      ctx.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    stop.catch(() => undefined);
+    const work = (async () => {
+      const c = await inst.browser.createBrowserContext({ proxyServer: o.proxyServer, proxyBypassList: ['<-loopback>'] });
+      if (finished) {
+        await c.close();
+        throw new EngineError('chromium', 'cancelled', { aborted: true });
+      }
+      context = c;
+      return fn(await c.newPage());
+    })();
+    work.catch(() => undefined);
+    return await Promise.race([work, stop]);
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+    if (inst.dead || !inst.browser.connected) throw new EngineError('chromium', 'the browser crashed');
+    throw new EngineError('chromium', (err as Error).message.split('\n')[0]);
+  } finally {
+    finished = true;
+    clearTimeout(timer);
+    if (onAbort) ctx.signal?.removeEventListener('abort', onAbort);
+    const closed = await Promise.race([
+      (context ? context.close() : Promise.resolve()).then(() => true, () => false),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5000).unref()),
+    ]);
+    if (!closed && !inst.dead) void end(inst, 0);
+    release(inst);
+  }
+}
+
+/** Closes every browser and kills what is left of their process groups. */
+export async function shutdownBrowser(): Promise<void> {
+  currentInst = null;
+  await Promise.all([...instances].map((i) => end(i)));
+}
+
+/** For tests and the benchmark: browsers running now, and launches so far. */
+export const browserStats = () => ({ running: [...instances].filter((i) => !i.dead).length, launches, pids: [...instances].map((i) => i.pid) });
