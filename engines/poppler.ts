@@ -48,3 +48,24 @@ export async function listImages(input: string, ctx: EngineContext, opts: { pass
     .filter((c) => c.length > 8 && /^\d+$/.test(c[0]))
     .map((c) => ({ page: Number(c[0]), type: c[2], width: Number(c[3]), height: Number(c[4]), encoding: c[8] }));
 }
+
+export interface PopplerWord {
+  text: string;
+  /** xMin, yMin, xMax, yMax in points, origin top-left of the displayed page. */
+  box: [number, number, number, number];
+}
+
+const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+const unescapeXml = (s: string) =>
+  s.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (m, e: string) =>
+    e[0] === '#' ? String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1))) : XML_ENTITIES[e] ?? m,
+  );
+
+/** `pdftotext -bbox-layout` words of one page: Poppler decodes CMaps MuPDF 1.21 cannot (non-embedded Shift-JIS). */
+export async function popplerWords(input: string, page: number, ctx: EngineContext): Promise<PopplerWord[]> {
+  const r = await run('pdftotext', ['-q', '-bbox-layout', '-f', String(page), '-l', String(page), input, '-'], ctx);
+  return [...r.stdout.matchAll(/<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+    text: unescapeXml(m[5]),
+    box: [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])],
+  }));
+}

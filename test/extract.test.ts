@@ -119,6 +119,22 @@ test('extracted-text: CJK vertical writing comes out as text', async () => {
   assert.ok(Math.abs(jp.coordinates.topLeft.y - jp.coordinates.bottomLeft.y) > Math.abs(jp.coordinates.topLeft.x - jp.coordinates.bottomLeft.x) || Math.abs(jp.coordinates.topLeft.y - jp.coordinates.topRight.y) > 20, JSON.stringify(jp.coordinates));
 });
 
+test('extracted-text and markdown: a non-embedded Shift-JIS CJK font is decoded (MANIFEST: 日本語テスト)', async () => {
+  const file = corpus('pdf/cjk-japanese-sjis-cmap.pdf');
+  const r = await post('/extracted-text', file, { word_coordinates: 'on' });
+  assert.match(r.fullText, /Hello ASCII/);
+  assert.match(r.fullText, /日本語テスト/);
+  assert.not.match(r.fullText, /\uFFFD/);
+  const w = r.words.find((x: { text: string }) => x.text === '日本語テスト');
+  assert.ok(w, JSON.stringify(r.words));
+  // Below "Hello ASCII" (PDF y grows upwards), starting at the left margin.
+  near(w.coordinates.topLeft.x, 72, 2, 'left');
+  assert.ok(w.coordinates.topLeft.y < r.words[0].coordinates.bottomLeft.y, 'second line');
+  const md = await post('/markdown', file);
+  const text = md.markdown ?? readFileSync(await t.download(md.outputUrl), 'utf8');
+  assert.match(text, /日本語テスト/);
+});
+
 test('extracted-text: two-column page is read column by column', async () => {
   const r = await post('/extracted-text', corpus('pdf/multicolumn-3-pages.pdf'), { pages: '1' });
   const at = (s: string) => {

@@ -1,7 +1,8 @@
 import { invalidInput } from '../../errors.js';
 import { inputError } from './pdf-access.js';
 import type { EngineContext } from '../../../engines/context.js';
-import { glyphColours, pageGeometry, structuredText } from '../../../engines/mupdf-stext.js';
+import { glyphColours, pageGeometry, structuredText, type StextChar, type StextLine, type StextPage } from '../../../engines/mupdf-stext.js';
+import { popplerWords, type PopplerWord } from '../../../engines/poppler.js';
 import { pageCount } from '../../../engines/qpdf.js';
 import { buildPages, type PageModel } from './layout.js';
 import { resolvePages } from './pages.js';
@@ -30,11 +31,50 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
       pageGeometry(path, pages, ctx),
       opts.colours ? glyphColours(path, pages, ctx) : Promise.resolve(undefined),
     ]);
+    await Promise.all(stext.filter((p) => undecoded(p).length).map(async (p) => repairLines(p, await popplerWords(path, p.page, ctx))));
     return buildPages(stext, geometry, traced);
   } catch (err) {
     throw inputError(err);
   }
 }
+
+const REPLACEMENT = '\uFFFD';
+const undecoded = (page: StextPage) => page.lines.filter((l) => l.wmode === 0 && l.spans.some((s) => s.chars.some((c) => c.c === REPLACEMENT)));
+
+/**
+ * MuPDF 1.21 cannot decode some text (a non-embedded font with a Shift-JIS CMap comes out as U+FFFD and Latin-1
+ * debris) that Poppler decodes. Such horizontal lines take Poppler's words found at the same place, spread
+ * evenly over each word's box, with the font, size and colour MuPDF saw.
+ */
+function repairLines(page: StextPage, words: PopplerWord[]): void {
+  for (const line of undecoded(page)) {
+    const [x0, y0, x1, y1] = line.bbox;
+    const found = words
+      .filter((w) => (w.box[1] + w.box[3]) / 2 >= y0 && (w.box[1] + w.box[3]) / 2 <= y1 && w.box[0] < x1 && w.box[2] > x0)
+      .sort((a, b) => a.box[0] - b.box[0]);
+    if (!found.length) continue;
+    const first = line.spans[0];
+    const colour = first.chars[0]?.color ?? '#000000';
+    const chars: StextChar[] = [];
+    found.forEach((w, i) => {
+      const [wx0, wy0, wx1, wy1] = w.box;
+      if (i > 0) chars.push(charAt(' ', found[i - 1].box[2], wx0, wy0, wy1, colour));
+      const glyphs = [...w.text];
+      const step = (wx1 - wx0) / glyphs.length;
+      glyphs.forEach((g, k) => chars.push(charAt(g, wx0 + k * step, wx0 + (k + 1) * step, wy0, wy1, colour)));
+    });
+    line.spans = [{ font: first.font, size: first.size, chars }];
+    line.bbox = [Math.min(x0, found[0].box[0]), y0, Math.max(x1, ...found.map((w) => w.box[2])), y1] as StextLine['bbox'];
+  }
+}
+
+const charAt = (c: string, left: number, right: number, top: number, bottom: number, color: string): StextChar => ({
+  c,
+  quad: [left, top, right, top, left, bottom, right, bottom],
+  x: left,
+  y: bottom,
+  color,
+});
 
 /** Pages (1-based) that carry no text at all: scans, or drawings. */
 export const textlessPages = (pages: PageModel[]) => pages.filter((p) => p.lines.length === 0).map((p) => p.page);
