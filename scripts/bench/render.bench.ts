@@ -30,7 +30,8 @@ function raw(cmd: string, args: string[], cwd: string): { s: number; kb: number 
 const hwmKb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))![1]);
 const resetHwm = () => writeFileSync('/proc/self/clear_refs', '5');
 
-const GS_DEVICE: Partial<Record<ImageFormat, string>> = { png: 'png16m', jpg: 'jpeg', tif: 'tiff24nc', bmp: 'bmp16m' };
+// Compressed TIFF as ours is (Ghostscript has no Deflate; uncompressed tiff24nc would write 25 MB a page).
+const GS_DEVICE: Partial<Record<ImageFormat, string[]>> = { png: ['-sDEVICE=png16m'], jpg: ['-sDEVICE=jpeg'], tif: ['-sDEVICE=tiff24nc', '-sCompression=lzw'], bmp: ['-sDEVICE=bmp16m'] };
 const POPPLER: Partial<Record<ImageFormat, string>> = { png: '-png', jpg: '-jpeg', tif: '-tiff' };
 const VIA_GS = new Set<ImageFormat>(['jpg', 'bmp']);
 
@@ -62,7 +63,7 @@ async function main() {
 
       const results: Record<string, { s: number; kb: number } | null> = { mutool: null, gs: null, pdftoppm: null };
       if (format === 'png') results.mutool = raw('mutool', ['draw', '-q', '-A', '0', '-r', String(dpi), '-o', 'm%d.png', PDF], dir);
-      if (GS_DEVICE[format]) results.gs = raw('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', `-sDEVICE=${GS_DEVICE[format]}`, `-r${dpi}`, '-o', `g%d.${format}`, PDF], dir);
+      if (GS_DEVICE[format]) results.gs = raw('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', ...GS_DEVICE[format]!, `-r${dpi}`, '-o', `g%d.${format}`, PDF], dir);
       // pdftoppm's PNG at 300 dpi takes ~19 s here: measured at 150 dpi only, to keep the run short.
       if (POPPLER[format] && dpi === 150) results.pdftoppm = raw('pdftoppm', [POPPLER[format]!, '-r', String(dpi), PDF, 'p'], dir);
       const measured = Object.values(results).filter((r): r is { s: number; kb: number } => r !== null);
