@@ -5,6 +5,7 @@ import toPdf from './pdf.js';
 import extractedImages from './extracted-images.js';
 import extractedText from './extracted-text.js';
 import markdown from './markdown.js';
+import pdfWithOcrText from './pdf-with-ocr-text.js';
 import linearizedPdf from './linearized-pdf.js';
 import mergedPdf from './merged-pdf.js';
 import pdfWithAddedAttachment from './pdf-with-added-attachment.js';
@@ -15,4 +16,4 @@ import imageConverters from './images.js';
 import rasterizedPdf from './rasterized-pdf.js';
 
 /** Every endpoint, in the order the docs list them. Adding an endpoint is adding its module here. */
-export const operations = [pdfInfo, extractedImages, extractedText, markdown, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, rasterizedPdf] as unknown as Operation[];
+export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, rasterizedPdf] as unknown as Operation[];

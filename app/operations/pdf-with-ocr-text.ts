@@ -1,0 +1,56 @@
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { list, output, pages } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import { addTextLayers, surveyPages } from '../../engines/mupdf-text-layer.js';
+import { inputError } from './lib/pdf-access.js';
+import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, PAGE_TIMEOUT_MS, recognizePages, tesseractLanguages } from './lib/ocr.js';
+import { resolvePages } from './lib/pages.js';
+import { openForRendering } from './lib/render.js';
+
+export default operation({
+  path: '/pdf-with-ocr-text',
+  tag: 'Information and extraction',
+  summary: 'Make a scanned PDF searchable with an invisible layer of recognised text',
+  description: [
+    `Each selected page is drawn (a scan at its own resolution between 150 and ${OCR_DPI} dpi, other pages at ${OCR_DPI} dpi) and read by Tesseract in the given languages (several at once, e.g. \`German,French\`; more languages, CJK above all, take longer).`,
+    'The recognised words are laid on the original page as invisible text (render mode 3) at the place of the words in the image, so the page looks exactly as before and its text can be selected, searched and extracted. The original content streams are kept unchanged; crop box, /Rotate and scans turned by 90, 180 or 270 degrees are handled.',
+    'A page that already carries text (any character in its own content, visible or invisible, so also a page OCR\'d before) is left as it is, as are pages outside `pages`: mixed documents keep their real text and only their scanned pages are recognised.',
+    `A page that would be larger than ${MAX_OCR_PIXELS / 1e6} megapixels is read at a lower resolution; a page that takes more than ${PAGE_TIMEOUT_MS / 1000} s is left without text and named in \`warning\`.`,
+  ].join(' '),
+  inputs: pdfInput(),
+  fields: {
+    languages: list(LANGUAGE_NAMES).optional().default(['English']).meta({ description: 'The languages of the text: a comma-separated list (`German,French`) or an array.', default: ['English'] }),
+    pages: pages(),
+    output: output(),
+  },
+  output: 'file',
+  engines: ['mupdf', 'qpdf', 'tesseract'],
+  run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
+    const ectx = { cwd: dir, signal, timeoutMs };
+    const languages = await tesseractLanguages(fields.languages, ectx);
+    const { boxes } = await openForRendering(input.path, ectx);
+    const selected = [...new Set(resolvePages(fields.pages, boxes.length))].sort((a, b) => a - b);
+    const surveys = await surveyPages(input.path, selected, ectx).catch((err) => {
+      throw inputError(err);
+    });
+    const scanned = selected.filter((p) => !surveys.get(p)?.glyphs);
+    const path = join(dir, 'ocr.pdf');
+    if (!scanned.length) {
+      await copyFile(input.path, path);
+      return { files: [{ path, name: `${outputName}.pdf` }] };
+    }
+    const { layers, timedOut } = await recognizePages({ input: input.path, boxes, pages: scanned, surveys, languages }, { dir, signal, timeoutMs, progress });
+    if (layers.length) {
+      await addTextLayers(input.path, path, layers, ectx).catch((err) => {
+        throw inputError(err);
+      });
+    } else {
+      await copyFile(input.path, path);
+    }
+    const warning = timedOut.length
+      ? `Page${timedOut.length > 1 ? 's' : ''} ${timedOut.join(', ')} took longer than ${PAGE_TIMEOUT_MS / 1000} s to recognise and ${timedOut.length > 1 ? 'were' : 'was'} left without text.`
+      : undefined;
+    return { files: [{ path, name: `${outputName}.pdf` }], warning };
+  },
+});
