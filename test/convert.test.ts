@@ -11,7 +11,7 @@ import { parseMargin } from '../app/operations/lib/html-page.js';
 import { orientationMatrix, pageSizeFor } from '../engines/image-pdf.js';
 import { browserStats, shutdownBrowser } from '../engines/chromium/browser.js';
 import { configurePool, poolSize, poolStats, shutdownPool } from '../engines/libreoffice/pool.js';
-import { corpus, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { convertToPdf, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 const test = suite('convert');
 let t: TestApp;
@@ -26,20 +26,9 @@ test.after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function convert(fields: Record<string, FormValue | FormValue[]>, status = 200): Promise<{ path: string; body: Record<string, unknown> }> {
-  const res = await t.form('/pdf', fields);
-  const body = (await res.json()) as Record<string, unknown>;
-  assert.is(res.status, status, JSON.stringify(body));
-  return { path: status === 200 ? await t.download(String(body.outputUrl)) : '', body };
-}
+const convert = (fields: Record<string, FormValue | FormValue[]>, status = 200) => convertToPdf(t, fields, status);
 const info = (p: string) => tool('pdfinfo', [p]);
 const pageSizeOf = (p: string) => /Page size:\s+([\d.]+) x ([\d.]+)/.exec(info(p))!.slice(1).map(Number);
-const fontsEmbedded = (p: string) =>
-  tool('pdffonts', [p])
-    .split('\n')
-    .slice(2)
-    .filter(Boolean)
-    .map((l) => / (yes|no) +(yes|no) +(yes|no) +\d+ +\d+\s*$/.exec(l)![1]);
 
 /** A zip with `n` entries that each inflate to `size` zero bytes (deflate of zeros is ~1000:1). */
 function zipBomb(n: number, size: number): Buffer {

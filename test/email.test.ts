@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { convertToPdf, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 const test = suite('email');
 let t: TestApp;
@@ -18,19 +18,8 @@ test.after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function convert(fields: Record<string, FormValue | FormValue[]>, status = 200): Promise<{ path: string; body: Record<string, unknown> }> {
-  const res = await t.form('/pdf', fields);
-  const body = (await res.json()) as Record<string, unknown>;
-  assert.is(res.status, status, JSON.stringify(body));
-  return { path: status === 200 ? await t.download(String(body.outputUrl)) : '', body };
-}
+const convert = (fields: Record<string, FormValue | FormValue[]>, status = 200) => convertToPdf(t, fields, status);
 const flat = (s: string) => s.replace(/\s+/g, ' ');
-const fontsEmbedded = (p: string) =>
-  tool('pdffonts', [p])
-    .split('\n')
-    .slice(2)
-    .filter(Boolean)
-    .map((l) => / (yes|no) +(yes|no) +(yes|no) +\d+ +\d+\s*$/.exec(l)![1]);
 const images = (p: string) =>
   tool('pdfimages', ['-list', p])
     .split('\n')

@@ -82,6 +82,21 @@ export const tool = (cmd: string, args: string[]) => execFileSync(cmd, args, { e
 export const pdfPages = (path: string) => Number(tool('qpdf', ['--show-npages', path]).trim());
 export const pdfText = (path: string) => tool('pdftotext', ['-layout', path, '-']);
 export const pdfInfoBox = (path: string) => tool('pdfinfo', ['-box', path]);
+/** pdffonts' "emb" column, one entry per font. */
+export const fontsEmbedded = (path: string) =>
+  tool('pdffonts', [path])
+    .split('\n')
+    .slice(2)
+    .filter(Boolean)
+    .map((l) => / (yes|no) +(yes|no) +(yes|no) +\d+ +\d+\s*$/.exec(l)![1]);
+
+/** POST /pdf as a multipart form; on 200 the output is downloaded. Throws when the status is not `status`. */
+export async function convertToPdf(t: TestApp, fields: Record<string, FormValue | FormValue[]>, status = 200): Promise<{ path: string; body: Record<string, unknown> }> {
+  const res = await t.form('/pdf', fields);
+  const body = (await res.json()) as Record<string, unknown>;
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(body)}`);
+  return { path: status === 200 ? await t.download(String(body.outputUrl)) : '', body };
+}
 
 export const UUID_V4 = /^[12]?[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
