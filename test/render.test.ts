@@ -177,6 +177,27 @@ test('pages: only the selected pages, in the order asked; sizes follow resolutio
   assert.is(many.outputUrl.length, pdfPages(corpus('pdf/standard-14-fonts-14-pages.pdf')));
 });
 
+test('pages on the Ghostscript formats: any order, repeats, each output its own file', async () => {
+  for (const format of ['jpg', 'bmp']) {
+    const out = await convert(`/${format}`, { pages: '2,1,2', resolution: '36', color_model: 'gray' });
+    assert.is(out.outputUrl.length, 3);
+    const files = await Promise.all(out.outputUrl.map((u) => t.download(u)));
+    const sizes = await Promise.all(
+      files.map(async (f) => {
+        if (format === 'bmp') return [bmpHeader(f).width, bmpHeader(f).height];
+        const m = await sharp(f).metadata();
+        return [m.width!, m.height!];
+      }),
+    );
+    for (const [i, [w, h]] of [[396, 306], [306, 396], [396, 306]].entries()) {
+      near(sizes[i][0], w, `${format} output ${i + 1} width`);
+      near(sizes[i][1], h, `${format} output ${i + 1} height`);
+    }
+    assert.equal(readFileSync(files[0]), readFileSync(files[2]), 'the repeated page is the same image');
+    assert.ok(new Set(out.outputId).size === 3, 'three resources');
+  }
+});
+
 test('default output name, resolution 300 and rgb', async () => {
   const out = await convert('/png', {}, TEXT);
   assert.equal(await names(out), ['text-minimal-pdflatex_service_png_1.png']);
