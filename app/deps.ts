@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { onRun } from '../engines/run.js';
 import { probeTools } from '../engines/tools.js';
 import { configurePool } from '../engines/libreoffice/pool.js';
@@ -20,9 +21,11 @@ export async function createDeps(config: Config): Promise<Deps> {
     timeoutMs: config.maxProcessMs,
     workDir: store.workDir,
     keepMs: Math.max(config.resourceTtlMs, 3600_000),
+    recordsDir: join(config.dataDir, 'requests'),
     onError: (err, jobId) => log.error({ err, jobId }, 'job failed'),
   });
   const stale = await jobs.sweepStaleDirs();
+  await jobs.sweepRecords();
   if (stale) log.info({ stale }, 'removed temp dirs left by a previous run');
   onRun((e) => log.debug({ tool: e.tool, exitCode: e.exitCode, ms: e.ms, stderr: e.stderr || undefined }, 'engine'));
   // One warm LibreOffice instance per job slot, started lazily on the first office conversion.

@@ -79,6 +79,37 @@ test('polling: Request-Type answers {requestId} at once, then pending with progr
   }
 });
 
+test('polling survives a restart: a finished request is still answered, an interrupted one reads as failed', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'quire-restart-'));
+  try {
+    const a = await startApp({}, { operations: [slow], dataDir });
+    const { requestId } = await (await a.json('/test-slow', { seconds: 0 }, { 'Request-Type': 'requestId' })).json();
+    let done;
+    for (let i = 0; i < 40; i++) {
+      done = await (await a.request(`/request-status/${requestId}`)).json();
+      if (done.status !== 'pending') break;
+      await sleep(50);
+    }
+    assert.is(done.status, 'completed');
+    await a.close();
+    const b = await startApp({}, { operations: [slow], dataDir });
+    try {
+      assert.equal(await (await b.request(`/request-status/${requestId}`)).json(), done);
+      // A record an earlier process left pending (it died before finishing).
+      const lost = '5b0f8c52-3f8e-4a51-9d0e-1c2b3a4d5e6f';
+      writeFileSync(join(dataDir, 'requests', `${lost}.json`), JSON.stringify({ id: lost, owner: null, status: 'pending', progress: 0.3 }));
+      const failed = await (await b.request(`/request-status/${lost}`)).json();
+      assert.equal(failed, { status: 'failed', requestId: lost, error: 'The server restarted before this request finished; send it again.', statusCode: 503 });
+      // Ids that are not UUIDs never reach the file system.
+      assert.is((await b.request('/request-status/..%2F..%2Fetc%2Fpasswd')).status, 404);
+    } finally {
+      await b.close();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('polling a failed job shows failed with the client error, never the engine stderr', async () => {
   const t = await startApp({}, { operations: [failing] });
   try {

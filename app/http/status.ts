@@ -16,9 +16,9 @@ export function mountStatus(app: Hono<Env>, deps: Deps): void {
     return c.json({ status: missing.length ? 'degraded' : 'ready', engines, disabledEndpoints: disabled, queue: deps.jobs.stats });
   });
 
-  app.get('/request-status/:id', (c) => {
+  app.get('/request-status/:id', async (c) => {
     const id = c.req.param('id');
-    const rec = deps.jobs.get(id);
+    const rec = await deps.jobs.get(id);
     // Another key's request is reported exactly like an unknown one: ids are not confirmed to strangers.
     if (!rec || (deps.config.apiKeys && rec.owner !== c.get('owner'))) throw new AppError('request_not_found', TEXT.requestNotFound);
     if (rec.status === 'pending') return c.json({ status: 'pending', requestId: id, ...(rec.progress !== undefined ? { progress: rec.progress } : {}) });

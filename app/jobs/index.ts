@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError, toClientError } from '../errors.js';
 
@@ -14,6 +14,8 @@ export interface JobContext {
 }
 
 export type JobStatus = 'pending' | 'completed' | 'failed';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface JobRecord {
   id: string;
@@ -37,6 +39,8 @@ export interface JobsOptions {
   workDir: string;
   /** How long finished job records stay pollable. */
   keepMs: number;
+  /** Where pollable records are also written, so a restart forgets no request (a pending one reads as failed). */
+  recordsDir?: string;
   onError?: (err: unknown, jobId: string) => void;
 }
 
@@ -51,6 +55,8 @@ export class Jobs {
   private readonly controllers = new Set<AbortController>();
   private recentMs: number[] = [];
   private closed = false;
+  private readonly writes = new Map<string, Promise<void>>();
+  private lastSweep = Date.now();
 
   constructor(private readonly opts: JobsOptions) {}
 
@@ -80,7 +86,10 @@ export class Jobs {
     }
     const id = randomUUID();
     const record: JobRecord | undefined = opts.track ? { id, owner: opts.owner, status: 'pending' } : undefined;
-    if (record) this.records.set(id, record);
+    if (record) {
+      this.records.set(id, record);
+      this.persist(record);
+    }
 
     const done = new Promise<T>((resolve, reject) => {
       const controller = new AbortController();
@@ -121,12 +130,12 @@ export class Jobs {
           this.next();
         }
         if (outcome.ok) {
-          if (record) Object.assign(record, { status: 'completed', progress: 1, result: outcome.value, finishedAt: Date.now() });
+          if (record) this.persist(Object.assign(record, { status: 'completed', progress: 1, result: outcome.value, finishedAt: Date.now() }));
           resolve(outcome.value);
         } else {
           if (record) {
             const mapped = toClientError(outcome.reason);
-            Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() });
+            this.persist(Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() }));
           }
           reject(outcome.reason);
         }
@@ -135,7 +144,7 @@ export class Jobs {
       const entry: Waiting = {
         start: () => void start(),
         cancel: (reason) => {
-          if (record) Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() });
+          if (record) this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() }));
           reject(reason);
         },
       };
@@ -160,9 +169,71 @@ export class Jobs {
     return { id, done };
   }
 
-  get(id: string): JobRecord | undefined {
+  /** A request's record: from memory, else (after a restart) from its file. */
+  async get(id: string): Promise<JobRecord | undefined> {
     this.evict();
-    return this.records.get(id);
+    const live = this.records.get(id);
+    if (live || !this.opts.recordsDir || !UUID.test(id)) return live;
+    const text = await readFile(this.recordPath(id), 'utf8').catch(() => null);
+    if (!text) return undefined;
+    let rec: JobRecord;
+    try {
+      rec = JSON.parse(text) as JobRecord;
+    } catch {
+      return undefined;
+    }
+    if (rec.status === 'pending') {
+      // Not in memory, so an earlier process took it and stopped before it finished.
+      this.persist(Object.assign(rec, { status: 'failed', error: { status: 503, error: 'The server restarted before this request finished; send it again.' }, finishedAt: Date.now() }));
+    }
+    if ((rec.finishedAt ?? 0) < Date.now() - this.opts.keepMs) {
+      await rm(this.recordPath(id), { force: true });
+      return undefined;
+    }
+    return rec;
+  }
+
+  /** Deletes record files older than the keep time (records of earlier processes nobody polled). */
+  async sweepRecords(): Promise<number> {
+    const dir = this.opts.recordsDir;
+    if (!dir) return 0;
+    await mkdir(dir, { recursive: true });
+    const limit = Date.now() - this.opts.keepMs;
+    let removed = 0;
+    for (const name of await readdir(dir)) {
+      const file = join(dir, name);
+      const s = await stat(file).catch(() => null);
+      if (s && s.mtimeMs < limit && !this.records.has(name.replace(/\.json$/, ''))) {
+        await rm(file, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  private recordPath(id: string): string {
+    return join(this.opts.recordsDir!, `${id}.json`);
+  }
+
+  /** Writes a record's file (whole, atomically), in order per record. */
+  private persist(record: JobRecord): void {
+    if (!this.opts.recordsDir) return;
+    const { id } = record;
+    const body = JSON.stringify(record);
+    const file = this.recordPath(id);
+    const write = (this.writes.get(id) ?? Promise.resolve())
+      .then(() => writeFile(`${file}.tmp`, body))
+      .then(() => rename(`${file}.tmp`, file))
+      .catch((err) => this.opts.onError?.(err, id));
+    this.writes.set(id, write);
+    void write.then(() => {
+      if (this.writes.get(id) === write) this.writes.delete(id);
+    });
+  }
+
+  /** Waits for record files being written (tests, shutdown). */
+  async flushRecords(): Promise<void> {
+    await Promise.all(this.writes.values());
   }
 
   private next(): void {
@@ -181,7 +252,15 @@ export class Jobs {
 
   private evict(): void {
     const limit = Date.now() - this.opts.keepMs;
-    for (const [id, r] of this.records) if (r.finishedAt && r.finishedAt < limit) this.records.delete(id);
+    for (const [id, r] of this.records) {
+      if (!r.finishedAt || r.finishedAt >= limit) continue;
+      this.records.delete(id);
+      if (this.opts.recordsDir) void rm(this.recordPath(id), { force: true }).catch(() => undefined);
+    }
+    if (Date.now() - this.lastSweep > 3600_000) {
+      this.lastSweep = Date.now();
+      void this.sweepRecords().catch(() => undefined);
+    }
   }
 
   /** Stops taking work, cancels what waits, and waits (up to `graceMs`) for running jobs before aborting them. */
@@ -192,5 +271,6 @@ export class Jobs {
     while (this.running > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const c of this.controllers) c.abort(new AppError('shutting_down', 'The server is shutting down.'));
     while (this.running > 0) await new Promise((r) => setTimeout(r, 20));
+    await this.flushRecords();
   }
 }
