@@ -31,6 +31,14 @@ const schema = z.object({
   API_KEYS: z.string().optional(),
   URL_FETCH: z.enum(['on', 'off']).default('on'),
   URL_ALLOW: list.default([]),
+  LLM_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  LLM_API_KEY: z.string().optional(),
+  LLM_MODEL: z.string().trim().min(1).optional(),
+  LLM_TIMEOUT_SECONDS: int(1).default(120),
+  LLM_CONTEXT_TOKENS: int(1024).default(8192),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -50,6 +58,23 @@ export interface Config {
   /** Hosts, addresses or CIDR ranges that may be fetched even though they are private. */
   urlAllow: string[];
   logLevel: string;
+  /** The language model of the AI text operations; null when LLM_URL is not set (they answer 503). */
+  llm: LlmConfig | null;
+}
+
+/**
+ * An OpenAI-compatible chat-completions server chosen by the operator, so it may be local: the URL_FETCH /
+ * URL_ALLOW policy, which guards the URLs clients send, does not apply to it.
+ */
+export interface LlmConfig {
+  /** Base URL; requests go to `<url>/chat/completions` (e.g. https://api.openai.com/v1, http://127.0.0.1:8080/v1). */
+  url: string;
+  /** Sent as `Authorization: Bearer`; never logged. */
+  apiKey?: string;
+  model: string;
+  timeoutMs: number;
+  /** The model's context window in tokens: long documents are cut into parts that fit it. */
+  contextTokens: number;
 }
 
 export class ConfigError extends Error {
@@ -70,6 +95,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (parsed.success && parsed.data.API_KEYS) {
     apiKeys = readKeys(parsed.data.API_KEYS, problems);
   }
+  if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL) problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
   if (problems.length) throw new ConfigError(problems);
   const d = parsed.data!;
   return {
@@ -86,6 +112,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     urlFetch: d.URL_FETCH === 'on',
     urlAllow: d.URL_ALLOW,
     logLevel: d.LOG_LEVEL,
+    llm: d.LLM_URL
+      ? { url: d.LLM_URL, apiKey: d.LLM_API_KEY, model: d.LLM_MODEL!, timeoutMs: d.LLM_TIMEOUT_SECONDS * 1000, contextTokens: d.LLM_CONTEXT_TOKENS }
+      : null,
   };
 }
 

@@ -5,12 +5,16 @@ export interface FontRow {
   name: string;
   type: string;
   embedded: boolean;
+  encoding: string;
+  /** Has a ToUnicode CMap. */
+  unicode: boolean;
 }
 
 /** `pdffonts`: every font used on the pages, with whether it is embedded. */
-export async function listFonts(input: string, ctx: EngineContext, opts: { password?: string } = {}): Promise<FontRow[]> {
+export async function listFonts(input: string, ctx: EngineContext, opts: { password?: string; page?: number } = {}): Promise<FontRow[]> {
   const pw = opts.password === undefined ? [] : ['-upw', opts.password];
-  const r = await run('pdffonts', [...pw, input], ctx);
+  const range = opts.page === undefined ? [] : ['-f', String(opts.page), '-l', String(opts.page)];
+  const r = await run('pdffonts', [...pw, ...range, input], ctx);
   return parseFonts(r.stdout);
 }
 
@@ -25,7 +29,7 @@ export function parseFonts(out: string): FontRow[] {
     .filter((l) => l.trim())
     .map((l) => {
       const cell = (i: number) => l.slice(cols[i][0], i + 1 < cols.length ? cols[i + 1][0] : undefined).trim();
-      return { name: cell(0), type: cell(1), embedded: cell(3) === 'yes' };
+      return { name: cell(0), type: cell(1), encoding: cell(2), embedded: cell(3) === 'yes', unicode: cell(5) === 'yes' };
     });
 }
 
