@@ -14,6 +14,10 @@ import security from './security.js';
 import splitPdf from './split-pdf.js';
 import imageConverters from './images.js';
 import rasterizedPdf from './rasterized-pdf.js';
+import compressedPdf from './compressed-pdf.js';
+import pdfa from './pdfa.js';
+import pdfx from './pdfx.js';
+import pdfWithConvertedColors from './pdf-with-converted-colors.js';
 
 /** Every endpoint, in the order the docs list them. Adding an endpoint is adding its module here. */
-export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, rasterizedPdf] as unknown as Operation[];
+export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors] as unknown as Operation[];

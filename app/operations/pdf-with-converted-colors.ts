@@ -1,0 +1,117 @@
+import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AppError } from '../errors.js';
+import { oneOf, output, trueFalse } from '../http/fields.js';
+import { operation } from '../http/operation.js';
+import { GS_ICC_DIR, outputIntentProlog, rewritePdf, type ColorFamily } from '../../engines/ghostscript-pdfwrite.js';
+import { openPdf } from './lib/pdf-access.js';
+
+/** colord-data's profiles (Debian package colord-data, listed in scripts/apt-packages.txt). */
+const COLORD = '/usr/share/color/icc/colord';
+
+type Preset = { file: string; family: ColorFamily; name: string } | { unavailable: string };
+const NOT_IN_DEBIAN = 'send color_profile=custom with the ICC profile as profile or profile_id';
+
+/** Every name of the spec: the ones Debian ships a profile for, and why the others are refused. */
+export const PRESETS: Record<string, Preset> = {
+  srgb: { file: `${GS_ICC_DIR}/srgb.icc`, family: 'RGB', name: 'sRGB IEC61966-2.1 (Ghostscript srgb.icc)' },
+  'vendor-rgb': { file: `${COLORD}/AppleRGB.icc`, family: 'RGB', name: 'Apple RGB (colord-data AppleRGB.icc)' },
+  'color-match-rgb': { file: `${COLORD}/ColorMatchRGB.icc`, family: 'RGB', name: 'ColorMatch RGB (colord-data ColorMatchRGB.icc)' },
+  'gamma-18': { file: `${GS_ICC_DIR}/sgray.icc`, family: 'Gray', name: 'Gray gamma 1.8 (Ghostscript sgray.icc, a pure 1.8 tone curve)' },
+  'gamma-22': { unavailable: `no grey gamma 2.2 profile is packaged in Debian 12 (Ghostscript's default_gray.icc has the sRGB curve, not a 2.2 power); ${NOT_IN_DEBIAN}` },
+  'lab-d50': { unavailable: "Ghostscript's pdfwrite converts to RGB, CMYK or grey only and cannot write Lab colour" },
+  'monitor-rgb': { unavailable: `a server has no monitor, so no monitor profile; ${NOT_IN_DEBIAN}` },
+  ...Object.fromEntries([10, 15, 20, 25, 30].map((n) => [`dot-gain-${n}`, { unavailable: `Adobe's Dot Gain ${n}% grey profile is not packaged in Debian; ${NOT_IN_DEBIAN}` }])),
+  'viewer5-cmyk': { unavailable: `Adobe's Acrobat 5 CMYK profile is not packaged in Debian; ${NOT_IN_DEBIAN}` },
+  'viewer9-cmyk': { unavailable: `Adobe's Acrobat 9 CMYK profile is not packaged in Debian; ${NOT_IN_DEBIAN}` },
+  custom: { unavailable: 'profile or profile_id is required when color_profile is custom' },
+};
+const NAMES = Object.keys(PRESETS) as [string, ...string[]];
+
+const FAMILIES: Record<string, ColorFamily> = { 'RGB ': 'RGB', CMYK: 'CMYK', GRAY: 'Gray' };
+const COMPONENTS = { RGB: 3, CMYK: 4, Gray: 1 } as const;
+
+/** The colour family of an ICC profile usable as a conversion target, or a 400 naming the profile. */
+export function iccTarget(b: Buffer): ColorFamily {
+  const bad = (why: string) => new AppError('out_of_range', `The profile is not a usable ICC output profile: ${why}`);
+  if (b.length < 132 || b.toString('latin1', 36, 40) !== 'acsp') throw bad('no ICC header');
+  const family = FAMILIES[b.toString('latin1', 16, 20)];
+  if (!family) throw bad(`its colour space is ${b.toString('latin1', 16, 20).trim()}, not RGB, CMYK or grey`);
+  const cls = b.toString('latin1', 12, 16);
+  if (!['mntr', 'prtr', 'scnr', 'spac'].includes(cls)) throw bad(`its device class is ${cls}`);
+  const tags = new Set<string>();
+  const n = b.readUInt32BE(128);
+  for (let i = 0; i < n && 144 + i * 12 <= b.length; i++) tags.add(b.toString('latin1', 132 + i * 12, 136 + i * 12));
+  // Converting into a profile needs its PCS-to-device direction: a B2A table, or the matrix/curves of RGB and grey.
+  const invertible = tags.has('B2A0') || (family === 'RGB' && tags.has('rTRC') && tags.has('rXYZ')) || (family === 'Gray' && tags.has('kTRC'));
+  if (!invertible) throw bad('it has no PCS-to-device table (B2A0), so colours cannot be converted into it');
+  return family;
+}
+
+export default operation({
+  path: '/pdf-with-converted-colors',
+  tag: 'Optimisation, colour and page geometry',
+  summary: 'Convert the colours of a PDF to an ICC profile',
+  description:
+    'Ghostscript pdfwrite converts every colour to the family of the profile (RGB, CMYK or grey) with that profile as the destination of the conversion, and embeds it as the document\'s OutputIntent. ' +
+    'Profiles from Debian packages: srgb (Ghostscript srgb.icc), vendor-rgb / apple-rgb (colord-data AppleRGB.icc), color-match-rgb (colord-data ColorMatchRGB.icc), gamma-18 (Ghostscript sgray.icc). ' +
+    'Refused with 400 rather than approximated: lab-d50 (pdfwrite cannot write Lab), gamma-22, dot-gain-10..30, viewer5-cmyk / acrobat5-cmyk, viewer9-cmyk / acrobat9-cmyk (Adobe profiles, not in Debian) and monitor-rgb (no monitor on a server): ' +
+    'send them as color_profile=custom with profile (ICC upload) or profile_id. ' +
+    'Limits of Ghostscript 10.00: colours already in the target family as device colours (DeviceRGB into an RGB profile, DeviceCMYK into a CMYK one) keep their values and are ' +
+    'tagged with the profile by the OutputIntent; ICC-tagged colours of the same family keep their own profile. preserve_black=true sets Ghostscript\'s DeviceGrayToK (grey on the K plate only) and ' +
+    'lcms2 black-plane preservation for CMYK-to-CMYK (KPreserve=2); false turns both off. (Ghostscript 10.00 already writes pure black and DeviceGray content as grey, i.e. K only, in CMYK output.)',
+  inputs: {
+    file: { idField: 'id', kind: 'pdf', description: 'The PDF' },
+    profile: { idField: 'profile_id', kind: 'any', required: false, description: 'ICC profile (color_profile=custom)' },
+  },
+  fields: {
+    color_profile: oneOf(NAMES, undefined, { 'apple-rgb': 'vendor-rgb', 'acrobat5-cmyk': 'viewer5-cmyk', 'acrobat9-cmyk': 'viewer9-cmyk' }),
+    preserve_black: trueFalse(false),
+    output: output(),
+  },
+  output: 'file',
+  engines: ['ghostscript', 'qpdf'],
+  check: (f) => {
+    const p = PRESETS[f.color_profile];
+    if (f.color_profile !== 'custom' && 'unavailable' in p) throw new AppError('out_of_range', `color_profile ${f.color_profile} is not available: ${p.unavailable}`);
+  },
+  run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName }) => {
+    const ctx = { cwd: dir, signal, timeoutMs };
+    const custom = inputs.profile?.[0];
+    const preset = PRESETS[fields.color_profile];
+    let target: { file: string; family: ColorFamily; name: string };
+    if (fields.color_profile === 'custom') {
+      if (!custom) throw new AppError('out_of_range', 'profile or profile_id is required when color_profile is custom');
+      const bytes = await readFile(custom.path);
+      const file = join(dir, 'custom.icc');
+      await writeFile(file, bytes);
+      target = { file, family: iccTarget(bytes), name: `Custom (${custom.name})` };
+    } else {
+      target = preset as typeof target;
+    }
+    const { pageCount } = await openPdf(input.path, ctx);
+
+    // pdfwrite converts into its default profile of the target family: a profiles dir of the job where that
+    // default is the target (Ghostscript 10.00 ignores -sOutputICCProfile for pdfwrite).
+    const icc = join(dir, 'icc');
+    await mkdir(icc);
+    const defaults = { RGB: 'default_rgb.icc', CMYK: 'default_cmyk.icc', Gray: 'default_gray.icc' } as const;
+    for (const f of await readdir(GS_ICC_DIR)) if (f !== defaults[target.family]) await symlink(join(GS_ICC_DIR, f), join(icc, f));
+    await copyFile(target.file, join(icc, defaults[target.family]));
+
+    const prolog = join(dir, 'intent.ps');
+    await writeFile(prolog, outputIntentProlog({ profile: target.file, components: COMPONENTS[target.family], subtype: 'GTS_PDFA1', identifier: 'Custom', info: target.name }));
+    const out = join(dir, 'converted.pdf');
+    const { stderr } = await rewritePdf(
+      input.path,
+      out,
+      { colorConversion: target.family, iccDir: icc, preserveBlack: fields.preserve_black, readable: [target.file, icc], prologs: [prolog] },
+      { ...ctx, pages: pageCount },
+    );
+    // Ghostscript exits 0 and leaves colours out when it cannot build a transform from a profile.
+    if (/failed to create ICC profile link|icc.*error/i.test(stderr)) {
+      throw new AppError('out_of_range', 'The profile could not be used for the conversion (Ghostscript could not build a colour transform with it)');
+    }
+    return { files: [{ path: out, name: `${outputName}.pdf` }] };
+  },
+});
