@@ -173,3 +173,23 @@ export async function isLinearized(input: string, ctx: EngineContext): Promise<b
   const r = await run('qpdf', ['--check-linearization', '--', input], { ...ctx, okExitCodes: [2, 3] });
   return r.exitCode === 0 && /no linearization errors/.test(r.stdout);
 }
+
+export interface StampPlan {
+  /** 1-based target pages, ascending. */
+  to: number[];
+  /** For each target, the 1-based page of the stamp file laid on it. */
+  from: number[];
+  /** Under the page's content instead of over it. */
+  behind: boolean;
+}
+
+/**
+ * Lays pages of a stamp PDF over (or under) pages of `input` (`--overlay` / `--underlay`). qpdf fits each stamp
+ * page into the target's trim box and undoes the target's /Rotate, so a stamp page drawn at the page's visible
+ * size lands upright at scale 1; the original content streams are kept as they are (wrapped in a form).
+ */
+export async function stampPages(input: string, stamp: string, output: string, plan: StampPlan, ctx: EngineContext): Promise<void> {
+  const layer = { file: stamp, to: rangeText(plan.to), from: plan.from.join(',') };
+  await runJob({ inputFile: input, outputFile: output, [plan.behind ? 'underlay' : 'overlay']: layer }, ctx);
+  await expectOutput('qpdf', output);
+}
