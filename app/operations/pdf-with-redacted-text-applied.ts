@@ -1,0 +1,42 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { output } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import { applyRedactions } from '../../engines/mupdf-redact.js';
+import { inputError } from './lib/pdf-access.js';
+import { selectPages } from './lib/read-pdf.js';
+
+/** `rgb_color`: three integers 0-255, comma-separated ("0, 0, 0") or a JSON array. */
+export const rgbColor = z.preprocess((v) => {
+  const s = Array.isArray(v) && v.length === 1 ? v[0] : v;
+  const parts = Array.isArray(s) ? s.map(String) : typeof s === 'string' ? s.split(',') : [String(s)];
+  const n = parts.map((p) => (/^\s*\d{1,3}\s*$/.test(p) ? Number(p) : NaN));
+  return n.length === 3 && n.every((x) => x >= 0 && x <= 255) ? n : v;
+}, z.tuple([z.number(), z.number(), z.number()]));
+
+/** The ordering rule of the spec (section 3): the input of this step is the preview's output. */
+export const NO_MARKS =
+  'The input PDF has no redaction annotations to apply. Send the document to /pdf-with-redacted-text-preview first and apply its output here.';
+
+export default operation({
+  path: '/pdf-with-redacted-text-applied',
+  tag: 'Signing, redaction, watermark',
+  summary: 'Apply the redaction annotations of a preview: remove the content for good',
+  description:
+    'The input is the output of /pdf-with-redacted-text-preview (any PDF with /Redact annotations is accepted). Under each annotation MuPDF removes the text from the content streams and replaces image pixels; vector art is left as it is (MuPDF 1.21). The areas are then painted in rgb_color ("r, g, b", 0-255, default black) and the annotations removed. Document information entries and an XMP packet that contain a redacted text are removed too; the file is rewritten whole, so no earlier revision or unused object keeps the removed content. An input without redaction annotations is refused (400).',
+  inputs: pdfInput('The preview PDF'),
+  fields: { rgb_color: rgbColor.optional().default([0, 0, 0]).meta({ type: 'string', default: '0, 0, 0' }), output: output() },
+  output: 'file',
+  engines: ['qpdf', 'mupdf'],
+  run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
+    const ctx = { cwd: dir, signal, timeoutMs };
+    await selectPages(input.path, '1-last', ctx);
+    const path = join(dir, 'redacted.pdf');
+    const applied = await applyRedactions(input.path, path, fields.rgb_color as [number, number, number], ctx).catch((err) => {
+      throw inputError(err);
+    });
+    if (!applied.areas) throw new AppError('invalid_input', NO_MARKS);
+    return { files: [{ path, name: `${outputName}.pdf` }] };
+  },
+});
