@@ -18,6 +18,9 @@ import compressedPdf from './compressed-pdf.js';
 import pdfa from './pdfa.js';
 import pdfx from './pdfx.js';
 import pdfWithConvertedColors from './pdf-with-converted-colors.js';
+import signedPdf from './signed-pdf.js';
+import summarizedPdfText from './summarized-pdf-text.js';
+import translatedPdfText from './translated-pdf-text.js';
 import redactionPreview from './pdf-with-redacted-text-preview.js';
 import redactionApplied from './pdf-with-redacted-text-applied.js';
 import importedFormData from './pdf-with-imported-form-data.js';
@@ -26,4 +29,4 @@ import pdfWithAddedText from './pdf-with-added-text.js';
 import pdfWithAddedImage from './pdf-with-added-image.js';
 
 /** Every endpoint, in the order the docs list them. Adding an endpoint is adding its module here. */
-export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage] as unknown as Operation[];
+export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, signedPdf, summarizedPdfText, translatedPdfText, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage] as unknown as Operation[];

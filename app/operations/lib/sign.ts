@@ -1,0 +1,206 @@
+import {
+  PDFArray,
+  PDFDict,
+  PDFDocument,
+  PDFHexString,
+  PDFName,
+  PDFNumber,
+  PDFRef,
+  PDFString,
+  StandardFonts,
+  beginText,
+  concatTransformationMatrix,
+  drawObject,
+  endText,
+  moveText,
+  popGraphicsState,
+  pushGraphicsState,
+  setFillingGrayscaleColor,
+  setFontAndSize,
+  setGraphicsState,
+  showText,
+  type PDFFont,
+  type PDFOperator,
+  type PDFPage,
+} from '@cantoo/pdf-lib';
+import { SignPdf } from '@signpdf/signpdf';
+import { DEFAULT_BYTE_RANGE_PLACEHOLDER, SUBFILTER_ADOBE_PKCS7_DETACHED } from '@signpdf/utils';
+import { AppError, outOfRange } from '../../errors.js';
+import { CmsSigner, signatureSize, type Credentials } from './sign-credentials.js';
+
+/**
+ * Adds a signature as an incremental update: the original bytes stay as they are (earlier signatures keep
+ * verifying), and the appended revision holds the signature field, its widget and appearance, and the
+ * signature dictionary whose /ByteRange covers the whole file but the /Contents hole that the CMS fills.
+ */
+
+export interface SignRequest {
+  /** Field name; default `Signature<n>`, the first one free. */
+  fieldName?: string;
+  /** A visible signature: page (1-based) and rectangle in default user space of the unrotated page. */
+  placement?: { page: number; rect: [number, number, number, number] };
+  /** Lines of the visible appearance, top to bottom. */
+  lines: string[];
+  /** PNG bytes of the logo, drawn behind the text. */
+  logo?: Buffer;
+  logoOpacity: number;
+  /** Signature dictionary entries. */
+  name: string;
+  reason?: string;
+  location?: string;
+  contact?: string;
+  time: Date;
+}
+
+export async function signPdf(input: Buffer, creds: Credentials, req: SignRequest): Promise<Buffer> {
+  let doc: PDFDocument;
+  try {
+    doc = await PDFDocument.load(input, { forIncrementalUpdate: true, updateMetadata: false, throwOnInvalidObject: false });
+  } catch {
+    throw new AppError('invalid_input', 'Uploaded file is not valid input for this route: the PDF structure cannot be read for signing');
+  }
+  refuseIfCertifiedLocked(doc);
+  const pages = doc.getPages();
+  const pageNo = req.placement?.page ?? 1;
+  if (pageNo > pages.length) throw outOfRange(pageNo, 'signature_configuration.location.page');
+  const page = pages[pageNo - 1];
+  if (req.placement) {
+    const { x, y, width, height } = page.getMediaBox();
+    const [x1, y1, x2, y2] = req.placement.rect;
+    if (x2 <= x || y2 <= y || x1 >= x + width || y1 >= y + height) {
+      throw new AppError('out_of_range', `signature_configuration.location lies outside page ${pageNo}, whose media box is [${[x, y, x + width, y + height].map((n) => +n.toFixed(2)).join(' ')}]`);
+    }
+  }
+  const ctx = doc.context;
+
+  const acroForm = doc.catalog.getOrCreateAcroForm();
+  const fieldName = req.fieldName ?? freeFieldName(acroForm.getAllFields().map(([f]) => f.getFullyQualifiedName() ?? ''));
+  if (req.fieldName && acroForm.getAllFields().some(([f]) => f.getFullyQualifiedName() === req.fieldName)) {
+    throw new AppError('out_of_range', `A field named ${req.fieldName} already exists in this PDF: choose another signature_configuration.name`);
+  }
+
+  const size = Math.ceil(signatureSize(creds) / 1024) * 1024;
+  // @signpdf finds /ByteRange by its placeholder and expects /Contents after it, so keys go in this order.
+  const sig = ctx.obj({
+    Type: 'Sig',
+    Filter: 'Adobe.PPKLite',
+    SubFilter: SUBFILTER_ADOBE_PKCS7_DETACHED,
+    ByteRange: [0, ...Array(3).fill(PDFName.of(DEFAULT_BYTE_RANGE_PLACEHOLDER))],
+    Contents: PDFHexString.of('0'.repeat(size * 2)),
+    M: PDFString.fromDate(req.time),
+    Name: PDFHexString.fromText(req.name),
+  });
+  if (req.reason) sig.set(PDFName.of('Reason'), PDFHexString.fromText(req.reason));
+  if (req.location) sig.set(PDFName.of('Location'), PDFHexString.fromText(req.location));
+  if (req.contact) sig.set(PDFName.of('ContactInfo'), PDFHexString.fromText(req.contact));
+  const sigRef = ctx.register(sig);
+
+  const rect = req.placement?.rect ?? [0, 0, 0, 0];
+  const widget = ctx.obj({
+    Type: 'Annot',
+    Subtype: 'Widget',
+    FT: 'Sig',
+    T: PDFHexString.fromText(fieldName),
+    V: sigRef,
+    F: 4,
+    Rect: rect,
+    P: page.ref,
+  });
+  if (req.placement) widget.set(PDFName.of('AP'), ctx.obj({ N: await appearance(doc, page, req) }));
+  const widgetRef = ctx.register(widget);
+  page.node.addAnnot(widgetRef);
+  acroForm.addField(widgetRef);
+  acroForm.dict.set(PDFName.of('SigFlags'), PDFNumber.of(3));
+
+  // Object streams would compress the signature dictionary, and its byte offsets must be in the file itself.
+  const prepared = Buffer.from(await doc.commit({ useObjectStreams: false }));
+  return new SignPdf().sign(prepared, new CmsSigner(creds), req.time);
+}
+
+const freeFieldName = (taken: string[]) => {
+  for (let n = 1; ; n++) if (!taken.includes(`Signature${n}`)) return `Signature${n}`;
+};
+
+/** A certification signature with DocMDP P=1 allows no change at all: another signature would void it. */
+function refuseIfCertifiedLocked(doc: PDFDocument): void {
+  const perms = doc.catalog.lookupMaybe(PDFName.of('Perms'), PDFDict);
+  const certifying = perms?.lookupMaybe(PDFName.of('DocMDP'), PDFDict);
+  const refs = certifying?.lookupMaybe(PDFName.of('Reference'), PDFArray);
+  for (let i = 0; refs && i < refs.size(); i++) {
+    const params = refs.lookupMaybe(i, PDFDict)?.lookupMaybe(PDFName.of('TransformParams'), PDFDict);
+    if (params?.lookupMaybe(PDFName.of('P'), PDFNumber)?.asNumber() === 1) {
+      throw new AppError('invalid_input', 'This PDF is certified with no changes allowed (DocMDP permission 1): a new signature would invalidate its certification');
+    }
+  }
+}
+
+/**
+ * The visible appearance: the logo fitted and centred behind the text, then the lines, wrapped and sized to
+ * fill the box. On a rotated page the form's /Matrix turns it back, so it reads upright on screen.
+ */
+async function appearance(doc: PDFDocument, page: PDFPage, req: SignRequest): Promise<PDFRef> {
+  const [x1, y1, x2, y2] = req.placement!.rect;
+  const rotation = (((page.getRotation().angle % 360) + 360) % 360) as 0 | 90 | 180 | 270;
+  const turned = rotation === 90 || rotation === 270;
+  const width = turned ? y2 - y1 : x2 - x1;
+  const height = turned ? x2 - x1 : y2 - y1;
+  const matrix = { 0: [1, 0, 0, 1, 0, 0], 90: [0, 1, -1, 0, 0, 0], 180: [-1, 0, 0, -1, 0, 0], 270: [0, -1, 1, 0, 0, 0] }[rotation];
+
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const ops: PDFOperator[] = [];
+  const resources: Record<string, Record<string, PDFRef | PDFDict>> = { Font: { F1: font.ref } };
+  if (req.logo) {
+    const image = await doc.embedPng(req.logo);
+    const scale = Math.min(width / image.width, height / image.height);
+    const [w, h] = [image.width * scale, image.height * scale];
+    resources.XObject = { Logo: image.ref };
+    resources.ExtGState = { GLogo: doc.context.obj({ Type: 'ExtGState', ca: req.logoOpacity, CA: req.logoOpacity }) };
+    ops.push(pushGraphicsState(), setGraphicsState('GLogo'), concatTransformationMatrix(w, 0, 0, h, (width - w) / 2, (height - h) / 2), drawObject('Logo'), popGraphicsState());
+  }
+  const pad = Math.min(4, width / 20, height / 20);
+  const { size, lines } = fitText(req.lines.map((l) => encodable(font, l)), font, width - 2 * pad, height - 2 * pad);
+  if (lines.length) {
+    ops.push(beginText(), setFillingGrayscaleColor(0), setFontAndSize('F1', size));
+    const lead = size * 1.2;
+    // Baseline of the first line one ascent below the top; the block is centred vertically.
+    const block = lead * (lines.length - 1) + size;
+    let y = height - (height - block) / 2 - size * 0.8;
+    for (const line of lines) {
+      ops.push(moveText(pad, y), showText(font.encodeText(line)), moveText(-pad, -y));
+      y -= lead;
+    }
+    ops.push(endText());
+  }
+  return doc.context.register(doc.context.formXObject(ops, { BBox: [0, 0, width, height], Matrix: matrix, Resources: resources }));
+}
+
+/** Characters Helvetica (WinAnsi) cannot show become '?', rather than failing the signature. */
+function encodable(font: PDFFont, text: string): string {
+  const set = new Set(font.getCharacterSet());
+  return [...text.replace(/[\r\n\t]+/g, ' ')].map((c) => (set.has(c.codePointAt(0)!) ? c : '?')).join('');
+}
+
+/** The largest size (12 pt down to 3 pt) at which the word-wrapped lines fit the box. */
+function fitText(texts: string[], font: Pick<PDFFont, 'widthOfTextAtSize'>, width: number, height: number): { size: number; lines: string[] } {
+  let lines: string[] = [];
+  for (let size = 12; size >= 3; size -= 0.5) {
+    lines = texts.flatMap((t) => wrap(t, (s) => font.widthOfTextAtSize(s, size) <= width));
+    if (lines.length * size * 1.2 <= height && lines.every((l) => font.widthOfTextAtSize(l, size) <= width)) return { size, lines };
+  }
+  return { size: 3, lines };
+}
+
+function wrap(text: string, fits: (s: string) => boolean): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const next = line ? `${line} ${word}` : word;
+    if (fits(next) || !line) line = next;
+    else {
+      out.push(line);
+      line = word;
+    }
+  }
+  if (line) out.push(line);
+  return out;
+}

@@ -1,0 +1,99 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { oneOf, output, pages } from '../http/fields.js';
+import { operation } from '../http/operation.js';
+import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, mapLimit, requireLlm, type Message } from './lib/llm.js';
+import { FORMAT_RULE, checkOutputFormat, outputFormat } from './summarized-pdf-text.js';
+
+/** Spec 4.11: ISO 639 code of 2-3 letters, then optionally a 4-letter script, a 2-letter or a 3-digit region. */
+const LANGUAGE_TAG = /^[a-z]{2,3}(-([a-z]{4}|[a-z]{2}|\d{3}))?$/i;
+const NAMES = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+
+/** The canonical tag (`EN-us` -> `en-US`) and its English name for the prompt; an unknown code is a 400. */
+export function outputLanguage(value: string): { tag: string; name: string } {
+  const v = value.trim();
+  let tag: string | undefined;
+  if (LANGUAGE_TAG.test(v)) {
+    try {
+      tag = Intl.getCanonicalLocales(v)[0];
+    } catch {
+      tag = undefined;
+    }
+  }
+  const name = tag && NAMES.of(tag);
+  if (!tag || !name) throw new AppError('out_of_range', `${v.slice(0, 100)} is not within the acceptable range for output_language: use an ISO 639 language code such as fr, de-CH, zh-Hant or es-419`);
+  return { tag, name };
+}
+
+/** Translations run longer than their source in many language pairs: the answer may take 1.5x the part. */
+const PART_SHARE = 0.4;
+const PARALLEL = 2;
+const SOURCE_LINE = /^\s*SOURCE:\s*([^\n]*)\n?/i;
+
+const messages = (text: string, lang: { tag: string; name: string }, format: 'plaintext' | 'markdown', part: [number, number]): Message[] => [
+  {
+    role: 'system',
+    content: `You are a professional translator. Translate the user's text into ${lang.name} (${lang.tag}). Translate all of it faithfully; keep names, numbers and the structure (headings, lists, tables, line breaks); add no comments or explanations. ${FORMAT_RULE[format]}`,
+  },
+  {
+    role: 'user',
+    content: `${part[1] > 1 ? `This is part ${part[0]} of ${part[1]} of a longer document. ` : ''}First write one line "SOURCE: " followed by the ISO 639-1 codes of the language(s) the text is written in, comma-separated; then an empty line; then the translation only.\n\n<text>\n${text}\n</text>`,
+  },
+];
+
+/** Splits the model's answer into the source-language line and the translation. */
+export function parseAnswer(answer: string): { languages: string[]; text: string } {
+  const m = SOURCE_LINE.exec(answer);
+  if (!m) return { languages: [], text: answer.trim() };
+  const languages = m[1]
+    .split(/[,;\s]+/)
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => /^[a-z]{2,3}(-[a-z0-9]{2,4})?$/.test(s));
+  return { languages, text: answer.slice(m[0].length).trim() };
+}
+
+export default operation({
+  path: '/translated-pdf-text',
+  tag: 'AI text operations',
+  summary: 'Translate the text of a document with a language model',
+  description:
+    'Input: a PDF (the pages selected, read in reading order as Markdown), a Markdown (.md) or a text (.txt) file (pages ignored). The text goes, in parts that fit the model\'s context window (LLM_CONTEXT_TOKENS), to the OpenAI-compatible model the server is configured with (LLM_URL, LLM_MODEL), which also names the source language(s). output_language: an ISO 639 code, optionally with a script or region (fr, pt-BR, zh-Hant, es-419). Without LLM_URL, or when the model cannot be reached or fails, the answer is 503. JSON: {translated_text, output_language, source_languages}; output_type=file stores a .txt file and still returns output_language and source_languages.',
+  inputs: { file: { idField: 'id', kind: 'any', description: 'A PDF, Markdown (.md) or text (.txt) file' } },
+  fields: {
+    output_language: z.preprocess((v) => (Array.isArray(v) ? v[0] : v), z.string().trim().min(1)).meta({ type: 'string', examples: ['fr', 'de-CH', 'zh-Hant', 'es-419'] }),
+    pages: pages(),
+    output_format: outputFormat(),
+    output_type: oneOf(['json', 'file'], 'json'),
+    output: output(),
+  },
+  check: (f) => {
+    outputLanguage(f.output_language);
+    checkOutputFormat(f.output_format);
+  },
+  output: 'json-or-file',
+  engines: ['qpdf', 'mupdf'],
+  run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
+    const model = requireLlm(llm);
+    const lang = outputLanguage(fields.output_language);
+    const format = fields.output_format as 'plaintext' | 'markdown';
+    const doc = await documentText(input, fields.pages, { cwd: dir, signal, timeoutMs });
+    const partTokens = Math.floor((model.contextTokens - OVERHEAD_TOKENS) * PART_SHARE);
+    const parts = chunk(doc.blocks, partTokens);
+    let done = 0;
+    const answers = await mapLimit(parts, PARALLEL, async (part, i) => {
+      const r = await complete(model, messages(part, lang, format, [i + 1, parts.length]), model.contextTokens - OVERHEAD_TOKENS - partTokens, signal);
+      progress(++done / parts.length);
+      return { ...parseAnswer(r.text), truncated: r.truncated };
+    });
+    const translated = answers.map((a) => a.text).join('\n\n');
+    const sources = [...new Set(answers.flatMap((a) => a.languages))];
+    const warning = [doc.warning, answers.some((a) => a.truncated) ? TRUNCATED_WARNING : undefined].filter(Boolean).join(' ') || undefined;
+    const meta = { output_language: lang.tag, source_languages: sources };
+    if (fields.output_type === 'json') return { json: { translated_text: translated, ...meta }, warning };
+    const path = join(dir, 'translation.txt');
+    await writeFile(path, translated);
+    return { files: [{ path, ext: 'txt' }], json: meta, warning };
+  },
+});
