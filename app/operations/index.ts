@@ -27,6 +27,9 @@ import importedFormData from './pdf-with-imported-form-data.js';
 import watermarkedPdf from './watermarked-pdf.js';
 import pdfWithAddedText from './pdf-with-added-text.js';
 import pdfWithAddedImage from './pdf-with-added-image.js';
+import word from './word.js';
+import excel from './excel.js';
+import powerpoint from './powerpoint.js';
 
 /** Every endpoint, in the order the docs list them. Adding an endpoint is adding its module here. */
-export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, signedPdf, summarizedPdfText, translatedPdfText, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage] as unknown as Operation[];
+export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, word, excel, powerpoint, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, signedPdf, summarizedPdfText, translatedPdfText, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage] as unknown as Operation[];

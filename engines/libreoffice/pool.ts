@@ -269,6 +269,24 @@ async function release(slot: Slot): Promise<void> {
 
 /** Converts one office document to PDF on a warm instance. Paths must be absolute and inside the job dir. */
 export async function officeToPdf(input: string, output: string, opts: OfficeExportOptions, ctx: EngineContext): Promise<void> {
+  await convertOnPool({ input, output, ext: opts.ext, locale: opts.locale, filter: exportFilterData(opts) }, ctx);
+}
+
+/** LibreOffice filter names for a conversion other than office to PDF (e.g. a PDF into Impress, out as PPTX). */
+export interface OfficeFilters {
+  /** Import filter forced on load (`impress_pdf_import`); without it LibreOffice detects the type. */
+  importFilter?: string;
+  /** Export filter (`Impress MS PowerPoint 2007 XML`). */
+  exportFilter: string;
+}
+
+/** Converts `input` with the given import and export filters on a warm instance. Paths as for officeToPdf. */
+export async function officeConvert(input: string, output: string, filters: OfficeFilters, ctx: EngineContext): Promise<void> {
+  await convertOnPool({ input, output, import: filters.importFilter, export: filters.exportFilter }, ctx);
+}
+
+async function convertOnPool(request: Record<string, unknown> & { output: string }, ctx: EngineContext): Promise<void> {
+  const output = request.output;
   const slot = await acquire(ctx.signal);
   let answer: Answer;
   try {
@@ -293,7 +311,7 @@ export async function officeToPdf(input: string, output: string, opts: OfficeExp
         resolve: (a) => (done(), resolve(a)),
         reject: (e) => (done(), reject(e)),
       });
-      const req = { id, input, output, ext: opts.ext, locale: opts.locale, filter: exportFilterData(opts) };
+      const req = { ...request, id };
       slot.child.stdin!.write(`${JSON.stringify(req)}\n`);
     });
   } finally {

@@ -1,7 +1,9 @@
 """One warm LibreOffice for the Node pool: starts soffice with its own profile and pipe, then converts
-documents to PDF on request. Protocol: one JSON object per line on stdin, one JSON answer per line on stdout.
+documents to PDF (or, with explicit filters, between other formats) on request. Protocol: one JSON object per
+line on stdin, one JSON answer per line on stdout.
 
   -> {"id": 1, "input": "/abs/in.docx", "output": "/abs/out.pdf", "ext": "docx", "filter": {...}, "locale": "en-US"}
+  -> {"id": 2, "input": "/abs/in.pdf", "output": "/abs/out.pptx", "import": "impress_pdf_import", "export": "Impress MS PowerPoint 2007 XML"}
   <- {"id": 1, "ok": true, "pages": 3}  |  {"id": 1, "ok": false, "kind": "password"|"invalid"|"crashed", "message": "..."}
 
 Startup prints {"ready": true} once soffice accepts connections. When stdin closes (the parent died or
@@ -107,7 +109,9 @@ def convert(office, req):
     # Not ReadOnly: Calc ignores format changes on a read-only document. Inputs are private copies in the job dir.
     load = {"Hidden": True, "InteractionHandler": handler, "MacroExecutionMode": 0, "UpdateDocMode": 0}
     lang, country = (req.get("locale") or "en-US").split("-")
-    if req.get("ext") == "csv":
+    if req.get("import"):
+        load["FilterName"] = req["import"]
+    elif req.get("ext") == "csv":
         # Separator comma, quote ", UTF-8, from line 1, no column types, numbers read as en-US (CSV's usual form).
         load["FilterName"] = CSV_FILTER
         load["FilterOptions"] = "44,34,76,1,,1033"
@@ -124,11 +128,13 @@ def convert(office, req):
         kind = "password" if handler.password_asked else "invalid"
         return {"ok": False, "kind": kind, "message": "could not be opened"}
     try:
-        export = "writer_pdf_Export"
-        for service, name in EXPORT_FILTERS:
-            if doc.supportsService(service):
-                export = name
-                break
+        export = req.get("export")
+        if not export:
+            export = "writer_pdf_Export"
+            for service, name in EXPORT_FILTERS:
+                if doc.supportsService(service):
+                    export = name
+                    break
         if export == "calc_pdf_Export":
             relocalize(doc, Locale(lang, country, ""))
         filter_data = props(req.get("filter") or {})
