@@ -21,17 +21,17 @@ const SMOOTHING_DOC: Record<ImageFormat, string> = {
   tif: MUPDF_SMOOTHING,
 };
 
-const FORMATS: { format: ImageFormat; models: [ColorModel, ...ColorModel[]]; name: string; notes: string }[] = [
-  { format: 'bmp', models: ['rgb', 'gray'], name: 'BMP', notes: 'rgb is 24-bit, gray 8-bit with a grey palette; DPI in the header.' },
-  { format: 'jpg', models: ['rgb', 'cmyk', 'gray'], name: 'JPEG', notes: 'cmyk is a 4-channel CMYK JPEG; DPI in the JFIF header.' },
-  { format: 'png', models: ['rgb', 'rgba', 'gray'], name: 'PNG', notes: 'rgba has a transparent background where the page has no content; DPI in pHYs.' },
-  { format: 'gif', models: ['rgb', 'gray'], name: 'GIF', notes: 'Palette of up to 256 colours, no dithering; GIF has no field for the resolution.' },
-  { format: 'tif', models: ['rgb', 'rgba', 'cmyk', 'lab', 'gray'], name: 'TIFF', notes: 'Deflate-compressed; cmyk is a separated (CMYK) TIFF, lab an 8-bit CIELAB TIFF (D50); DPI in the resolution tags.' },
+const FORMATS: { path: string; format: ImageFormat; models: [ColorModel, ...ColorModel[]]; name: string; notes: string }[] = [
+  { path: '/bmp', format: 'bmp', models: ['rgb', 'gray'], name: 'BMP', notes: 'rgb is 24-bit, gray 8-bit with a grey palette; DPI in the header.' },
+  { path: '/jpg', format: 'jpg', models: ['rgb', 'cmyk', 'gray'], name: 'JPEG', notes: 'cmyk is a 4-channel CMYK JPEG; DPI in the JFIF header.' },
+  { path: '/png', format: 'png', models: ['rgb', 'rgba', 'gray'], name: 'PNG', notes: 'rgba has a transparent background where the page has no content; DPI in pHYs.' },
+  { path: '/gif', format: 'gif', models: ['rgb', 'gray'], name: 'GIF', notes: 'Palette of up to 256 colours, no dithering; GIF has no field for the resolution.' },
+  { path: '/tif', format: 'tif', models: ['rgb', 'rgba', 'cmyk', 'lab', 'gray'], name: 'TIFF', notes: 'Deflate-compressed; cmyk is a separated (CMYK) TIFF, lab an 8-bit CIELAB TIFF (D50); DPI in the resolution tags.' },
 ];
 
-const converter = ({ format, models, name, notes }: (typeof FORMATS)[number]) =>
+const converter = ({ path, format, models, name, notes }: (typeof FORMATS)[number]) =>
   operation({
-    path: `/${format}`,
+    path,
     tag: 'Conversion to images',
     summary: `Render PDF pages to ${name} images`,
     description: `One ${name} per selected page, named <output>_<n>.${format} in the order of pages. ${notes} ${SMOOTHING_DOC[format]} ${PIXEL_CAP_DOC}`,
