@@ -175,6 +175,18 @@ test('preview: nothing matched -> the file unchanged with a warning', async () =
   assert.is(annotations(file).filter((a) => a.subtype === '/Redact').length, 0);
 });
 
+test('text MuPDF cannot decode (non-embedded Shift-JIS CMap) is found through Poppler and removed', async () => {
+  const SJIS = corpus('pdf/cjk-japanese-sjis-cmap.pdf'); // 'Hello ASCII' and '日本語テスト' (MANIFEST)
+  const { file } = await preview(SJIS, [{ type: 'literal', value: '日本語' }]);
+  assert.is(annotations(file).filter((a) => a.subtype === '/Redact').length, 1);
+  const { file: done } = await apply(file);
+  const text = pdfText(done);
+  assert.match(text, /Hello ASCII/);
+  // MuPDF removes glyphs by its own (wrong, single-byte) reading of the codes, so a neighbouring character may be
+  // cut too (テ here): more is removed, never less.
+  assert.not.match(text, /日本語/);
+});
+
 // ---------------------------------------------------------------- apply
 
 test('apply on a 15-page document: presets, literal and regex values are gone, the rest of the text stays', async () => {

@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { json, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { markRedactions } from '../../engines/mupdf-redact.js';
-import { structuredText } from '../../engines/mupdf-stext.js';
 import { inputError } from './lib/pdf-access.js';
-import { selectPages } from './lib/read-pdf.js';
+import { decodedText, selectPages } from './lib/read-pdf.js';
 import { findMarks, PRESETS, redactionsSchema } from './lib/redact-find.js';
 
 export default operation({
@@ -22,7 +21,7 @@ export default operation({
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ctx);
-    const stext = await structuredText(input.path, pages, ctx).catch((err) => {
+    const stext = await decodedText(input.path, pages, ctx).catch((err) => {
       throw inputError(err);
     });
     progress(0.5);

@@ -27,15 +27,21 @@ export async function selectPages(path: string, spec: string, ctx: EngineContext
 export async function readPages(path: string, pages: number[], ctx: EngineContext, opts: { colours?: boolean } = {}): Promise<PageModel[]> {
   try {
     const [stext, geometry, traced] = await Promise.all([
-      structuredText(path, pages, ctx),
+      decodedText(path, pages, ctx),
       pageGeometry(path, pages, ctx),
       opts.colours ? glyphColours(path, pages, ctx) : Promise.resolve(undefined),
     ]);
-    await Promise.all(stext.filter((p) => undecoded(p).length).map(async (p) => repairLines(p, await popplerWords(path, p.page, ctx))));
     return buildPages(stext, geometry, traced);
   } catch (err) {
     throw inputError(err);
   }
+}
+
+/** MuPDF's structured text of the pages, with the lines it could not decode read by Poppler (see repairLines). */
+export async function decodedText(path: string, pages: number[], ctx: EngineContext): Promise<StextPage[]> {
+  const stext = await structuredText(path, pages, ctx);
+  await Promise.all(stext.filter((p) => undecoded(p).length).map(async (p) => repairLines(p, await popplerWords(path, p.page, ctx))));
+  return stext;
 }
 
 const REPLACEMENT = '\uFFFD';
