@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from './context.js';
-import { EngineError } from './errors.js';
-import { expectOutput, run } from './run.js';
+import { runScript } from './mupdf.js';
+import { expectOutput } from './run.js';
 
 /**
  * Redaction with MuPDF (`mutool run` scripts, so the PDF is parsed and written in a separate process).
@@ -179,17 +179,6 @@ if (areas) {
 print(JSON.stringify({ areas: areas, pages: pages, scrubbed: scrubbed, annotations: removed }));
 `;
 
-async function runScript(name: string, script: string, args: string[], ctx: EngineContext) {
-  const file = join(ctx.cwd, name);
-  await writeFile(file, script);
-  const r = await run('mutool', ['run', file, ...args], ctx);
-  try {
-    return JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
-  } catch {
-    throw new EngineError('mutool', `${name} printed no summary`, { stderr: r.stderr });
-  }
-}
-
 export interface RedactionMarks {
   /** 1-based page. */
   page: number;
@@ -201,7 +190,7 @@ export interface RedactionMarks {
 export async function markRedactions(input: string, output: string, plan: RedactionMarks[], ctx: EngineContext): Promise<number> {
   const file = join(ctx.cwd, 'redaction-marks.json');
   await writeFile(file, JSON.stringify(plan.filter((p) => p.marks.length)));
-  const r = await runScript('mark-redactions.js', MARK, [input, output, file], ctx);
+  const r = await runScript('mark-redactions.js', MARK, [input, output, file], ctx, true);
   await expectOutput('mutool', output);
   return Number(r.marks);
 }
@@ -219,7 +208,7 @@ export interface AppliedRedactions {
 /** Applies the input's /Redact annotations, filling the areas with `rgb` (components 0-255). */
 export async function applyRedactions(input: string, output: string, rgb: [number, number, number], ctx: EngineContext): Promise<AppliedRedactions> {
   const fill = rgb.map((v) => String(Math.round((v / 255) * 1000) / 1000)).join(' ');
-  const r = await runScript('apply-redactions.js', APPLY, [input, output, fill], ctx);
+  const r = await runScript('apply-redactions.js', APPLY, [input, output, fill], ctx, true);
   const result = { areas: Number(r.areas) || 0, pages: (r.pages as number[]) ?? [], scrubbed: (r.scrubbed as string[]) ?? [], annotations: Number(r.annotations) || 0 };
   if (result.areas) await expectOutput('mutool', output);
   return result;

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from './context.js';
-import { EngineError } from './errors.js';
+import { runScript } from './mupdf.js';
 import { expectOutput, run } from './run.js';
 
 /**
@@ -118,12 +118,6 @@ for (var i = 0; i < plan.length; i++) {
 doc.save(scriptArgs[1], doc.canBeSavedIncrementally() ? "incremental" : "");
 `;
 
-async function runScript(name: string, script: string, args: string[], ctx: EngineContext) {
-  const file = join(ctx.cwd, name);
-  await writeFile(file, script);
-  return run('mutool', ['run', file, ...args], ctx);
-}
-
 export interface PageSurvey {
   glyphs: number;
   /** The highest resolution of the page's images (0 without images), pixels per inch as displayed. */
@@ -139,13 +133,7 @@ export type PageColors = 'mono' | 'gray' | 'rgb';
 /** Surveys the asked pages (see SURVEY), by 1-based page number. */
 export async function surveyPages(input: string, pages: number[], ctx: EngineContext): Promise<Map<number, PageSurvey>> {
   if (!pages.length) return new Map();
-  const r = await runScript('survey-pages.js', SURVEY, [input, pages.join(',')], ctx);
-  let found: Record<string, PageSurvey>;
-  try {
-    found = JSON.parse(r.stdout.trim().split('\n').pop() ?? '');
-  } catch {
-    throw new EngineError('mutool', 'no page survey', { stderr: r.stderr });
-  }
+  const found = (await runScript('survey-pages.js', SURVEY, [input, pages.join(',')], ctx, true)) as Record<string, PageSurvey | undefined>;
   return new Map(
     pages.map((p) => {
       const f = found[p];

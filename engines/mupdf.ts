@@ -1,5 +1,7 @@
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { run, stream } from './run.js';
 
 /** One page as MuPDF sees it: the visible (crop) box in PDF units after /Rotate, and the rotation. */
@@ -33,6 +35,24 @@ export function parsePageBoxes(xml: string): PageBox[] {
     pages.push({ page: Number(m[1]), width: turned ? h : w, height: turned ? w : h, rotate });
   }
   return pages;
+}
+
+/**
+ * Runs a MuPDF JavaScript program (`mutool run`), written into the job dir under `name`: the PDF is parsed and
+ * written in MuPDF's process, never in ours. With `summary`, the last line the program printed is its JSON result.
+ */
+export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary: true): Promise<Record<string, unknown>>;
+export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary?: false): Promise<void>;
+export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary = false): Promise<Record<string, unknown> | void> {
+  const file = join(ctx.cwd, name);
+  await writeFile(file, script);
+  const r = await run('mutool', ['run', file, ...args], ctx);
+  if (!summary) return;
+  try {
+    return JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as Record<string, unknown>;
+  } catch {
+    throw new EngineError('mutool', `${name} printed no summary`, { stderr: r.stderr });
+  }
 }
 
 export type DrawColorspace = 'gray' | 'rgb' | 'rgba' | 'cmyk';
