@@ -118,6 +118,17 @@ test('PEM, visible with display options and a logo: appearance text and logo on 
   assert.is(reds(outside), 0);
 });
 
+test('appearance text beyond Latin-1 (Cyrillic, CJK) is drawn with embedded fonts and stays extractable', async () => {
+  const cfg = { type: 'new', location: { bottom_left: { x: 40, y: 40 }, top_right: { x: 400, y: 120 }, page: 1 }, display: { name: 'Jürgen Мюллер 山田太郎', reason: 'Согласовано', include_datetime: false } };
+  const { path } = await sign({ file: { file: PLAIN }, ...pfx(), ...config(cfg) });
+  assert.equal(signatures(path).map((s) => s.valid), [true]);
+  const text = squash(pdfText(path));
+  for (const part of ['Digitally signed by Jürgen Мюллер 山田太郎', 'Reason: Согласовано']) assert.ok(text.includes(part), `${part} in ${text}`);
+  const fonts = tool('pdffonts', [path]);
+  assert.match(fonts, /Liberation\S*\s.*yes/, 'Cyrillic from an embedded Liberation subset');
+  assert.match(fonts, /NotoSansCJK\S*\s.*yes/, 'CJK from an embedded Noto CJK subset');
+});
+
 test('an already signed PDF: the new signature is added and both earlier ones stay valid', async () => {
   const input = corpus('signing/pyhanko-signed-twice-pades.pdf');
   const { path } = await sign({ file: { file: input }, ...pfx(), ...config({ type: 'new', location: { bottom_left: { x: 10, y: 10 }, top_right: { x: 150, y: 60 }, page: 1 } }) });

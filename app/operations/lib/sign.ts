@@ -7,7 +7,6 @@ import {
   PDFNumber,
   PDFRef,
   PDFString,
-  StandardFonts,
   beginText,
   concatTransformationMatrix,
   drawObject,
@@ -26,7 +25,9 @@ import {
 import { SignPdf } from '@signpdf/signpdf';
 import { DEFAULT_BYTE_RANGE_PLACEHOLDER, SUBFILTER_ADOBE_PKCS7_DETACHED } from '@signpdf/utils';
 import { AppError, outOfRange } from '../../errors.js';
+import { FontSet, resolveFont } from './fonts.js';
 import { CmsSigner, signatureSize, type Credentials } from './sign-credentials.js';
+import { LINE_SPACING, visualRuns, wrapText, type Line } from './text-block.js';
 
 /**
  * Adds a signature as an incremental update: the original bytes stay as they are (earlier signatures keep
@@ -146,9 +147,8 @@ async function appearance(doc: PDFDocument, page: PDFPage, req: SignRequest): Pr
   const height = turned ? x2 - x1 : y2 - y1;
   const matrix = { 0: [1, 0, 0, 1, 0, 0], 90: [0, 1, -1, 0, 0, 0], 180: [-1, 0, 0, -1, 0, 0], 270: [0, -1, 1, 0, 0, 0] }[rotation];
 
-  const font = await doc.embedFont(StandardFonts.Helvetica);
   const ops: PDFOperator[] = [];
-  const resources: Record<string, Record<string, PDFRef | PDFDict>> = { Font: { F1: font.ref } };
+  const resources: Record<string, Record<string, PDFRef | PDFDict>> = { Font: {} };
   if (req.logo) {
     const image = await doc.embedPng(req.logo);
     const scale = Math.min(width / image.width, height / image.height);
@@ -157,16 +157,37 @@ async function appearance(doc: PDFDocument, page: PDFPage, req: SignRequest): Pr
     resources.ExtGState = { GLogo: doc.context.obj({ Type: 'ExtGState', ca: req.logoOpacity, CA: req.logoOpacity }) };
     ops.push(pushGraphicsState(), setGraphicsState('GLogo'), concatTransformationMatrix(w, 0, 0, h, (width - w) / 2, (height - h) / 2), drawObject('Logo'), popGraphicsState());
   }
+  // Helvetica while the text fits Latin-1, else embedded subsets with per-character fallbacks (Cyrillic, CJK,
+  // Arabic...): the same font model as /pdf-with-added-text, so a signer's name shows as written.
+  const fonts = new FontSet(doc);
+  const texts = await Promise.all(
+    req.lines.map(async (l) => {
+      const chars = [...l.replace(/[\r\n\t]+/g, ' ')];
+      return { chars, fonts: await fonts.fontsFor(chars, resolveFont('Helvetica')) };
+    }),
+  );
   const pad = Math.min(4, width / 20, height / 20);
-  const { size, lines } = fitText(req.lines.map((l) => encodable(font, l)), font, width - 2 * pad, height - 2 * pad);
+  const { size, lines } = fitText(texts, width - 2 * pad, height - 2 * pad);
   if (lines.length) {
-    ops.push(beginText(), setFillingGrayscaleColor(0), setFontAndSize('F1', size));
-    const lead = size * 1.2;
+    const names = new Map<PDFFont, string>();
+    const nameOf = (f: PDFFont) => {
+      if (!names.has(f)) {
+        names.set(f, `F${names.size + 1}`);
+        resources.Font[names.get(f)!] = f.ref;
+      }
+      return names.get(f)!;
+    };
+    ops.push(beginText(), setFillingGrayscaleColor(0));
+    const lead = size * LINE_SPACING;
     // Baseline of the first line one ascent below the top; the block is centred vertically.
     const block = lead * (lines.length - 1) + size;
     let y = height - (height - block) / 2 - size * 0.8;
     for (const line of lines) {
-      ops.push(moveText(pad, y), showText(font.encodeText(line)), moveText(-pad, -y));
+      let x = pad;
+      for (const run of visualRuns(line, false)) {
+        ops.push(setFontAndSize(nameOf(run.font), size), moveText(x, y), showText(run.font.encodeText(run.text)), moveText(-x, -y));
+        x += run.font.widthOfTextAtSize(run.text, size);
+      }
       y -= lead;
     }
     ops.push(endText());
@@ -174,33 +195,12 @@ async function appearance(doc: PDFDocument, page: PDFPage, req: SignRequest): Pr
   return doc.context.register(doc.context.formXObject(ops, { BBox: [0, 0, width, height], Matrix: matrix, Resources: resources }));
 }
 
-/** Characters Helvetica (WinAnsi) cannot show become '?', rather than failing the signature. */
-function encodable(font: PDFFont, text: string): string {
-  const set = new Set(font.getCharacterSet());
-  return [...text.replace(/[\r\n\t]+/g, ' ')].map((c) => (set.has(c.codePointAt(0)!) ? c : '?')).join('');
-}
-
-/** The largest size (12 pt down to 3 pt) at which the word-wrapped lines fit the box. */
-function fitText(texts: string[], font: Pick<PDFFont, 'widthOfTextAtSize'>, width: number, height: number): { size: number; lines: string[] } {
-  let lines: string[] = [];
+/** The largest size (12 pt down to 3 pt) at which the wrapped lines fit the box. */
+function fitText(texts: { chars: string[]; fonts: PDFFont[] }[], width: number, height: number): { size: number; lines: Line[] } {
+  let lines: Line[] = [];
   for (let size = 12; size >= 3; size -= 0.5) {
-    lines = texts.flatMap((t) => wrap(t, (s) => font.widthOfTextAtSize(s, size) <= width));
-    if (lines.length * size * 1.2 <= height && lines.every((l) => font.widthOfTextAtSize(l, size) <= width)) return { size, lines };
+    lines = texts.flatMap((t) => wrapText(t.chars, t.fonts, size, width));
+    if (lines.length * size * LINE_SPACING <= height && lines.every((l) => l.width <= width)) return { size, lines };
   }
   return { size: 3, lines };
-}
-
-function wrap(text: string, fits: (s: string) => boolean): string[] {
-  const out: string[] = [];
-  let line = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    const next = line ? `${line} ${word}` : word;
-    if (fits(next) || !line) line = next;
-    else {
-      out.push(line);
-      line = word;
-    }
-  }
-  if (line) out.push(line);
-  return out;
 }

@@ -115,7 +115,7 @@ export function drawLines(page: PDFPage, lines: Line[], origin: { x: number; y: 
 const STRONG_RTL = new Set(['R', 'AL']);
 
 /** A line's runs left to right as seen (rule L2 of UAX #9). Characters inside a run stay in logical order. */
-function visualRuns(line: Line, rtl: boolean) {
+export function visualRuns(line: Line, rtl: boolean) {
   const text = line.chars.join('');
   const { levels: unitLevels } = bidi.getEmbeddingLevels(text, rtl ? 'rtl' : 'ltr');
   const levels: number[] = [];
