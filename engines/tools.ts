@@ -10,6 +10,7 @@ export const TOOLS = {
   tesseract: { bin: 'tesseract', args: ['--version'], pkg: 'tesseract-ocr', pattern: /tesseract (\S+)/ },
   libreoffice: { bin: 'soffice', args: ['--version'], pkg: 'libreoffice-writer-nogui', pattern: /LibreOffice (\S+)/ },
   chromium: { bin: 'chromium', args: ['--version'], pkg: 'chromium', pattern: /Chromium (\S+)/ },
+  openssl: { bin: 'openssl', args: ['version'], pkg: 'openssl', pattern: /OpenSSL (\S+)/ },
 } as const;
 
 export type ToolName = keyof typeof TOOLS;

@@ -24,6 +24,11 @@ test.before(async () => {
   openssl('x509', '-req', '-in', 'signer.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'signer.pem', '-days', '2');
   openssl('pkcs12', '-export', '-inkey', 'signer.key', '-in', 'signer.pem', '-certfile', 'ca.pem', '-out', 'signer.p12', '-passout', `pass:${PASS}`);
   openssl('genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', 'other.key');
+  // An ECDSA P-256 signer, as modern PKIs issue, with its key in SEC1 DER.
+  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ec.key', '-out', 'ec.csr', '-subj', '/CN=Quire EC Signer');
+  openssl('x509', '-req', '-in', 'ec.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'ec.pem', '-days', '2');
+  openssl('ec', '-in', 'ec.key', '-outform', 'DER', '-out', 'ec.der');
+  openssl('pkcs12', '-export', '-inkey', 'ec.key', '-in', 'ec.pem', '-certfile', 'ca.pem', '-out', 'ec.p12', '-passout', `pass:${PASS}`);
   writeFileSync(k('pass.txt'), `${PASS}\n`);
   writeFileSync(k('wrong.txt'), 'not the passphrase\n');
   await sharp({ create: { width: 60, height: 30, channels: 3, background: { r: 230, g: 0, b: 0 } } }).png().toFile(k('logo.png'));
@@ -127,6 +132,14 @@ test('appearance text beyond Latin-1 (Cyrillic, CJK) is drawn with embedded font
   const fonts = tool('pdffonts', [path]);
   assert.match(fonts, /Liberation\S*\s.*yes/, 'Cyrillic from an embedded Liberation subset');
   assert.match(fonts, /NotoSansCJK\S*\s.*yes/, 'CJK from an embedded Noto CJK subset');
+});
+
+test('ECDSA credentials (PEM with a SEC1 DER key, and PKCS#12 with a Windows line end in the passphrase file) sign validly', async () => {
+  const { path } = await sign({ file: { file: PLAIN }, certificate_file: { file: k('ec.pem') }, private_key_file: { file: k('ec.der') }, ...config({ type: 'new' }) });
+  assert.equal(signatures(path).map((s) => [s.cn, s.valid, s.total]), [['Quire EC Signer', true, true]]);
+  writeFileSync(k('pass-crlf.txt'), `${PASS}\r\n`);
+  const { path: p12 } = await sign({ file: { file: PLAIN }, pfx_credential_file: { file: k('ec.p12') }, pfx_passphrase_file: { file: k('pass-crlf.txt') }, ...config({ type: 'new' }) });
+  assert.equal(signatures(p12).map((s) => [s.cn, s.valid]), [['Quire EC Signer', true]]);
 });
 
 test('an already signed PDF: the new signature is added and both earlier ones stay valid', async () => {

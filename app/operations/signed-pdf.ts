@@ -6,6 +6,7 @@ import { AppError, passwordProtected } from '../errors.js';
 import { json, looseBool, looseNumber, output } from '../http/fields.js';
 import { operation, type InputFile } from '../http/operation.js';
 import { decodeBmp } from '../../engines/image-pdf.js';
+import type { EngineContext } from '../../engines/context.js';
 import { openPdf } from './lib/pdf-access.js';
 import { commonName, distinguishedName, fromPem, fromPkcs12, type Credentials } from './lib/sign-credentials.js';
 import { signPdf } from './lib/sign.js';
@@ -71,7 +72,7 @@ const signatureDate = (t: Date) => `${t.toISOString().slice(0, 19).replace(/-/g,
 
 const one = (files: InputFile[] | undefined) => files?.[0];
 
-async function credentials(inputs: Record<string, InputFile[]>): Promise<Credentials> {
+async function credentials(inputs: Record<string, InputFile[]>, ctx: EngineContext): Promise<Credentials> {
   const pfx = one(inputs.pfx_credential_file);
   const pass = one(inputs.pfx_passphrase_file);
   const cert = one(inputs.certificate_file);
@@ -82,7 +83,10 @@ async function credentials(inputs: Record<string, InputFile[]>): Promise<Credent
   if (pfx || pass) {
     if (!pfx) throw new AppError('missing_input', 'pfx_credential_file (or pfx_credential_id) is required with pfx_passphrase_file');
     if (!pass) throw new AppError('missing_input', 'pfx_passphrase_file (or pfx_passphrase_id) is required with pfx_credential_file');
-    return fromPkcs12(await readFile(pfx.path), await readFile(pass.path));
+    // OpenSSL reads the first line of a passphrase file; a Windows line end or a BOM is not part of the passphrase.
+    const passphrase = join(ctx.cwd, 'passphrase.txt');
+    await writeFile(passphrase, (await readFile(pass.path, 'utf8')).replace(/^\uFEFF/, '').replace(/\r?\n$/, ''), { mode: 0o600 });
+    return fromPkcs12(pfx.path, passphrase, ctx);
   }
   if (cert || key) {
     if (!cert) throw new AppError('missing_input', 'certificate_file (or certificate_id) is required with private_key_file');
@@ -112,13 +116,13 @@ export default operation({
   tag: 'Signing, redaction, watermark',
   summary: 'Digitally sign a PDF',
   description:
-    'Adds a PDF signature (adbe.pkcs7.detached CMS, SHA-256) in a new signature field, as an incremental update: the original bytes are kept, so earlier signatures stay valid. Credentials: a PKCS#12 file and a passphrase file, or a certificate (PEM with optional chain, or DER) and an unencrypted private key (PEM or DER); RSA keys. Without signature_configuration.location the signature is invisible; with it, the box (PDF units of the unrotated page, origin bottom-left) shows "Digitally signed by <display.name or the certificate CN>", the DN if display.include_distinguished_name, the date unless display.include_datetime is false, and the reason, location and contact given; a logo (visible signatures only) is drawn behind the text at logo_opacity (default 0.5). signature_configuration.name names the field (default Signature1, 2, ...). Encrypted PDFs (401) and PDFs certified with "no changes allowed" (400) are refused.',
+    'Adds a PDF signature (adbe.pkcs7.detached CMS, SHA-256) in a new signature field, as an incremental update: the original bytes are kept, so earlier signatures stay valid. Credentials: a PKCS#12 file and a passphrase file, or a certificate (PEM with optional chain, or DER) and an unencrypted private key (PEM or DER); RSA, RSA-PSS, ECDSA or Ed25519 keys (signed by OpenSSL). Without signature_configuration.location the signature is invisible; with it, the box (PDF units of the unrotated page, origin bottom-left) shows "Digitally signed by <display.name or the certificate CN>", the DN if display.include_distinguished_name, the date unless display.include_datetime is false, and the reason, location and contact given; a logo (visible signatures only) is drawn behind the text at logo_opacity (default 0.5). signature_configuration.name names the field (default Signature1, 2, ...). Encrypted PDFs (401) and PDFs certified with "no changes allowed" (400) are refused.',
   inputs: {
     file: { idField: 'id', kind: 'pdf', description: 'The PDF to sign' },
     pfx_credential_file: { idField: 'pfx_credential_id', kind: 'any', required: false, description: 'PKCS#12 credential (.pfx/.p12)' },
     pfx_passphrase_file: { idField: 'pfx_passphrase_id', kind: 'any', required: false, description: 'Text file holding the PKCS#12 passphrase' },
     certificate_file: { idField: 'certificate_id', kind: 'any', required: false, description: 'Signer certificate (.pem/.der), optionally followed by its chain (PEM)' },
-    private_key_file: { idField: 'private_key_id', kind: 'any', required: false, description: 'Unencrypted RSA private key (.pem/.der)' },
+    private_key_file: { idField: 'private_key_id', kind: 'any', required: false, description: 'Unencrypted private key (.pem/.der; RSA, ECDSA, Ed25519)' },
     logo_file: { idField: 'logo_id', kind: 'any', required: false, description: 'Logo shown in a visible signature (JPG, PNG, TIFF or BMP)' },
   },
   fields: {
@@ -126,14 +130,15 @@ export default operation({
     output: output(),
   },
   output: 'file',
-  engines: ['qpdf'],
+  engines: ['qpdf', 'openssl'],
   defaultName: (name) => `${name ?? 'service'}_service_signed_pdf`,
   run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName }) => {
     const cfg = fields.signature_configuration;
     const info = await openPdf(input.path, { cwd: dir, signal, timeoutMs });
     // Signing an encrypted file would mean encrypting the new revision with its key: decrypt it first.
     if (info.encrypt.encrypted) throw passwordProtected();
-    const creds = await credentials(inputs);
+    const ectx = { cwd: dir, signal, timeoutMs };
+    const creds = await credentials(inputs, ectx);
     const loc = cfg.location;
     if (loc) {
       if (loc.page > info.pageCount) throw new AppError('out_of_range', `${loc.page} is not within the acceptable range for signature_configuration.location.page: the PDF has ${info.pageCount} page${info.pageCount > 1 ? 's' : ''}`);
@@ -154,7 +159,7 @@ export default operation({
       location: cfg.display?.location,
       contact: cfg.display?.contact,
       time,
-    });
+    }, ectx);
     const path = join(dir, 'signed.pdf');
     await writeFile(path, signed);
     return { files: [{ path, name: `${outputName}.pdf` }] };

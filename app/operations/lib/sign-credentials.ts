@@ -1,135 +1,117 @@
-import forge from 'node-forge';
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Signer } from '@signpdf/utils';
 import { AppError } from '../../errors.js';
+import type { EngineContext } from '../../../engines/context.js';
+import { PassphraseError, cmsSign, pkcs12ToPem } from '../../../engines/openssl.js';
 
 /**
- * Signing credentials (PKCS#12, or a certificate and a private key in PEM or DER) read with node-forge, and
- * the CMS SignedData (adbe.pkcs7.detached, SHA-256, signed attributes content-type, signing-time and
- * message-digest) that @signpdf/signpdf places in the signature. node-forge signs with RSA keys only.
+ * Signing credentials: a PKCS#12 (opened by OpenSSL, which reads every encryption exporters use) or a certificate
+ * with a private key in PEM or DER, held as Node crypto objects; any key type OpenSSL signs with (RSA, RSA-PSS,
+ * ECDSA, Ed25519). The CMS SignedData (adbe.pkcs7.detached, SHA-256, signed attributes content-type,
+ * signing-time and message-digest) that @signpdf/signpdf places in the signature is made by `openssl cms`.
  */
 
 export interface Credentials {
-  key: forge.pki.rsa.PrivateKey;
-  certificate: forge.pki.Certificate;
-  /** Every certificate that came with the credential (the signer's included), embedded for validators. */
-  chain: forge.pki.Certificate[];
+  key: KeyObject;
+  certificate: X509Certificate;
+  /** Every other certificate that came with the credential, embedded for validators. */
+  chain: X509Certificate[];
 }
 
 const bad = (message: string) => new AppError('invalid_input', message);
 
-/** A PKCS#12 file and its passphrase; a passphrase file's trailing line break is not part of the passphrase. */
-export function fromPkcs12(bytes: Buffer, passphraseFile: Buffer): Credentials {
-  let asn1: forge.asn1.Asn1;
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
+const blocks = (text: string, type: RegExp) => [...text.matchAll(PEM_BLOCK)].filter((m) => type.test(m[1])).map((m) => m[0]);
+
+/** A PKCS#12 file and its passphrase file (OpenSSL reads its first line: a trailing line break is not part of it). */
+export async function fromPkcs12(p12: string, passphraseFile: string, ctx: EngineContext): Promise<Credentials> {
+  let pem: string;
   try {
-    asn1 = forge.asn1.fromDer(forge.util.createBuffer(bytes.toString('binary')), false);
-  } catch {
-    throw bad('The PFX credential (pfx_credential_file / pfx_credential_id) is not a PKCS#12 (.pfx/.p12) file');
-  }
-  const raw = passphraseFile.toString('utf8').replace(/^\uFEFF/, '');
-  const candidates = [...new Set([raw.replace(/\r?\n$/, ''), raw])];
-  let p12: forge.pkcs12.Pkcs12Pfx | undefined;
-  let failure = '';
-  for (const pass of candidates) {
-    try {
-      p12 = forge.pkcs12.pkcs12FromAsn1(asn1, false, pass);
-      break;
-    } catch (err) {
-      failure = String((err as Error).message ?? err);
-    }
-  }
-  if (!p12) {
-    if (/password|mac/i.test(failure)) throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) does not open the PFX credential: wrong passphrase');
-    if (/OID|algorithm|unsupported/i.test(failure)) throw bad(`The PFX credential uses an encryption this server cannot read (${failure.slice(0, 120)}); re-export it with AES-256 or 3DES`);
+    pem = await pkcs12ToPem(p12, passphraseFile, ctx);
+  } catch (err) {
+    if (err instanceof PassphraseError) throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) does not open the PFX credential: wrong passphrase');
+    if (err instanceof AppError || (err as { details?: { timedOut?: boolean; aborted?: boolean } }).details?.timedOut || (err as { details?: { aborted?: boolean } }).details?.aborted) throw err;
     throw bad('The PFX credential (pfx_credential_file / pfx_credential_id) is not a readable PKCS#12 (.pfx/.p12) file');
   }
-  const bags = (type: string) => p12!.getBags({ bagType: type })[type] ?? [];
-  const keys = [...bags(forge.pki.oids.pkcs8ShroudedKeyBag), ...bags(forge.pki.oids.keyBag)].map((b) => b.key).filter(Boolean);
-  const certs = bags(forge.pki.oids.certBag).map((b) => b.cert).filter((c): c is forge.pki.Certificate => !!c);
-  if (!keys.length) throw bad('The PFX credential holds no private key that this server can use (RSA keys only)');
-  return match(keys as forge.pki.rsa.PrivateKey[], certs, 'The PFX credential');
+  const keys = blocks(pem, /PRIVATE KEY$/).map((k) => createPrivateKey(k));
+  if (!keys.length) throw bad('The PFX credential holds no private key');
+  return match(keys, blocks(pem, /^CERTIFICATE$/).map((c) => new X509Certificate(c)), 'The PFX credential');
 }
 
-/** A certificate file (PEM, possibly with its chain, or DER) and an unencrypted RSA private key (PEM or DER, PKCS#1 or PKCS#8). */
+/** A certificate file (PEM, possibly with its chain, or DER) and an unencrypted private key (PEM or DER; PKCS#1, PKCS#8 or SEC1). */
 export function fromPem(certFile: Buffer, keyFile: Buffer): Credentials {
-  const certs = readCertificates(certFile);
   const text = keyFile.toString('latin1');
   if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(text)) {
     throw bad('The private key (private_key_file / private_key_id) is encrypted: send it unencrypted, or send a PFX credential with its passphrase');
   }
-  let key: forge.pki.rsa.PrivateKey;
-  try {
-    key = /-----BEGIN/.test(text)
-      ? forge.pki.privateKeyFromPem(text)
-      : forge.pki.privateKeyFromAsn1(forge.asn1.fromDer(forge.util.createBuffer(keyFile.toString('binary'))));
-  } catch {
-    throw bad('The private key (private_key_file / private_key_id) is not a readable RSA private key (PEM or DER; RSA keys only)');
-  }
-  if (!key || !('n' in key)) throw bad('The private key (private_key_file / private_key_id) is not an RSA private key (RSA keys only)');
-  return match([key], certs, 'The certificate');
-}
-
-function readCertificates(file: Buffer): forge.pki.Certificate[] {
-  const text = file.toString('latin1');
-  try {
-    if (/-----BEGIN CERTIFICATE-----/.test(text)) {
-      return forge.pem.decode(text).filter((m) => m.type === 'CERTIFICATE').map((m) => forge.pki.certificateFromAsn1(forge.asn1.fromDer(m.body)));
+  let key: KeyObject | undefined;
+  for (const type of /-----BEGIN/.test(text) ? [undefined] : (['pkcs8', 'pkcs1', 'sec1'] as const)) {
+    try {
+      key = type ? createPrivateKey({ key: keyFile, format: 'der', type }) : createPrivateKey(text);
+      break;
+    } catch {
+      /* the next DER layout */
     }
-    return [forge.pki.certificateFromAsn1(forge.asn1.fromDer(forge.util.createBuffer(file.toString('binary'))))];
-  } catch (err) {
-    const why = /not RSA/i.test(String((err as Error).message)) ? ' (only RSA certificates are supported)' : '';
-    throw bad(`The certificate (certificate_file / certificate_id) is not a readable X.509 certificate in PEM or DER${why}`);
+  }
+  if (!key) throw bad('The private key (private_key_file / private_key_id) is not a readable private key (PEM or DER)');
+  return match([key], readCertificates(certFile), 'The certificate');
+}
+
+function readCertificates(file: Buffer): X509Certificate[] {
+  try {
+    const pems = blocks(file.toString('latin1'), /^CERTIFICATE$/);
+    return pems.length ? pems.map((c) => new X509Certificate(c)) : [new X509Certificate(file)];
+  } catch {
+    throw bad('The certificate (certificate_file / certificate_id) is not a readable X.509 certificate in PEM or DER');
   }
 }
 
-function match(keys: forge.pki.rsa.PrivateKey[], certs: forge.pki.Certificate[], what: string): Credentials {
-  for (const key of keys) {
-    const certificate = certs.find((c) => {
-      const pub = c.publicKey as forge.pki.rsa.PublicKey;
-      return pub?.n?.compareTo(key.n) === 0 && pub.e.compareTo(key.e) === 0;
-    });
-    if (certificate) return { key, certificate, chain: [certificate, ...certs.filter((c) => c !== certificate)] };
-  }
+function match(keys: KeyObject[], certs: X509Certificate[], what: string): Credentials {
   if (!certs.length) throw bad(`${what} holds no certificate`);
+  for (const key of keys) {
+    const certificate = certs.find((c) => c.checkPrivateKey(key));
+    if (certificate) return { key, certificate, chain: certs.filter((c) => c !== certificate) };
+  }
   throw bad(`${what} does not match the private key: the key belongs to another certificate`);
 }
 
-/** The signer's common name, for the signature's /Name and its appearance. */
-export const commonName = (c: forge.pki.Certificate) => String(c.subject.getField('CN')?.value ?? c.subject.attributes[0]?.value ?? 'Unknown signer');
+/** The subject's attributes in the certificate's order, most significant first (`C=.., O=.., CN=..`). */
+const subjectOf = (c: X509Certificate) => c.subject.split('\n').filter(Boolean);
 
-/** The subject as an RFC 4514-like string, most significant last as certificates print it: `CN=..., O=..., C=...`. */
-export const distinguishedName = (c: forge.pki.Certificate) =>
-  c.subject.attributes
-    .map((a) => `${a.shortName ?? a.name ?? a.type}=${a.value}`)
-    .reverse()
-    .join(', ');
+/** The signer's common name, for the signature's /Name and its appearance. */
+export const commonName = (c: X509Certificate) => {
+  const parts = subjectOf(c);
+  return (parts.find((p) => p.startsWith('CN=')) ?? parts[0] ?? 'CN=Unknown signer').replace(/^[^=]*=/, '');
+};
+
+/** The subject as certificates print it, most significant last: `CN=..., O=..., C=...`. */
+export const distinguishedName = (c: X509Certificate) => subjectOf(c).reverse().join(', ');
 
 /** Upper bound of the CMS blob's size, so the /Contents placeholder is large enough and not much larger. */
 export function signatureSize(c: Credentials): number {
-  const certs = c.chain.reduce((n, cert) => n + forge.asn1.toDer(forge.pki.certificateToAsn1(cert)).length(), 0);
-  return certs + c.key.n.bitLength() / 4 + 2048;
+  const certs = [c.certificate, ...c.chain].reduce((n, cert) => n + cert.raw.length, 0);
+  return certs + 1024 + 2048;
 }
 
 export class CmsSigner extends Signer {
-  constructor(private readonly creds: Credentials) {
+  constructor(
+    private readonly creds: Credentials,
+    private readonly ctx: EngineContext,
+  ) {
     super();
   }
 
-  async sign(content: Buffer, signingTime?: Date): Promise<Buffer> {
-    const p7 = forge.pkcs7.createSignedData();
-    p7.content = forge.util.createBuffer(content.toString('binary'));
-    for (const cert of this.creds.chain) p7.addCertificate(cert);
-    p7.addSigner({
-      key: this.creds.key,
-      certificate: this.creds.certificate,
-      digestAlgorithm: forge.pki.oids.sha256,
-      // This order (content type, signing time, digest) is what EU validators (DSS) expect.
-      authenticatedAttributes: [
-        { type: forge.pki.oids.contentType, value: forge.pki.oids.data },
-        { type: forge.pki.oids.signingTime, value: (signingTime ?? new Date()) as unknown as string },
-        { type: forge.pki.oids.messageDigest },
-      ],
-    });
-    p7.sign({ detached: true });
-    return Buffer.from(forge.asn1.toDer(p7.toAsn1()).getBytes(), 'binary');
+  async sign(content: Buffer): Promise<Buffer> {
+    const file = (name: string) => join(this.ctx.cwd, name);
+    const chain = this.creds.chain.length ? file('chain.pem') : undefined;
+    await Promise.all([
+      writeFile(file('content.bin'), content),
+      writeFile(file('signer.pem'), this.creds.certificate.toString()),
+      writeFile(file('signer.key'), this.creds.key.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 }),
+      chain ? writeFile(chain, this.creds.chain.map((c) => c.toString()).join('\n')) : undefined,
+    ]);
+    return cmsSign({ content: file('content.bin'), signer: file('signer.pem'), key: file('signer.key'), chain }, this.ctx);
   }
 }

@@ -25,6 +25,7 @@ import {
 import { SignPdf } from '@signpdf/signpdf';
 import { DEFAULT_BYTE_RANGE_PLACEHOLDER, SUBFILTER_ADOBE_PKCS7_DETACHED } from '@signpdf/utils';
 import { AppError, outOfRange } from '../../errors.js';
+import type { EngineContext } from '../../../engines/context.js';
 import { FontSet, resolveFont } from './fonts.js';
 import { CmsSigner, signatureSize, type Credentials } from './sign-credentials.js';
 import { LINE_SPACING, visualRuns, wrapText, type Line } from './text-block.js';
@@ -53,7 +54,7 @@ export interface SignRequest {
   time: Date;
 }
 
-export async function signPdf(input: Buffer, creds: Credentials, req: SignRequest): Promise<Buffer> {
+export async function signPdf(input: Buffer, creds: Credentials, req: SignRequest, ectx: EngineContext): Promise<Buffer> {
   let doc: PDFDocument;
   try {
     doc = await PDFDocument.load(input, { forIncrementalUpdate: true, updateMetadata: false, throwOnInvalidObject: false });
@@ -115,7 +116,7 @@ export async function signPdf(input: Buffer, creds: Credentials, req: SignReques
 
   // Object streams would compress the signature dictionary, and its byte offsets must be in the file itself.
   const prepared = Buffer.from(await doc.commit({ useObjectStreams: false }));
-  return new SignPdf().sign(prepared, new CmsSigner(creds), req.time);
+  return new SignPdf().sign(prepared, new CmsSigner(creds, ectx), req.time);
 }
 
 const freeFieldName = (taken: string[]) => {
