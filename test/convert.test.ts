@@ -206,6 +206,13 @@ test('HTML: page breaks, page_size, orientation, no local files', async () => {
   assert.is(parseMargin('25.4mm'), 72);
 });
 
+test('HTML: what a script adds shortly after the load event is printed; a page without scripts prints as loaded', async () => {
+  const late = Buffer.from('<html><body><p>Loaded text</p><script>setTimeout(() => { const p = document.createElement("p"); p.textContent = "Late text"; document.body.append(p); }, 150)</script></body></html>');
+  assert.match(pdfText((await convert({ file: { bytes: late, name: 'late.html' } })).path), /Loaded text[\s\S]*Late text/);
+  const still = Buffer.from('<html><body><h1>Static page</h1><p>No script here.</p></body></html>');
+  assert.match(pdfText((await convert({ file: { bytes: still, name: 'static.html' } })).path), /Static page[\s\S]*No script here/);
+});
+
 test('web_layout: a mobile layout prints larger than a desktop one', async () => {
   const html = join(work, 'layout.html');
   writeFileSync(html, '<html><body><p style="font-size:16px">Layout probe</p></body></html>');

@@ -52,7 +52,9 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
         await tab.goto(`${PAGE_ORIGIN}/index.html`, { waitUntil: 'load', timeout: o.settleMs }).catch((err: Error) => {
           if (err.name !== 'TimeoutError') throw err;
         });
-        await tab.waitForNetworkIdle({ idleTime: 200, timeout: o.settleMs }).catch(() => undefined);
+        // Only a script can start loading after the load event: a page without one is printed at once (~220 ms saved).
+        const scripted = (o.javascript ?? true) && (await tab.evaluate(() => document.scripts.length > 0 || document.querySelector('iframe, frame, object, embed') !== null));
+        if (scripted) await tab.waitForNetworkIdle({ idleTime: 200, timeout: o.settleMs }).catch(() => undefined);
         const m = inches(o.paper.margin);
         await tab.pdf({
           path: output,
