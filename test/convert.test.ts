@@ -213,6 +213,14 @@ test('HTML: what a script adds shortly after the load event is printed; a page w
   assert.match(pdfText((await convert({ file: { bytes: still, name: 'static.html' } })).path), /Static page[\s\S]*No script here/);
 });
 
+test('HTML jobs share nothing: storage written by one page is not seen by the next (a fresh context each)', async () => {
+  const writer = Buffer.from('<html><body><p>Writer</p><script>localStorage.setItem("k", "secret-of-job-one"); document.cookie = "c=cookie-of-job-one"</script></body></html>');
+  await convert({ file: { bytes: writer, name: 'writer.html' } });
+  const reader = Buffer.from('<html><body><p id="o">none</p><script>document.getElementById("o").textContent = "seen:" + (localStorage.getItem("k") ?? "nothing") + "/" + (document.cookie || "no-cookie")</script></body></html>');
+  const text = pdfText((await convert({ file: { bytes: reader, name: 'reader.html' } })).path);
+  assert.match(text, /seen:nothing\/no-cookie/);
+});
+
 test('web_layout: a mobile layout prints larger than a desktop one', async () => {
   const html = join(work, 'layout.html');
   writeFileSync(html, '<html><body><p style="font-size:16px">Layout probe</p></body></html>');

@@ -148,17 +148,56 @@ export interface ContextOptions {
   proxyServer: string;
 }
 
-/**
- * Runs `fn` on a fresh page in a fresh incognito context, bounded by the job's signal and time limit.
- * A context that cannot be closed afterwards means a hung browser: it is killed and replaced.
- */
-export async function withPage<T>(o: ContextOptions, fn: (page: Page) => Promise<T>, ctx: EngineContext): Promise<T> {
-  ctx.signal?.throwIfAborted();
+/** A fresh incognito context with one page, on the current browser, held until closeLease. */
+export interface Lease {
+  inst: Instance;
+  context: BrowserContext;
+  page: Page;
+}
+
+export async function openLease(o: ContextOptions): Promise<Lease> {
   const inst = await acquire();
   let context: BrowserContext | undefined;
+  try {
+    context = await inst.browser.createBrowserContext({ proxyServer: o.proxyServer, proxyBypassList: ['<-loopback>'] });
+    return { inst, context, page: await context.newPage() };
+  } catch (err) {
+    await context?.close().catch(() => undefined);
+    release(inst);
+    throw browserError(inst, err);
+  }
+}
+
+/** Whether a lease's browser is still the one to use (not crashed, not replaced). */
+export const leaseUsable = (l: Lease) => !l.inst.dead && l.inst.browser.connected;
+
+/** Closes the lease's context; one that cannot be closed means a hung browser, which is killed and replaced. */
+export async function closeLease(l: Lease): Promise<void> {
+  const closed = l.inst.dead
+    ? true
+    : await Promise.race([l.context.close().then(() => true, () => false), new Promise<boolean>((r) => setTimeout(() => r(false), 5000).unref())]);
+  if (!closed && !l.inst.dead) void end(l.inst, 0);
+  release(l.inst);
+}
+
+/** Runs `fn` on the lease's page, bounded by the job's signal and time limit. */
+export async function usePage<T>(l: Lease, fn: (page: Page) => Promise<T>, ctx: EngineContext): Promise<T> {
+  try {
+    return await bounded(() => fn(l.page), ctx);
+  } catch (err) {
+    throw browserError(l.inst, err);
+  }
+}
+
+/**
+ * `work`, unless the job's signal or time limit comes first; what `work` yields after that goes to `late`
+ * (a lease opened for a job that is gone must still be closed).
+ */
+export async function bounded<T>(work: () => Promise<T>, ctx: EngineContext, late?: (value: T) => void): Promise<T> {
+  ctx.signal?.throwIfAborted();
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
-  let finished = false;
+  let settled = false;
   try {
     const stop = new Promise<never>((_, reject) => {
       if (ctx.timeoutMs) timer = setTimeout(() => reject(new EngineError('chromium', `timed out after ${ctx.timeoutMs} ms`, { timedOut: true })), ctx.timeoutMs);
@@ -166,36 +205,41 @@ export async function withPage<T>(o: ContextOptions, fn: (page: Page) => Promise
       ctx.signal?.addEventListener('abort', onAbort, { once: true });
     });
     stop.catch(() => undefined);
-    const work = (async () => {
-      const c = await inst.browser.createBrowserContext({ proxyServer: o.proxyServer, proxyBypassList: ['<-loopback>'] });
-      if (finished) {
-        await c.close();
-        throw new EngineError('chromium', 'cancelled', { aborted: true });
-      }
-      context = c;
-      return fn(await c.newPage());
-    })();
-    work.catch(() => undefined);
-    return await Promise.race([work, stop]);
-  } catch (err) {
-    if (err instanceof EngineError) throw err;
-    if (inst.dead || !inst.browser.connected) throw new EngineError('chromium', 'the browser crashed');
-    throw new EngineError('chromium', (err as Error).message.split('\n')[0]);
+    const running = work();
+    running.then((v) => settled && late?.(v), () => undefined);
+    return await Promise.race([running, stop]);
   } finally {
-    finished = true;
+    settled = true;
     clearTimeout(timer);
     if (onAbort) ctx.signal?.removeEventListener('abort', onAbort);
-    const closed = await Promise.race([
-      (context ? context.close() : Promise.resolve()).then(() => true, () => false),
-      new Promise<boolean>((r) => setTimeout(() => r(false), 5000).unref()),
-    ]);
-    if (!closed && !inst.dead) void end(inst, 0);
-    release(inst);
   }
+}
+
+function browserError(inst: Instance, err: unknown): EngineError {
+  if (err instanceof EngineError) return err;
+  if (inst.dead || !inst.browser.connected) return new EngineError('chromium', 'the browser crashed');
+  return new EngineError('chromium', (err as Error).message.split('\n')[0]);
+}
+
+/** A fresh page in a fresh context for one job (see openLease / usePage / closeLease). */
+export async function withPage<T>(o: ContextOptions, fn: (page: Page) => Promise<T>, ctx: EngineContext): Promise<T> {
+  const lease = await bounded(() => openLease(o), ctx, (l) => void closeLease(l));
+  try {
+    return await usePage(lease, fn, ctx);
+  } finally {
+    await closeLease(lease);
+  }
+}
+
+const shutdownHooks: (() => Promise<void>)[] = [];
+/** Work to finish before the browsers go (a prepared page and its proxy). */
+export function beforeBrowserShutdown(hook: () => Promise<void>): void {
+  shutdownHooks.push(hook);
 }
 
 /** Closes every browser and kills what is left of their process groups. */
 export async function shutdownBrowser(): Promise<void> {
+  for (const hook of shutdownHooks) await hook().catch(() => undefined);
   currentInst = null;
   await Promise.all([...instances].map((i) => end(i)));
 }

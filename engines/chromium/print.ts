@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { EngineContext } from '../context.js';
 import { expectOutput } from '../run.js';
-import { withPage } from './browser.js';
+import { beforeBrowserShutdown, bounded, closeLease, leaseUsable, openLease, usePage, type Lease } from './browser.js';
 
 /**
  * HTML to PDF on the shared headless Chromium (browser.ts), one fresh incognito context per job. The page
@@ -36,13 +36,76 @@ export interface PrintOptions {
 
 const inches = (pt: number) => `${Number((pt / 72).toFixed(4))}in`;
 
+/**
+ * A proxy and a fresh context + page on it, made ready before a job needs them (a new page costs ~150-220 ms of
+ * renderer start-up). Until a job takes it, its proxy has no page and refuses every request.
+ */
+interface Station {
+  proxy: Proxy;
+  lease: Lease;
+}
+
+let spare: Station | null = null;
+let preparing: Promise<void> | null = null;
+let closing = false;
+
+async function openStation(ctx?: EngineContext): Promise<Station> {
+  const proxy = await startProxy();
+  try {
+    const lease = ctx
+      ? await bounded(() => openLease({ proxyServer: `http://127.0.0.1:${proxy.port}` }), ctx, (l) => void closeLease(l))
+      : await openLease({ proxyServer: `http://127.0.0.1:${proxy.port}` });
+    return { proxy, lease };
+  } catch (err) {
+    await proxy.close();
+    throw err;
+  }
+}
+
+async function closeStation(st: Station): Promise<void> {
+  await Promise.all([closeLease(st.lease), st.proxy.close()]);
+}
+
+/** Prepares the next job's station in the background (one at a time, none while shutting down). */
+function prepareSpare(): void {
+  if (spare || preparing || closing) return;
+  preparing = openStation()
+    .then((st) => {
+      if (closing || spare) return closeStation(st);
+      spare = st;
+    })
+    .catch(() => undefined)
+    .finally(() => (preparing = null));
+}
+
+beforeBrowserShutdown(async () => {
+  closing = true;
+  try {
+    await preparing;
+    const st = spare;
+    spare = null;
+    if (st) await closeStation(st);
+  } finally {
+    closing = false;
+  }
+});
+
 /** Prints `html` (already prepared: page CSS injected) to `output`. */
 export async function printHtml(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {
   const page = await readFile(htmlFile);
-  const proxy = await startProxy(page, o.resolveHost);
+  // A station half made is nearer than a new one.
+  if (!spare && preparing) await bounded(() => preparing!, ctx);
+  let st = spare;
+  spare = null;
+  if (st && !leaseUsable(st.lease)) {
+    await closeStation(st);
+    st = null;
+  }
+  st ??= await openStation(ctx);
+  st.proxy.serve(page, o.resolveHost);
   try {
-    await withPage(
-      { proxyServer: `http://127.0.0.1:${proxy.port}` },
+    await usePage(
+      st.lease,
       async (tab) => {
         const timeout = ctx.timeoutMs ?? 60_000;
         await tab.setJavaScriptEnabled(o.javascript ?? true);
@@ -70,12 +133,15 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
     );
     await expectOutput('chromium', output);
   } finally {
-    await proxy.close();
+    await closeStation(st);
+    prepareSpare();
   }
 }
 
 interface Proxy {
   port: number;
+  /** The job: its page, and which hosts it may reach. Before this, everything is refused. */
+  serve: (page: Buffer, resolveHost: (host: string) => Promise<string | null>) => void;
   close: () => Promise<void>;
   /** Hosts refused, for the log and tests. */
   refused: string[];
@@ -83,8 +149,10 @@ interface Proxy {
 
 const PAGE_HOST = new URL(PAGE_ORIGIN).host;
 
-async function startProxy(page: Buffer, resolveHost: (host: string) => Promise<string | null>): Promise<Proxy> {
+async function startProxy(): Promise<Proxy> {
   const refused: string[] = [];
+  let page: Buffer | null = null;
+  let resolveHost: (host: string) => Promise<string | null> = async () => null;
   const sockets = new Set<net.Socket>();
   const server = http.createServer(async (req, res) => {
     let url: URL;
@@ -95,7 +163,7 @@ async function startProxy(page: Buffer, resolveHost: (host: string) => Promise<s
       return;
     }
     if (url.host === PAGE_HOST) {
-      if (url.pathname === '/index.html') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+      if (url.pathname === '/index.html' && page) res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
       else res.writeHead(404).end(); // the upload is one file: its relative assets do not exist
       return;
     }
@@ -147,6 +215,10 @@ async function startProxy(page: Buffer, resolveHost: (host: string) => Promise<s
   return {
     port,
     refused,
+    serve: (p, resolve) => {
+      page = p;
+      resolveHost = resolve;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
