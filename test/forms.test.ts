@@ -120,6 +120,8 @@ test('AcroForm XML (xfdf:original names), non-Latin text, radio by state name', 
 <field name="Check Box 2"><value>Off</value></field><field name="Check Box 3"><value>true</value></field></fields></xfdf>`;
   const acrobat = await fill(F('qpdf-form-filled-by-acrobat.pdf'), data(xfdf, 'acrobat.xfdf'));
   assert.is(value(acrobat.file, 'Text Box 2'), 'u:salade πʬ ÿ');
+  // Its appearance too (qpdf alone draws "salade ?? ÿ"): drawn with embedded fonts, read back by Poppler.
+  assert.match(pdfText(acrobat.file), /salade πʬ ÿ/);
   assert.is(value(acrobat.file, 'r1'), '/2');
   assert.equal(states(acrobat.file, 'Check Box 2'), ['/Off']);
   assert.equal(states(acrobat.file, 'Check Box 3'), ['/Yes']);

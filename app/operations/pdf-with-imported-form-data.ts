@@ -7,6 +7,7 @@ import { readPdfJson, streamData } from '../../engines/qpdf.js';
 import { unpackObjects, writeFilledForm } from '../../engines/qpdf-form.js';
 import { DATA_EXTENSIONS, planFill, readFormData, type FormWidget } from './lib/form-data.js';
 import { inputError } from './lib/pdf-access.js';
+import { beyondWinAnsi, redrawUnicodeFields } from './lib/form-appearance.js';
 import { PdfObjects, pdfText } from './lib/pdf-objects.js';
 import { selectPages } from './lib/read-pdf.js';
 
@@ -96,6 +97,8 @@ export default operation({
     await writeFilledForm(source, path, update, ctx).catch((err) => {
       throw inputError(err);
     });
+    // Only then is the filled file read again (pdf-lib holds it whole in memory).
+    if (data.fields.some((f) => f.values.some(beyondWinAnsi))) await redrawUnicodeFields(path);
     // With XFA data, a name is unknown when neither the template nor the AcroForm fields have it.
     if (xfaFilled) plan.unknown = plan.unknown.filter((n) => xfaUnknown.includes(n));
     const ignored = [...plan.unknown.map((n) => `${n} (not in the form)`), ...plan.skipped.map((n) => `${n} (not fillable with that value)`)];
