@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { PDFDocument, PDFTextField, beginMarkedContent, beginText, endMarkedContent, endText, moveText, popGraphicsState, pushGraphicsState, setFillingGrayscaleColor, setFontAndSize, showText, type PDFFont, type PDFOperator, type PDFRef } from '@cantoo/pdf-lib';
+import { PDFDocument, PDFTextField, beginMarkedContent, endMarkedContent, popGraphicsState, pushGraphicsState, type PDFFont, type PDFRef } from '@cantoo/pdf-lib';
 import { FontSet, resolveFont } from './fonts.js';
-import { LINE_SPACING, visualRuns, wrapText, type Line } from './text-block.js';
+import { textOperators, wrapText, type Line } from './text-block.js';
 
 /**
  * qpdf draws text field appearances in the field's own font and encoding, so characters beyond it come out as
@@ -70,27 +70,10 @@ function draw(doc: PDFDocument, chars: string[], fonts: PDFFont[], box: { width:
     size = Math.max(4, (size * inner) / lines[0].width);
     lines = wrapText(chars, fonts, size, Number.MAX_SAFE_INTEGER);
   }
-  const names = new Map<PDFFont, string>();
-  const resources: Record<string, PDFRef> = {};
-  const nameOf = (f: PDFFont) => {
-    if (!names.has(f)) {
-      names.set(f, `F${names.size + 1}`);
-      resources[names.get(f)!] = f.ref;
-    }
-    return names.get(f)!;
-  };
-  const ops: PDFOperator[] = [beginMarkedContent('Tx'), pushGraphicsState(), beginText(), setFillingGrayscaleColor(0)];
-  const lead = size * LINE_SPACING;
   // Single line: centred vertically; multiline: from the top.
-  let y = box.multiline ? box.height - pad - size * 0.9 : (box.height - size * 0.7) / 2;
-  for (const line of lines) {
-    let x = box.align === 1 ? (box.width - line.width) / 2 : box.align === 2 ? box.width - pad - line.width : pad;
-    for (const run of visualRuns(line, false)) {
-      ops.push(setFontAndSize(nameOf(run.font), size), moveText(x, y), showText(run.font.encodeText(run.text)), moveText(-x, -y));
-      x += run.font.widthOfTextAtSize(run.text, size);
-    }
-    y -= lead;
-  }
-  ops.push(endText(), popGraphicsState(), endMarkedContent());
-  return doc.context.register(doc.context.formXObject(ops, { BBox: [0, 0, box.width, box.height], Resources: { Font: resources } }));
+  const top = box.multiline ? box.height - pad - size * 0.9 : (box.height - size * 0.7) / 2;
+  const left = (line: Line) => (box.align === 1 ? (box.width - line.width) / 2 : box.align === 2 ? box.width - pad - line.width : pad);
+  const text = textOperators(lines, size, top, left);
+  const ops = [beginMarkedContent('Tx'), pushGraphicsState(), ...text.ops, popGraphicsState(), endMarkedContent()];
+  return doc.context.register(doc.context.formXObject(ops, { BBox: [0, 0, box.width, box.height], Resources: { Font: text.fonts } }));
 }

@@ -7,17 +7,11 @@ import {
   PDFNumber,
   PDFRef,
   PDFString,
-  beginText,
   concatTransformationMatrix,
   drawObject,
-  endText,
-  moveText,
   popGraphicsState,
   pushGraphicsState,
-  setFillingGrayscaleColor,
-  setFontAndSize,
   setGraphicsState,
-  showText,
   type PDFFont,
   type PDFOperator,
   type PDFPage,
@@ -28,7 +22,7 @@ import { AppError, outOfRange } from '../../errors.js';
 import type { EngineContext } from '../../../engines/context.js';
 import { FontSet, resolveFont } from './fonts.js';
 import { CmsSigner, signatureSize, type Credentials } from './sign-credentials.js';
-import { LINE_SPACING, visualRuns, wrapText, type Line } from './text-block.js';
+import { LINE_SPACING, textOperators, wrapText, type Line } from './text-block.js';
 
 /**
  * Adds a signature as an incremental update: the original bytes stay as they are (earlier signatures keep
@@ -170,28 +164,11 @@ async function appearance(doc: PDFDocument, page: PDFPage, req: SignRequest): Pr
   const pad = Math.min(4, width / 20, height / 20);
   const { size, lines } = fitText(texts, width - 2 * pad, height - 2 * pad);
   if (lines.length) {
-    const names = new Map<PDFFont, string>();
-    const nameOf = (f: PDFFont) => {
-      if (!names.has(f)) {
-        names.set(f, `F${names.size + 1}`);
-        resources.Font[names.get(f)!] = f.ref;
-      }
-      return names.get(f)!;
-    };
-    ops.push(beginText(), setFillingGrayscaleColor(0));
-    const lead = size * LINE_SPACING;
     // Baseline of the first line one ascent below the top; the block is centred vertically.
-    const block = lead * (lines.length - 1) + size;
-    let y = height - (height - block) / 2 - size * 0.8;
-    for (const line of lines) {
-      let x = pad;
-      for (const run of visualRuns(line, false)) {
-        ops.push(setFontAndSize(nameOf(run.font), size), moveText(x, y), showText(run.font.encodeText(run.text)), moveText(-x, -y));
-        x += run.font.widthOfTextAtSize(run.text, size);
-      }
-      y -= lead;
-    }
-    ops.push(endText());
+    const block = size * LINE_SPACING * (lines.length - 1) + size;
+    const text = textOperators(lines, size, height - (height - block) / 2 - size * 0.8, () => pad);
+    ops.push(...text.ops);
+    resources.Font = text.fonts;
   }
   return doc.context.register(doc.context.formXObject(ops, { BBox: [0, 0, width, height], Matrix: matrix, Resources: resources }));
 }

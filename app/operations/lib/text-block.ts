@@ -1,5 +1,5 @@
 import bidiModule from 'bidi-js';
-import { type Color, type PDFFont, type PDFPage, degrees } from '@cantoo/pdf-lib';
+import { beginText, degrees, endText, moveText, setFillingGrayscaleColor, setFontAndSize, showText, type Color, type PDFFont, type PDFOperator, type PDFPage, type PDFRef } from '@cantoo/pdf-lib';
 
 /**
  * Text as lines: wrapped to a width (at spaces, or between CJK characters, or inside a word longer than the
@@ -110,6 +110,33 @@ export function drawLines(page: PDFPage, lines: Line[], origin: { x: number; y: 
       dx += run.font.widthOfTextAtSize(run.text, style.size);
     }
   });
+}
+
+/**
+ * drawLines for a form XObject (signature and field appearances): the lines as black text operators, the first
+ * baseline at `top`, each line starting at `left(line)`; returns them with the Font resources they name.
+ */
+export function textOperators(lines: Line[], size: number, top: number, left: (line: Line) => number): { ops: PDFOperator[]; fonts: Record<string, PDFRef> } {
+  const names = new Map<PDFFont, string>();
+  const fonts: Record<string, PDFRef> = {};
+  const nameOf = (f: PDFFont) => {
+    if (!names.has(f)) {
+      names.set(f, `F${names.size + 1}`);
+      fonts[names.get(f)!] = f.ref;
+    }
+    return names.get(f)!;
+  };
+  const ops: PDFOperator[] = [beginText(), setFillingGrayscaleColor(0)];
+  lines.forEach((line, n) => {
+    const y = top - n * size * LINE_SPACING;
+    let x = left(line);
+    for (const run of visualRuns(line, false)) {
+      ops.push(setFontAndSize(nameOf(run.font), size), moveText(x, y), showText(run.font.encodeText(run.text)), moveText(-x, -y));
+      x += run.font.widthOfTextAtSize(run.text, size);
+    }
+  });
+  ops.push(endText());
+  return { ops, fonts };
 }
 
 const STRONG_RTL = new Set(['R', 'AL']);
