@@ -6,6 +6,7 @@ import { EngineError } from '../../../engines/errors.js';
 import type { PageBox } from '../../../engines/mupdf.js';
 import { IMAGE_EXTENSIONS, drawPageImage, type PageColors, type PageSurvey, type TextLayer } from '../../../engines/mupdf-text-layer.js';
 import { installedLanguages, recognizeToPdf } from '../../../engines/tesseract.js';
+import { inParallel } from './parallel.js';
 import { inputError } from './pdf-access.js';
 
 /** The spec's language names and the Tesseract pack each one needs (Debian: tesseract-ocr-<code with - for _>). */
@@ -94,12 +95,9 @@ export async function recognizePages(req: RecognizeRequest, ctx: RecognizeContex
   const queue = [...req.pages];
   const layers: TextLayer[] = [];
   const timedOut: number[] = [];
-  // One worker failing stops the others: they would only burn CPU for a request that already failed.
-  const stop = new AbortController();
-  const signal = AbortSignal.any([ctx.signal, stop.signal]);
   let done = 0;
 
-  const worker = async () => {
+  const worker = async (_: unknown, _k: number, signal: AbortSignal) => {
     for (let page = queue.shift(); page !== undefined; page = queue.shift()) {
       const { dpi, colors } = ocrImage(req.boxes[page - 1], req.surveys.get(page));
       const image = join(ctx.dir, `ocr-${page}.${IMAGE_EXTENSIONS[colors]}`);
@@ -123,17 +121,6 @@ export async function recognizePages(req: RecognizeRequest, ctx: RecognizeContex
     }
   };
 
-  let first: unknown = null;
-  const workers = Math.min(availableParallelism(), req.pages.length);
-  await Promise.allSettled(
-    Array.from({ length: workers }, () =>
-      worker().catch((err) => {
-        first ??= err;
-        stop.abort();
-      }),
-    ),
-  );
-  ctx.signal.throwIfAborted();
-  if (first) throw first;
+  await inParallel(Array.from({ length: Math.min(availableParallelism(), req.pages.length) }), worker, ctx.signal);
   return { layers: layers.sort((a, b) => a.page - b.page), timedOut: timedOut.sort((a, b) => a - b) };
 }

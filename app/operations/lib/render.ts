@@ -6,6 +6,7 @@ import { encodeImage, type ColorModel, type ImageFormat } from '../../../engines
 import { renderWithDevice, type RasterDevice } from '../../../engines/ghostscript-raster.js';
 import { drawPages, readPageBoxes, type DrawColorspace, type PageBox } from '../../../engines/mupdf.js';
 import { encryptionOf } from '../../../engines/qpdf.js';
+import { inParallel } from './parallel.js';
 import { inputError } from './pdf-access.js';
 
 /**
@@ -112,23 +113,6 @@ export const smoothsSeparately = (format: ImageFormat) => format in GS_DEVICES;
 export async function renderImages(req: RenderRequest, ctx: RenderContext): Promise<string[]> {
   const device = GS_DEVICES[req.format]?.[req.colorModel];
   return device ? renderWithGhostscript(req, device, ctx) : renderWithMupdf(req, ctx);
-}
-
-/** Runs one worker per run of pages; the first failure stops the others (they would burn CPU for nothing). */
-async function inParallel<T>(runs: T[], worker: (run: T, k: number, signal: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
-  const stop = new AbortController();
-  const both = AbortSignal.any([signal, stop.signal]);
-  let first: unknown = null;
-  await Promise.allSettled(
-    runs.map((r, k) =>
-      worker(r, k, both).catch((err) => {
-        first ??= err;
-        stop.abort();
-      }),
-    ),
-  );
-  signal.throwIfAborted();
-  if (first) throw first;
 }
 
 async function renderWithGhostscript(req: RenderRequest, device: RasterDevice, ctx: RenderContext): Promise<string[]> {
