@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import { list, output, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { ALL_ALLOWED, writePdf, type Permissions } from '../../engines/qpdf-edit.js';
-import { permissionsOf, secureTo, unlockPdf, wrongPermissionsPassword } from './lib/pdf-access.js';
+import { permissionsOf, secureTo, unlockPdf, unlockToChange, wrongPermissionsPassword } from './lib/pdf-access.js';
 
 /**
  * The security family (spec 4.7): all four write AES-256 (or remove security) with qpdf. Authority rule
@@ -55,8 +55,7 @@ export const encryptedPdf = operation({
   engines: ['qpdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
-    const pdf = await unlockPdf(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
-    if (pdf.restricted && !pdf.ownerOk) throw wrongPermissionsPassword(fields.current_permissions_password !== undefined);
+    const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
     const keepOwner = pdf.encrypt.encrypted && fields.current_permissions_password !== undefined;
     await secureTo(input.path, out.path, pdf.password, {
@@ -85,9 +84,8 @@ export const decryptedPdf = operation({
   engines: ['qpdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
-    const pdf = await unlockPdf(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     // Decrypting lifts restrictions too: that is the permissions password's call, as in /unrestricted-pdf.
-    if (pdf.restricted && !pdf.ownerOk) throw wrongPermissionsPassword(fields.current_permissions_password !== undefined);
+    const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
     await writePdf(input.path, out.path, { password: pdf.password, decrypt: true }, ctx);
     return { files: [out] };
@@ -116,8 +114,7 @@ export const restrictedPdf = operation({
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
-    const pdf = await unlockPdf(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
-    if (pdf.restricted && !pdf.ownerOk) throw wrongPermissionsPassword(fields.current_permissions_password !== undefined);
+    const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
     await secureTo(input.path, out.path, pdf.password, {
       user: pdf.hasOpenPassword && fields.current_open_password !== undefined ? fields.current_open_password : '',

@@ -88,6 +88,13 @@ export async function unlockPdf(path: string, ctx: EngineContext, pw: { open?: s
   };
 }
 
+/** unlockPdf for a change to its security: a restricted file needs its permissions password, given and right. */
+export async function unlockToChange(path: string, ctx: EngineContext, pw: { open?: string; perms?: string }): Promise<Unlocked> {
+  const pdf = await unlockPdf(path, ctx, pw);
+  if (pdf.restricted && !pdf.ownerOk) throw wrongPermissionsPassword(pw.perms !== undefined);
+  return pdf;
+}
+
 /** The permissions a file grants now (all, when it is not encrypted). */
 export function permissionsOf(info: Inspection): Permissions {
   const c = info.encrypt.capabilities;
