@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chunk, estimateTokens } from '../app/operations/lib/llm.js';
+import { chunk, estimateTokens } from '../app/ai/index.js';
 import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
 
 /**

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { run } from '../engines/run.js';
@@ -26,6 +26,55 @@ test('only app/config.ts reads process.env', () => {
     if (f === join('app', 'config.ts')) continue;
     assert.not.match(readFileSync(f, 'utf8'), /process\.env\b(?!\.PATH)/, f);
   }
+});
+
+// Every folder of app/ other than these layers is a domain: shared logic named after what it owns.
+const LAYERS = ['http', 'operations', 'jobs', 'store'];
+const domains = readdirSync('app').filter((n) => statSync(join('app', n)).isDirectory() && !LAYERS.includes(n));
+const folderOf = (from: string, spec: string) => {
+  const parts = join(dirname(from), spec).split(sep);
+  return parts[0] === 'app' && parts.length > 2 ? parts[1] : parts[0] === 'engines' ? 'engines' : parts[0] === 'app' ? 'app' : null;
+};
+
+test('domains: each has an index.ts whose header says what it owns', () => {
+  assert.ok(domains.length >= 8, domains.join());
+  for (const d of domains) {
+    const index = readFileSync(join('app', d, 'index.ts'), 'utf8');
+    assert.match(index, /^\/\*\*\n( \*.*\n){2,}/, `app/${d}/index.ts header`);
+  }
+});
+
+test('domains: import engines and other domains, never http, operations, jobs or store', () => {
+  for (const d of domains) {
+    for (const f of files(join('app', d))) {
+      for (const i of imports(f).filter((i) => i.startsWith('.'))) {
+        const to = folderOf(f, i);
+        assert.not.ok(to && LAYERS.includes(to), `${f} imports ${i}`);
+      }
+    }
+  }
+});
+
+test('domains: reached from outside only through their index.ts, and without cycles', () => {
+  const edges = new Map(domains.map((d) => [d, new Set<string>()]));
+  for (const f of [...files('app'), ...files('test'), ...files('scripts')]) {
+    const parts = f.split(sep);
+    const from = parts[0] === 'app' && parts.length > 2 ? parts[1] : null;
+    for (const i of imports(f).filter((i) => i.startsWith('.'))) {
+      const to = folderOf(f, i);
+      if (!to || !domains.includes(to) || to === from) continue;
+      assert.ok(i.endsWith(`${to}/index.js`), `${f} imports ${i} (use app/${to}/index.js)`);
+      if (from && domains.includes(from)) edges.get(from)!.add(to);
+    }
+  }
+  const seen = new Set<string>();
+  const visit = (d: string, path: string[]) => {
+    assert.not.ok(path.includes(d), `domain import cycle: ${[...path, d].join(' -> ')}`);
+    if (seen.has(d)) return;
+    for (const next of edges.get(d)!) visit(next, [...path, d]);
+    seen.add(d);
+  };
+  for (const d of domains) visit(d, []);
 });
 
 test('operations do not reach into http parsing, store or jobs', () => {

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
-import { parsePages, resolvePages } from '../app/operations/lib/pages.js';
+import { parsePages, resolvePages } from '../app/document/index.js';
 import { int, json, list, onOff, oneOf, output, pageList, pages, trueFalse } from '../app/http/fields.js';
 import { sanitizeName } from '../app/store/names.js';
 import { AppError } from '../app/errors.js';

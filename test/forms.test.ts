@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { normalName } from '../app/operations/lib/form-data.js';
+import { normalName } from '../app/forms/index.js';
 import { corpus, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 let t: TestApp;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { resolveFont } from '../app/operations/lib/fonts.js';
+import { resolveFont } from '../app/compose/index.js';
 import { placeCentre } from '../app/operations/watermarked-pdf.js';
 import { corpus, fontsEmbedded, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 

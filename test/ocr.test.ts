@@ -5,7 +5,7 @@ import { PDFDocument, degrees } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_OCR_PIXELS, ocrImage } from '../app/operations/lib/ocr.js';
+import { MAX_OCR_PIXELS, ocrImage } from '../app/render/index.js';
 import { corpus, pdfPages, startApp, tool, type TestApp } from './helpers.js';
 
 let t: TestApp;

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { markdownBlocks } from '../app/operations/lib/docx.js';
-import { parseNumber } from '../app/operations/lib/xlsx.js';
+import { markdownBlocks, parseNumber } from '../app/export/index.js';
 import { corpus, startApp, tool, type TestApp } from './helpers.js';
 
 let t: TestApp;

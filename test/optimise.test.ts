@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NOT_SMALLER } from '../app/operations/compressed-pdf.js';
-import { parseProfile, profileSettings } from '../app/operations/lib/compression.js';
+import { parseProfile, profileSettings } from '../app/rewrite/index.js';
 import { conformanceU, spliceSources } from '../app/operations/pdfa.js';
 import { iccTarget } from '../app/operations/pdf-with-converted-colors.js';
 import { pdfwriteArgs, psString, qFactor } from '../engines/ghostscript-pdfwrite.js';

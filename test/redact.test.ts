@@ -5,7 +5,7 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { findSpans, type Preset } from '../app/operations/lib/redact-find.js';
+import { findSpans, type Preset } from '../app/redact/index.js';
 import { corpus, pdfText, startApp, tool, type TestApp } from './helpers.js';
 
 let t: TestApp;

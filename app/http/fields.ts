@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import { parsePages, type PageGrammar } from '../operations/lib/pages.js';
+import { parsePages, type PageGrammar } from '../document/index.js';
 import { sanitizeName } from '../store/names.js';
 
 /**
@@ -150,6 +150,15 @@ export function output() {
     .preprocess(toText, z.string().max(255).transform((s) => sanitizeName(s, '')).optional())
     .meta({ type: 'string', description: 'Name of the generated file without extension (a prefix for multi-file outputs).' });
 }
+
+/** A colour field: `"r,g,b"` / `"c,m,y,k"` or a JSON array, each value an integer from 0 to `max`. */
+export const colorValues = (count: 3 | 4, max: number) =>
+  z
+    .preprocess((v) => {
+      const list = typeof v === 'string' && !v.trim().startsWith('[') ? v.split(',') : toList(v);
+      return list?.map((x) => toNumber(typeof x === 'string' ? x.trim() : x));
+    }, z.array(z.number().int().min(0).max(max)).length(count))
+    .meta({ type: 'string', examples: [count === 3 ? '255,0,0' : '0,100,100,0'] });
 
 export const looseNumber = toNumber;
 export const looseBool = toBool;

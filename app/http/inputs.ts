@@ -1,4 +1,5 @@
 import { AppError, invalidInput } from '../errors.js';
+import { isPdfHeader } from '../document/index.js';
 import { extensionOf } from '../store/names.js';
 import type { Store } from '../store/index.js';
 import type { Body } from './body.js';
@@ -64,4 +65,3 @@ async function checkKind(file: InputFile, spec: InputSpec, store: Store, sniffPd
 }
 
 /** PDF readers accept the header anywhere in the first 1024 bytes. */
-export const isPdfHeader = (head: Buffer) => head.subarray(0, 1024).includes('%PDF-');

@@ -4,7 +4,7 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import { AppError } from '../errors.js';
 import { int, oneOf, output, positive } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, pageSize } from './lib/page-sizes.js';
+import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, pageSize } from '../document/index.js';
 
 export default operation({
   path: '/blank-pdf',

@@ -2,8 +2,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { AppError } from '../errors.js';
 import { oneOf, output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { LEVELS, PROFILE_DOC, compressPdf, parseProfile, profileSettings } from './lib/compression.js';
-import { openPdf } from './lib/pdf-access.js';
+import { LEVELS, PROFILE_DOC, compressPdf, parseProfile, profileSettings } from '../rewrite/index.js';
+import { openPdf } from '../document/index.js';
 
 /** CLIENTS.md: what clients expect when nothing smaller could be made. */
 export const NOT_SMALLER = 'The document could not be made smaller. No output was produced.';

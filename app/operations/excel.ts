@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { noTextWarning, readPages, selectPages, textlessPages } from './lib/read-pdf.js';
-import { pagesToXlsx } from './lib/xlsx.js';
+import { noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
+import { pagesToXlsx } from '../export/index.js';
 
 export default operation({
   path: '/excel',

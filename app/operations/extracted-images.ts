@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { output, pages } from '../http/fields.js';
 import { operation, pdfInput, type OutputFile } from '../http/operation.js';
 import { listImageObjects, writeImages, type ImageListing } from '../../engines/poppler-images.js';
-import { selectPages } from './lib/read-pdf.js';
+import { selectPages } from '../document/index.js';
 
 const pad = (n: number) => String(n).padStart(3, '0');
 

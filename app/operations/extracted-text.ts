@@ -2,8 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { oneOf, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { pageText, type PageModel } from './lib/layout.js';
-import { noTextWarning, readPages, selectPages, textlessPages } from './lib/read-pdf.js';
+import { pageText, type PageModel, noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
 
 export default operation({
   path: '/extracted-text',

@@ -1,8 +1,8 @@
 import { int, list, oneOf, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import type { ColorModel, ImageFormat } from '../../engines/images.js';
-import { resolvePages } from './lib/pages.js';
-import { PIXEL_CAP_DOC, checkPixelBudget, openForRendering, renderImages } from './lib/render.js';
+import { resolvePages } from '../document/index.js';
+import { PIXEL_CAP_DOC, checkPixelBudget, openForRendering, renderImages } from '../render/index.js';
 
 /** The five image converters (spec 4.4): one declaration each, sharing everything but the format and its colour models. */
 

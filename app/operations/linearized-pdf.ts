@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { inputError } from './lib/pdf-access.js';
+import { inputError } from '../document/index.js';
 
 export default operation({
   path: '/linearized-pdf',

@@ -4,8 +4,7 @@ import { AppError } from '../errors.js';
 import { list, looseList, output, pageList } from '../http/fields.js';
 import { operation, type InputFile } from '../http/operation.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
-import { openPdf } from './lib/pdf-access.js';
-import { resolvePages } from './lib/pages.js';
+import { openPdf, resolvePages } from '../document/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 const INSPECT_AT_ONCE = 4;

@@ -2,13 +2,12 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { looseList } from '../http/fields.js';
-import { isPdfHeader } from '../http/inputs.js';
 import { operation, pdfInput, type RunContext } from '../http/operation.js';
 import { EngineError } from '../../engines/errors.js';
 import { listFonts, listImages, type FontRow } from '../../engines/poppler.js';
 import { PasswordError, readPdfJson, streamData, type QpdfJson } from '../../engines/qpdf.js';
 import { readHead } from '../store/index.js';
-import { PdfObjects, pdfDate, pdfText } from './lib/pdf-objects.js';
+import { PdfObjects, isPdfHeader, pdfDate, pdfText } from '../document/index.js';
 
 export const QUERIES = [
   'tagged', 'image_only', 'title', 'subject', 'author', 'producer', 'creator', 'creation_date', 'modified_date',

@@ -4,8 +4,7 @@ import { output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import { readPdfJson, streamData } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { inputError } from './lib/pdf-access.js';
-import { PdfObjects, pdfText } from './lib/pdf-objects.js';
+import { inputError, PdfObjects, pdfText } from '../document/index.js';
 
 export const PDFA_PROHIBITS = 'The input PDF claims conformance to a PDF/A version that prohibits file attachments';
 

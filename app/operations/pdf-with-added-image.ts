@@ -6,7 +6,7 @@ import { int, num, output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import type { EngineContext } from '../../engines/context.js';
 import { imagesToPdf } from '../../engines/image-pdf.js';
-import { applyStamps, pageFrames } from './lib/stamp.js';
+import { applyStamps, pageFrames } from '../compose/index.js';
 
 export const IMAGE_UNREADABLE = 'There was a problem reading the input image';
 

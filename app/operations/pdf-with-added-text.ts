@@ -2,11 +2,9 @@ import { join } from 'node:path';
 import { PDFDocument, type PDFFont } from '@cantoo/pdf-lib';
 import { z } from 'zod';
 import { AppError, outOfRange } from '../errors.js';
-import { json, looseBool, looseNumber, num, output, text } from '../http/fields.js';
+import { json, looseBool, looseNumber, num, output, text, colorValues } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { FontSet, resolveFont } from './lib/fonts.js';
-import { applyStamps, colorOf, colorValues, pageFrames, type StampTarget } from './lib/stamp.js';
-import { drawLines, wrapText } from './lib/text-block.js';
+import { FontSet, resolveFont, applyStamps, colorOf, pageFrames, type StampTarget, drawLines, wrapText } from '../compose/index.js';
 
 const flag = z.preprocess(looseBool, z.boolean()).optional();
 

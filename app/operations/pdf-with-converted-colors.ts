@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { oneOf, output, trueFalse } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import { GS_ICC_DIR, outputIntentProlog, rewritePdf, type ColorFamily } from '../../engines/ghostscript-pdfwrite.js';
-import { openPdf } from './lib/pdf-access.js';
+import { openPdf } from '../document/index.js';
 
 /** colord-data's profiles (Debian package colord-data, listed in scripts/apt-packages.txt). */
 const COLORD = '/usr/share/color/icc/colord';

@@ -5,11 +5,8 @@ import { output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import { readPdfJson, streamData } from '../../engines/qpdf.js';
 import { unpackObjects, writeFilledForm } from '../../engines/qpdf-form.js';
-import { DATA_EXTENSIONS, planFill, readFormData, type FormWidget } from './lib/form-data.js';
-import { inputError } from './lib/pdf-access.js';
-import { beyondWinAnsi, redrawUnicodeFields } from './lib/form-appearance.js';
-import { PdfObjects, pdfText } from './lib/pdf-objects.js';
-import { selectPages } from './lib/read-pdf.js';
+import { DATA_EXTENSIONS, planFill, readFormData, type FormWidget, beyondWinAnsi, redrawUnicodeFields } from '../forms/index.js';
+import { inputError, PdfObjects, pdfText, selectPages } from '../document/index.js';
 
 const NO_FORM = 'The input PDF has no form fields to fill: it is not a form-based PDF (no AcroForm fields, no XFA form).';
 const list = (names: string[]) => (names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', '));

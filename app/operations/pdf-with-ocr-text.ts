@@ -3,10 +3,8 @@ import { join } from 'node:path';
 import { list, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { addTextLayers, surveyPages } from '../../engines/mupdf-text-layer.js';
-import { inputError } from './lib/pdf-access.js';
-import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, PAGE_TIMEOUT_MS, recognizePages, tesseractLanguages } from './lib/ocr.js';
-import { resolvePages } from './lib/pages.js';
-import { openForRendering } from './lib/render.js';
+import { inputError, resolvePages } from '../document/index.js';
+import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, PAGE_TIMEOUT_MS, recognizePages, tesseractLanguages, openForRendering } from '../render/index.js';
 
 export default operation({
   path: '/pdf-with-ocr-text',

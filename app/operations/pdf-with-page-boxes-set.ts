@@ -6,9 +6,7 @@ import { json, looseNumber, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { readPdfJson } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { inputError } from './lib/pdf-access.js';
-import { PdfObjects } from './lib/pdf-objects.js';
-import { parsePages, resolvePages } from './lib/pages.js';
+import { inputError, PdfObjects, parsePages, resolvePages } from '../document/index.js';
 
 const BOX_KEYS = { media: '/MediaBox', crop: '/CropBox', bleed: '/BleedBox', trim: '/TrimBox', art: '/ArtBox' } as const;
 type BoxName = keyof typeof BOX_KEYS;

@@ -4,8 +4,7 @@ import { AppError } from '../errors.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { applyRedactions } from '../../engines/mupdf-redact.js';
-import { inputError } from './lib/pdf-access.js';
-import { selectPages } from './lib/read-pdf.js';
+import { inputError, selectPages } from '../document/index.js';
 
 /** `rgb_color`: three integers 0-255, comma-separated ("0, 0, 0") or a JSON array. */
 export const rgbColor = z.preprocess((v) => {

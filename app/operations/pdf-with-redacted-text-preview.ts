@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { json, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { markRedactions } from '../../engines/mupdf-redact.js';
-import { inputError } from './lib/pdf-access.js';
-import { decodedText, selectPages } from './lib/read-pdf.js';
-import { findMarks, PRESETS, redactionsSchema } from './lib/redact-find.js';
+import { inputError, decodedText, selectPages } from '../document/index.js';
+import { findMarks, PRESETS, redactionsSchema } from '../redact/index.js';
 
 export default operation({
   path: '/pdf-with-redacted-text-preview',

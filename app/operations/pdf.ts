@@ -14,10 +14,8 @@ import { OfficePasswordError, officeToPdf } from '../../engines/libreoffice/pool
 import { enforceImagePolicy, psToPdf } from '../../engines/postscript.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
 import { encryptionOf, pageCount } from '../../engines/qpdf.js';
-import { mailHtml, readEml, readMsg, type Mail } from './lib/email.js';
-import { injectPageCss, pageCss, paperOf, parseMargin, printableWidthPx, printScale, VIEWPORTS, type PageSetup, type WebLayout } from './lib/html-page.js';
-import { inspectZip, isEncryptedOoxml } from './lib/office-input.js';
-import { PAGE_SIZE_NAMES, pageSize, type PageSizeName } from './lib/page-sizes.js';
+import { mailHtml, readEml, readMsg, type Mail, injectPageCss, pageCss, paperOf, parseMargin, printableWidthPx, printScale, VIEWPORTS, type PageSetup, type WebLayout, inspectZip, isEncryptedOoxml } from '../convert/index.js';
+import { PAGE_SIZE_NAMES, pageSize, type PageSizeName } from '../document/index.js';
 
 const OFFICE = ['doc', 'docx', 'xls', 'xlsx', 'ppt', 'pptx', 'odt', 'ods', 'odp', 'rtf', 'csv'];
 const SPREADSHEETS = new Set(['xls', 'xlsx', 'ods', 'csv']);

@@ -7,8 +7,8 @@ import { EngineError } from '../../engines/errors.js';
 import { GS_ICC_DIR, outputIntentProlog, rasterizePages, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { assemblePages, type PageSource } from '../../engines/qpdf-edit.js';
 import { pdfaPart } from './pdf-with-added-attachment.js';
-import { openPdf } from './lib/pdf-access.js';
-import { conversionFailed, pagesWithoutUnicode, readWritten, updateObjects } from './lib/standards.js';
+import { openPdf } from '../document/index.js';
+import { conversionFailed, pagesWithoutUnicode, readWritten, updateObjects } from '../rewrite/index.js';
 
 const TYPES = { 'PDF/A-1b': [1, false], 'PDF/A-2b': [2, false], 'PDF/A-2u': [2, true], 'PDF/A-3b': [3, false], 'PDF/A-3u': [3, true] } as const;
 type PdfaType = keyof typeof TYPES;

@@ -5,9 +5,8 @@ import { AppError } from '../errors.js';
 import { output, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { GS_ICC_DIR, outputIntentProlog, rewritePdf, type PdfwriteOptions } from '../../engines/ghostscript-pdfwrite.js';
-import { openPdf } from './lib/pdf-access.js';
-import { pdfText } from './lib/pdf-objects.js';
-import { conversionFailed, readWritten, updateObjects, xmpPacket } from './lib/standards.js';
+import { openPdf, pdfText } from '../document/index.js';
+import { conversionFailed, readWritten, updateObjects, xmpPacket } from '../rewrite/index.js';
 
 /**
  * Ghostscript 10.00's -dPDFX always writes PDF 1.3 with transparency flattened: right for X-1a and X-3, which

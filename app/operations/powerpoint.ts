@@ -5,7 +5,7 @@ import { operation, pdfInput } from '../http/operation.js';
 import { EngineError } from '../../engines/errors.js';
 import { officeConvert } from '../../engines/libreoffice/pool.js';
 import { invalidInput } from '../errors.js';
-import { selectPages } from './lib/read-pdf.js';
+import { selectPages } from '../document/index.js';
 
 export default operation({
   path: '/powerpoint',

@@ -3,7 +3,7 @@ import { AppError } from '../errors.js';
 import { list, output, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { ALL_ALLOWED, writePdf, type Permissions } from '../../engines/qpdf-edit.js';
-import { permissionsOf, secureTo, unlockPdf, unlockToChange, wrongPermissionsPassword } from './lib/pdf-access.js';
+import { permissionsOf, secureTo, unlockPdf, unlockToChange, wrongPermissionsPassword } from '../document/index.js';
 
 /**
  * The security family (spec 4.7): all four write AES-256 (or remove security) with qpdf. Authority rule

@@ -7,9 +7,8 @@ import { json, looseBool, looseNumber, output } from '../http/fields.js';
 import { operation, type InputFile } from '../http/operation.js';
 import { decodeBmp } from '../../engines/image-pdf.js';
 import type { EngineContext } from '../../engines/context.js';
-import { openPdf } from './lib/pdf-access.js';
-import { commonName, distinguishedName, fromPem, fromPkcs12, type Credentials } from './lib/sign-credentials.js';
-import { signPdf } from './lib/sign.js';
+import { openPdf } from '../document/index.js';
+import { commonName, distinguishedName, fromPem, fromPkcs12, type Credentials, signPdf } from '../sign/index.js';
 
 const str = z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string().max(500));
 const bool = z.preprocess(looseBool, z.boolean());

@@ -4,8 +4,7 @@ import { AppError } from '../errors.js';
 import { output, pageList } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { splitPages } from '../../engines/qpdf-edit.js';
-import { openPdf } from './lib/pdf-access.js';
-import { resolvePages } from './lib/pages.js';
+import { openPdf, resolvePages } from '../document/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 

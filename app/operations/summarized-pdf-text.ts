@@ -5,7 +5,7 @@ import type { LlmConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { int, oneOf, output, pages } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, estimateTokens, mapLimit, requireLlm, type Message } from './lib/llm.js';
+import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, estimateTokens, mapLimit, requireLlm, type Message } from '../ai/index.js';
 
 const SUMMARY_FORMATS = ['overview', 'highlight', 'abstract', 'bullet_points', 'numbered_list', 'table_of_contents', 'outline', 'question_answer', 'action_items'] as const;
 type SummaryFormat = (typeof SUMMARY_FORMATS)[number];

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { oneOf, output, pages } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, mapLimit, requireLlm, type Message } from './lib/llm.js';
+import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, mapLimit, requireLlm, type Message } from '../ai/index.js';
 import { FORMAT_RULE, checkOutputFormat, outputFormat } from './summarized-pdf-text.js';
 
 /** Spec 4.11: ISO 639 code of 2-3 letters, then optionally a 4-letter script, a 2-letter or a 3-digit region. */

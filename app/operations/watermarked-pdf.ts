@@ -3,14 +3,11 @@ import { join } from 'node:path';
 import { PDFDocument, type PDFEmbeddedPage, degrees } from '@cantoo/pdf-lib';
 import { z } from 'zod';
 import { AppError, invalidInput } from '../errors.js';
-import { looseNumber, num, oneOf, output, pages, text, trueFalse, int } from '../http/fields.js';
+import { looseNumber, num, oneOf, output, pages, text, trueFalse, int, colorValues } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
-import { FontSet, resolveFont } from './lib/fonts.js';
-import { inputError } from './lib/pdf-access.js';
-import { resolvePages } from './lib/pages.js';
-import { applyStamps, colorOf, colorValues, pageFrames, turnedExtents, type PageFrame } from './lib/stamp.js';
-import { LINE_SPACING, drawLines, wrapText } from './lib/text-block.js';
+import { FontSet, resolveFont, applyStamps, colorOf, pageFrames, turnedExtents, type PageFrame, LINE_SPACING, drawLines, wrapText } from '../compose/index.js';
+import { inputError, resolvePages } from '../document/index.js';
 
 /** Where the centre of a w x h box turned by `rotation` goes, from the alignments and offsets (spec 4.6). */
 export function placeCentre(frame: PageFrame, w: number, h: number, f: { rotation: number; horizontal_alignment: string; vertical_alignment: string; x: number; y: number }) {

@@ -6,9 +6,8 @@ import { operation, pdfInput } from '../http/operation.js';
 import type { EngineContext } from '../../engines/context.js';
 import { drawnImages, renderRegion, type DrawnImage } from '../../engines/page-images.js';
 import { listImages } from '../../engines/poppler.js';
-import { pagesToDocx, type PlacedImage } from './lib/docx.js';
-import { inputError } from './lib/pdf-access.js';
-import { noTextWarning, readPages, selectPages, textlessPages } from './lib/read-pdf.js';
+import { pagesToDocx, type PlacedImage } from '../export/index.js';
+import { inputError, noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
 
 /** Pictures smaller than this (points) are rules, bullets or specks, not content. */
 const MIN_IMAGE_PT = 12;

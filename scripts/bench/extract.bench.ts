@@ -7,8 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pageText, toMarkdown } from '../../app/operations/lib/layout.js';
-import { readPages } from '../../app/operations/lib/read-pdf.js';
+import { pageText, toMarkdown, readPages } from '../../app/document/index.js';
 
 const CORPUS = process.env.QUIRE_CORPUS ?? resolve(import.meta.dirname, '../../../shared/corpus');
 const dir = mkdtempSync(join(tmpdir(), 'quire-bench-extract-'));

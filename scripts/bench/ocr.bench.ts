@@ -12,8 +12,7 @@ import { join, resolve } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import op from '../../app/operations/pdf-with-ocr-text.js';
-import type { Language } from '../../app/operations/lib/ocr.js';
-import { LANGUAGES } from '../../app/operations/lib/ocr.js';
+import { type Language, LANGUAGES } from '../../app/render/index.js';
 
 const CORPUS = process.env.QUIRE_CORPUS ?? resolve(import.meta.dirname, '../../../shared/corpus');
 const corpus = (rel: string) => join(CORPUS, rel);

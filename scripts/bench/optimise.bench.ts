@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LEVELS, compressPdf } from '../../app/operations/lib/compression.js';
+import { LEVELS, compressPdf } from '../../app/rewrite/index.js';
 import { GS_ICC_DIR, outputIntentProlog, pdfwriteArgs } from '../../engines/ghostscript-pdfwrite.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));

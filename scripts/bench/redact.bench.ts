@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import preview from '../../app/operations/pdf-with-redacted-text-preview.js';
 import applied from '../../app/operations/pdf-with-redacted-text-applied.js';
-import type { Redaction } from '../../app/operations/lib/redact-find.js';
+import type { Redaction } from '../../app/redact/index.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const PDF = resolve(root, '../shared/corpus/pdf/federal-register-15-pages.pdf');

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { ImageFormat } from '../../engines/images.js';
 import { deviceArgs } from '../../engines/ghostscript-raster.js';
 import { drawArgs, readPageBoxes } from '../../engines/mupdf.js';
-import { renderImages, splitRuns } from '../../app/operations/lib/render.js';
+import { renderImages, splitRuns } from '../../app/render/index.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const SOURCE = resolve(root, '../shared/corpus/pdf/federal-register-15-pages.pdf');

@@ -8,8 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fromPem } from '../../app/operations/lib/sign-credentials.js';
-import { signPdf, type SignRequest } from '../../app/operations/lib/sign.js';
+import { fromPem, signPdf, type SignRequest } from '../../app/sign/index.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const REGISTER = resolve(root, '../shared/corpus/pdf/federal-register-15-pages.pdf');

@@ -1,10 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import type { LlmConfig } from '../../config.js';
-import { AppError, invalidInput } from '../../errors.js';
-import type { InputFile } from '../../http/operation.js';
-import { isPdfHeader } from '../../http/inputs.js';
-import { toMarkdown } from './layout.js';
-import { noTextWarning, readPages, selectPages, textlessPages } from './read-pdf.js';
+import type { LlmConfig } from '../config.js';
+import { AppError, invalidInput } from '../errors.js';
+import { isPdfHeader, noTextWarning, readPages, selectPages, textlessPages, toMarkdown } from '../document/index.js';
 
 /**
  * The AI text operations' shared half: the document's text (a PDF read by our own layout model, as
@@ -49,8 +46,15 @@ export interface DocumentText {
   warning?: string;
 }
 
+/** The stored input as the AI operations need it. */
+export interface TextSource {
+  name: string;
+  type: string;
+  path: string;
+}
+
 /** PDF (pages selected) or .md / .txt (pages do not apply) as text blocks. */
-export async function documentText(input: InputFile, pages: string, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<DocumentText> {
+export async function documentText(input: TextSource, pages: string, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<DocumentText> {
   const bytes = await readFile(input.path);
   if (isPdfHeader(bytes.subarray(0, 1024))) {
     const selected = await selectPages(input.path, pages, ctx);

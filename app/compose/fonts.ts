@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import fontkit, { type Font } from '@cantoo/fontkit';
 import { type PDFDocument, type PDFFont, StandardFonts } from '@cantoo/pdf-lib';
-import { AppError } from '../../errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * The fonts text can be drawn in (`font` of /watermarked-pdf and /pdf-with-added-text; the spec names a font

@@ -18,11 +18,10 @@ import {
 } from '@cantoo/pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
 import { DEFAULT_BYTE_RANGE_PLACEHOLDER, SUBFILTER_ADOBE_PKCS7_DETACHED } from '@signpdf/utils';
-import { AppError, outOfRange } from '../../errors.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { FontSet, resolveFont } from './fonts.js';
+import { AppError, outOfRange } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { FontSet, resolveFont, LINE_SPACING, textOperators, wrapText, type Line } from '../compose/index.js';
 import { CmsSigner, signatureSize, type Credentials } from './sign-credentials.js';
-import { LINE_SPACING, textOperators, wrapText, type Line } from './text-block.js';
 
 /**
  * Adds a signature as an incremental update: the original bytes stay as they are (earlier signatures keep

@@ -1,7 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { PDFDocument, PDFTextField, beginMarkedContent, endMarkedContent, popGraphicsState, pushGraphicsState, type PDFFont, type PDFRef } from '@cantoo/pdf-lib';
-import { FontSet, resolveFont } from './fonts.js';
-import { textOperators, wrapText, type Line } from './text-block.js';
+import { FontSet, resolveFont, textOperators, wrapText, type Line } from '../compose/index.js';
 
 /**
  * qpdf draws text field appearances in the field's own font and encoding, so characters beyond it come out as

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { AppError } from '../../errors.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { readPdfJson } from '../../../engines/qpdf.js';
-import { PdfObjects, pdfText } from './pdf-objects.js';
+import { AppError } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { readPdfJson } from '../../engines/qpdf.js';
+import { PdfObjects, pdfText } from '../document/index.js';
 
 /**
  * Form data files (spec 4.10) read into one shape: field values by fully qualified name, plus, for XFA

@@ -2,12 +2,11 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Color, PDFDocument, type PDFPage, cmyk, rgb } from '@cantoo/pdf-lib';
 import { z } from 'zod';
-import { invalidInput } from '../../errors.js';
-import { looseList, looseNumber } from '../../http/fields.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { trimFrames } from '../../../engines/poppler-boxes.js';
-import { stampPages } from '../../../engines/qpdf-edit.js';
-import { inputError, openPdf } from './pdf-access.js';
+import { invalidInput } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { trimFrames } from '../../engines/poppler-boxes.js';
+import { stampPages } from '../../engines/qpdf-edit.js';
+import { inputError, openPdf } from '../document/index.js';
 
 /**
  * Adding things to pages (watermarks, text, images) without rewriting the document: what is added is drawn
@@ -83,15 +82,6 @@ export async function applyStamps(
   await writeFile(stamp, await doc.save());
   await stampPages(input, stamp, output, { to: sorted.map((t) => t.page), from, behind }, ctx);
 }
-
-/** A colour field: `"r,g,b"` / `"c,m,y,k"` or a JSON array, each value an integer from 0 to `max`. */
-export const colorValues = (count: 3 | 4, max: number) =>
-  z
-    .preprocess((v) => {
-      const list = typeof v === 'string' && !v.trim().startsWith('[') ? v.split(',') : looseList(v);
-      return list?.map((x) => looseNumber(typeof x === 'string' ? x.trim() : x));
-    }, z.array(z.number().int().min(0).max(max)).length(count))
-    .meta({ type: 'string', examples: [count === 3 ? '255,0,0' : '0,100,100,0'] });
 
 /** The pdf-lib colour of an RGB (0-255) or CMYK (0-100) field; black when neither is given. */
 export function colorOf(rgbValues: number[] | undefined, cmykValues: number[] | undefined): Color {

@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * The one page-selection grammar (spec 4.1 rule 5): a comma list of `N`, `N-M`, `last`, `N-last`;

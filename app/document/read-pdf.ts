@@ -1,9 +1,9 @@
-import { invalidInput } from '../../errors.js';
+import { invalidInput } from '../errors.js';
 import { inputError } from './pdf-access.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { glyphColours, pageGeometry, structuredText, type StextChar, type StextLine, type StextPage } from '../../../engines/mupdf-stext.js';
-import { popplerWords, type PopplerWord } from '../../../engines/poppler.js';
-import { pageCount } from '../../../engines/qpdf.js';
+import type { EngineContext } from '../../engines/context.js';
+import { glyphColours, pageGeometry, structuredText, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
+import { popplerWords, type PopplerWord } from '../../engines/poppler.js';
+import { pageCount } from '../../engines/qpdf.js';
 import { buildPages, type PageModel } from './layout.js';
 import { resolvePages } from './pages.js';
 

@@ -1,13 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError, invalidInput, passwordProtected } from '../../errors.js';
-import { encodeImage, type ColorModel, type ImageFormat } from '../../../engines/images.js';
-import { renderWithDevice, type RasterDevice } from '../../../engines/ghostscript-raster.js';
-import { drawPages, readPageBoxes, type DrawColorspace, type PageBox } from '../../../engines/mupdf.js';
-import { encryptionOf } from '../../../engines/qpdf.js';
+import { AppError, invalidInput, passwordProtected } from '../errors.js';
+import { encodeImage, type ColorModel, type ImageFormat } from '../../engines/images.js';
+import { renderWithDevice, type RasterDevice } from '../../engines/ghostscript-raster.js';
+import { drawPages, readPageBoxes, type DrawColorspace, type PageBox } from '../../engines/mupdf.js';
+import { encryptionOf } from '../../engines/qpdf.js';
 import { inParallel } from './parallel.js';
-import { inputError } from './pdf-access.js';
+import { inputError } from '../document/index.js';
 
 /**
  * Rendering pages to image files, by the pipeline measured fastest for the format (scripts/bench/render.bench.ts):

@@ -1,4 +1,4 @@
-import type { QpdfJson } from '../../../engines/qpdf.js';
+import type { QpdfJson } from '../../engines/qpdf.js';
 
 /**
  * Read-only navigation over qpdf's JSON v2 object dump: references are strings "N G R", names "/Name",

@@ -15,7 +15,7 @@ import {
   WidthType,
   type ISectionOptions,
 } from 'docx';
-import { toMarkdown, type Box, type PageModel } from './layout.js';
+import { toMarkdown, type Box, type PageModel } from '../document/index.js';
 
 /**
  * PDF to an editable Word document. The structure (reading order, headings, paragraphs joined across line

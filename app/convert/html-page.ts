@@ -1,4 +1,4 @@
-import { pageSize, type PageSizeName } from './page-sizes.js';
+import { pageSize, type PageSizeName } from '../document/index.js';
 
 /** The print settings of HTML conversions: paper, margins, layout width. */
 

@@ -1,4 +1,4 @@
-import type { PageGeometry, StextLine, StextPage, TraceGlyph } from '../../../engines/mupdf-stext.js';
+import type { PageGeometry, StextLine, StextPage, TraceGlyph } from '../../engines/mupdf-stext.js';
 
 /**
  * The page model every text-reading endpoint shares (extracted text, Markdown, and later redaction, PDF to

@@ -1,5 +1,5 @@
 import ExcelJS from 'exceljs';
-import type { PageModel, Word } from './layout.js';
+import type { PageModel, Word } from '../document/index.js';
 
 /**
  * PDF to a spreadsheet: one sheet per page, laid out as a grid of the page's own rows and columns, so a

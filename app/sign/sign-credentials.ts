@@ -2,9 +2,9 @@ import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Signer } from '@signpdf/utils';
-import { AppError } from '../../errors.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { PassphraseError, cmsSign, pkcs12ToPem } from '../../../engines/openssl.js';
+import { AppError } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { PassphraseError, cmsSign, pkcs12ToPem } from '../../engines/openssl.js';
 
 /**
  * Signing credentials: a PKCS#12 (opened by OpenSSL, which reads every encryption exporters use) or a certificate

@@ -1,8 +1,8 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
-import type { Quad, StextLine, StextPage } from '../../../engines/mupdf-stext.js';
+import { AppError } from '../errors.js';
+import type { Quad, StextLine, StextPage } from '../../engines/mupdf-stext.js';
 
 /**
  * What /pdf-with-redacted-text-preview looks for (spec 4.6): literal strings, regular expressions and

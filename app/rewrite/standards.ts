@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError } from '../../errors.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { listFonts } from '../../../engines/poppler.js';
-import { readPdfJson, streamData } from '../../../engines/qpdf.js';
-import { writePdf } from '../../../engines/qpdf-edit.js';
-import { PdfObjects, pdfText } from './pdf-objects.js';
+import { AppError } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { listFonts } from '../../engines/poppler.js';
+import { readPdfJson, streamData } from '../../engines/qpdf.js';
+import { writePdf } from '../../engines/qpdf-edit.js';
+import { PdfObjects, pdfText } from '../document/index.js';
 
 /** Shared by /pdfa and /pdfx: what Ghostscript wrote, read back with qpdf, and small object updates. */
 

@@ -1,11 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import { AppError, TEXT, invalidInput, passwordProtected } from '../../errors.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { EngineError } from '../../../engines/errors.js';
-import { PasswordError, encryptionOf } from '../../../engines/qpdf.js';
-import { inspectPdf, writePdf, type Inspection, type Permissions, type Security } from '../../../engines/qpdf-edit.js';
+import { AppError, TEXT, invalidInput, passwordProtected } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { EngineError } from '../../engines/errors.js';
+import { PasswordError, encryptionOf } from '../../engines/qpdf.js';
+import { inspectPdf, writePdf, type Inspection, type Permissions, type Security } from '../../engines/qpdf-edit.js';
 
 /** What a client sees for engine failures while reading an input: 401 for passwords, 400 for broken files. */
 export function inputError(err: unknown, passwordGiven = false): unknown {
@@ -140,3 +140,6 @@ export async function secureTo(input: string, output: string, readPassword: stri
   });
   await writeFile(output, await doc.save());
 }
+
+/** Readers accept a PDF header anywhere in the first 1024 bytes (junk before it is common in the wild). */
+export const isPdfHeader = (head: Buffer) => head.subarray(0, 1024).includes('%PDF-');

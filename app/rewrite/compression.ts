@@ -1,12 +1,12 @@
 import { copyFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AppError } from '../../errors.js';
-import type { EngineContext } from '../../../engines/context.js';
-import { rewritePdf, type PdfwriteOptions } from '../../../engines/ghostscript-pdfwrite.js';
-import { EngineError } from '../../../engines/errors.js';
-import { runJob, type QpdfJob } from '../../../engines/qpdf-edit.js';
-import { expectOutput } from '../../../engines/run.js';
+import { AppError } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { rewritePdf, type PdfwriteOptions } from '../../engines/ghostscript-pdfwrite.js';
+import { EngineError } from '../../engines/errors.js';
+import { runJob, type QpdfJob } from '../../engines/qpdf-edit.js';
+import { expectOutput } from '../../engines/run.js';
 
 /**
  * The custom compression profile (a JSON upload or stored resource). Every key is optional; unknown keys are

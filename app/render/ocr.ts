@@ -1,13 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError } from '../../errors.js';
-import { EngineError } from '../../../engines/errors.js';
-import type { PageBox } from '../../../engines/mupdf.js';
-import { IMAGE_EXTENSIONS, drawPageImage, type PageColors, type PageSurvey, type TextLayer } from '../../../engines/mupdf-text-layer.js';
-import { installedLanguages, recognizeToPdf } from '../../../engines/tesseract.js';
+import { AppError } from '../errors.js';
+import { EngineError } from '../../engines/errors.js';
+import type { PageBox } from '../../engines/mupdf.js';
+import { IMAGE_EXTENSIONS, drawPageImage, type PageColors, type PageSurvey, type TextLayer } from '../../engines/mupdf-text-layer.js';
+import { installedLanguages, recognizeToPdf } from '../../engines/tesseract.js';
 import { inParallel } from './parallel.js';
-import { inputError } from './pdf-access.js';
+import { inputError } from '../document/index.js';
 
 /** The spec's language names and the Tesseract pack each one needs (Debian: tesseract-ocr-<code with - for _>). */
 export const LANGUAGES = {

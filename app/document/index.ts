@@ -1,0 +1,13 @@
+/**
+ * The document as Quire reads it. Access to input PDFs (open, unlock with a password, repair, write back; a
+ * password-protected input is a 401, an unreadable one a 400), read-only navigation over qpdf's object dump, the
+ * one page-selection grammar, paper sizes, and the page model every text-reading endpoint shares: words with
+ * geometry and style from MuPDF's structured text, grouped into rows, columns, tables, paragraphs, headings and
+ * lists in reading order. Other domains build on it; it depends on engines only.
+ */
+export * from './layout.js';
+export * from './page-sizes.js';
+export * from './pages.js';
+export * from './pdf-access.js';
+export * from './pdf-objects.js';
+export * from './read-pdf.js';

@@ -1,0 +1,7 @@
+/**
+ * Interactive forms: form data files (FDF, XFDF, AcroForm XML, XFA datasets) read into one shape of values by
+ * fully qualified field name, and appearances for text fields whose values qpdf cannot draw in the field's own
+ * font.
+ */
+export * from './form-appearance.js';
+export * from './form-data.js';

@@ -1,0 +1,6 @@
+/**
+ * Redaction search: what a redaction request looks for (literal strings, RE2 regular expressions, checked presets
+ * such as IBAN or credit cards) matched against each page's characters as MuPDF reads them, giving the quads the
+ * /Redact annotations cover.
+ */
+export * from './redact-find.js';
