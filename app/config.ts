@@ -25,7 +25,21 @@ const schema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   MAX_UPLOAD_MB: int(1).default(1000),
   MAX_PROCESS_SECONDS: int(1).default(1800),
-  CONCURRENCY: int(1).default(Math.max(1, availableParallelism() - 1)),
+  CONCURRENCY: int(1).optional(),
+  CPU_BUDGET: int(1).default(availableParallelism()),
+  LIGHT_CONCURRENCY: int(1).default(Math.max(2, availableParallelism())),
+  OFFICE_INSTANCES: int(1).default(Math.max(1, availableParallelism() - 1)),
+  BROWSER_PAGES: int(1).default(Math.max(2, availableParallelism())),
+  HTML_TIMEOUT_SECONDS: int(1).default(30),
+  HTML_MAX_PAGES: int(1).default(1000),
+  HTML_MAX_MB: int(1).default(50),
+  PS_TIMEOUT_SECONDS: int(1).default(60),
+  PS_MAX_PAGES: int(1).default(2000),
+  OFFICE_TIMEOUT_SECONDS: int(1).default(120),
+  OFFICE_MAX_PAGES: int(1).default(2000),
+  MAX_STREAM_MB: int(1).default(256),
+  MAX_OBJECTS: int(1000).default(2_000_000),
+  MAX_IMAGE_PIXELS: int(1).default(100_000_000),
   QUEUE_MAX: int(0).default(100),
   RESOURCE_TTL_SECONDS: int(0).default(1800),
   API_KEYS: z.string().optional(),
@@ -49,7 +63,18 @@ export interface Config {
   dataDir: string;
   maxUploadBytes: number;
   maxProcessMs: number;
+  /** Upper bound of CPU-bound and pooled jobs running at once (CONCURRENCY; default: budget + pools, no extra bound). */
   concurrency: number;
+  /** Cores CPU-bound jobs may keep busy at once: a job running N engine processes spends N. */
+  cpuBudget: number;
+  /** Light jobs (qpdf, metadata) running at once, in their own lane. */
+  lightConcurrency: number;
+  /** Warm LibreOffice instances (the office pool). */
+  officeInstances: number;
+  /** Chromium pages printing at once (the browser pool). */
+  browserPages: number;
+  /** What one job may cost before it is cut with a 422 naming the setting. */
+  limits: Limits;
   queueMax: number;
   resourceTtlMs: number;
   /** null = open server (the self-hosted default). */
@@ -75,6 +100,28 @@ export interface LlmConfig {
   timeoutMs: number;
   /** The model's context window in tokens: long documents are cut into parts that fit it. */
   contextTokens: number;
+}
+
+/**
+ * Per-engine limits that cut hostile input early. A job cut by one answers 422 naming the setting (clients do
+ * not resubmit a 4xx), its processes are killed and its temp dir removed.
+ */
+export interface Limits {
+  /** HTML, web pages and e-mail: load, scripts and print together. */
+  htmlTimeoutMs: number;
+  htmlMaxPages: number;
+  /** Bytes a page may load in total (the document and every sub-resource). */
+  htmlMaxBytes: number;
+  psTimeoutMs: number;
+  psMaxPages: number;
+  officeTimeoutMs: number;
+  officeMaxPages: number;
+  /** Decompressed bytes of one stream parsed inside the Node process. */
+  maxStreamBytes: number;
+  /** Objects of one PDF parsed inside the Node process. */
+  maxObjects: number;
+  /** Decoded pixels of one input image. */
+  maxImagePixels: number;
 }
 
 export class ConfigError extends Error {
@@ -105,7 +152,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(d.DATA_DIR),
     maxUploadBytes: d.MAX_UPLOAD_MB * 1024 * 1024,
     maxProcessMs: d.MAX_PROCESS_SECONDS * 1000,
-    concurrency: d.CONCURRENCY,
+    concurrency: d.CONCURRENCY ?? d.CPU_BUDGET + d.OFFICE_INSTANCES + d.BROWSER_PAGES,
+    cpuBudget: d.CPU_BUDGET,
+    lightConcurrency: d.LIGHT_CONCURRENCY,
+    // An explicit CONCURRENCY also bounds the pools, as it sized the office pool before the lanes existed.
+    officeInstances: Math.min(d.OFFICE_INSTANCES, d.CONCURRENCY ?? Infinity),
+    browserPages: Math.min(d.BROWSER_PAGES, d.CONCURRENCY ?? Infinity),
+    limits: {
+      htmlTimeoutMs: d.HTML_TIMEOUT_SECONDS * 1000,
+      htmlMaxPages: d.HTML_MAX_PAGES,
+      htmlMaxBytes: d.HTML_MAX_MB * 1024 * 1024,
+      psTimeoutMs: d.PS_TIMEOUT_SECONDS * 1000,
+      psMaxPages: d.PS_MAX_PAGES,
+      officeTimeoutMs: d.OFFICE_TIMEOUT_SECONDS * 1000,
+      officeMaxPages: d.OFFICE_MAX_PAGES,
+      maxStreamBytes: d.MAX_STREAM_MB * 1024 * 1024,
+      maxObjects: d.MAX_OBJECTS,
+      maxImagePixels: d.MAX_IMAGE_PIXELS,
+    },
     queueMax: d.QUEUE_MAX,
     resourceTtlMs: d.RESOURCE_TTL_SECONDS * 1000,
     apiKeys,

@@ -28,8 +28,8 @@ export async function createDeps(config: Config): Promise<Deps> {
   await jobs.sweepRecords();
   if (stale) log.info({ stale }, 'removed temp dirs left by a previous run');
   onRun((e) => log.debug({ tool: e.tool, exitCode: e.exitCode, ms: e.ms, stderr: e.stderr || undefined }, 'engine'));
-  // One warm LibreOffice instance per job slot, started lazily on the first office conversion.
-  configurePool({ size: config.concurrency });
+  // Warm LibreOffice instances (OFFICE_INSTANCES), started lazily on the first office conversion.
+  configurePool({ size: config.officeInstances });
   const tools = await probeTools();
   return { config, store, jobs, tools, log, operations, meta: META };
 }

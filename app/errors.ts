@@ -18,6 +18,7 @@ const CODES = {
   too_large: 413,
   unsupported_media: 415,
   timeout: 422,
+  limit: 422,
   queue_full: 429,
   cancelled: 499,
   internal: 500,
@@ -55,6 +56,13 @@ export const outOfRange = (value: unknown, parameter: string) =>
 
 export const invalidInput = (detail?: string) =>
   new AppError('invalid_input', detail ? `${TEXT.invalidInput}: ${detail}` : TEXT.invalidInput);
+
+/**
+ * A job cut by one of the per-engine limits: 422 (the client's input, so clients do not resubmit it), naming
+ * what was exceeded and the setting an operator can raise.
+ */
+export const limitExceeded = (what: string, setting: string, value: number | string) =>
+  new AppError('limit', `${what} exceeded the limit ${setting}=${value}, so the job was stopped.`);
 
 export const passwordProtected = () => new AppError('password', TEXT.password);
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { ToolName } from '../../engines/tools.js';
 import type { FetchPolicy } from './fetch-url.js';
-import type { LlmConfig } from '../config.js';
+import type { Limits, LlmConfig } from '../config.js';
 
 /** What an input accepts: `pdf` is checked by its header; `any` takes whatever was uploaded. */
 export type InputKind = 'pdf' | 'any';
@@ -59,6 +59,8 @@ export interface RunContext<F> {
   urlPolicy: FetchPolicy;
   /** Jobs allowed at once (CONCURRENCY): sizes engine pools. */
   concurrency: number;
+  /** Per-engine limits (time, pages, bytes, pixels); exceeding one is `limitExceeded(...)`. */
+  limits: Limits;
   /** The language model (LLM_*) of the AI text operations, or null when none is configured. */
   llm: LlmConfig | null;
 }

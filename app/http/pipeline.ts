@@ -86,6 +86,7 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
             timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
             urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
             concurrency: deps.config.concurrency,
+            limits: deps.config.limits,
             llm: deps.config.llm,
           });
           job.signal.throwIfAborted();
