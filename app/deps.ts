@@ -17,6 +17,10 @@ export async function createDeps(config: Config): Promise<Deps> {
   await store.init();
   const jobs = new Jobs({
     concurrency: config.concurrency,
+    cpuBudget: config.cpuBudget,
+    lightConcurrency: config.lightConcurrency,
+    officeInstances: config.officeInstances,
+    browserPages: config.browserPages,
     queueMax: config.queueMax,
     timeoutMs: config.maxProcessMs,
     workDir: store.workDir,

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { setPriority } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import { EngineError } from './errors.js';
 
@@ -32,6 +34,16 @@ type RunListener = (event: { tool: string; args: string[]; exitCode?: number; ms
 const listeners: RunListener[] = [];
 export function onRun(listener: RunListener): void {
   listeners.push(listener);
+}
+
+const priority = new AsyncLocalStorage<number>();
+
+/**
+ * Runs `fn` so that every process it starts (and their children) runs at `niceness` (0-19): the scheduler
+ * starts heavy jobs this way, so the kernel gives light requests' engines the CPU first.
+ */
+export function withPriority<T>(niceness: number, fn: () => Promise<T>): Promise<T> {
+  return priority.run(niceness, fn);
 }
 
 /**
@@ -76,6 +88,14 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     stripFinalNewline: false,
     maxBuffer: 512 * 1024 * 1024,
   });
+  const niceness = priority.getStore();
+  if (niceness && child.pid) {
+    try {
+      setPriority(child.pid, niceness);
+    } catch {
+      /* exited already */
+    }
+  }
   const killGroup = () => {
     if (child.pid) {
       try {

@@ -1,3 +1,4 @@
+import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Jobs } from '../jobs/index.js';
@@ -16,6 +17,17 @@ export interface Deps {
 }
 
 export type Env = { Variables: { owner: string | null; requestId: string; log: Logger } };
+
+/**
+ * Who the scheduler is fair between: the API key (its hash), else the peer address. Behind a proxy every
+ * request shares one address; keys keep clients apart there.
+ */
+export function clientOf(c: Context<Env>): string {
+  const owner = c.get('owner');
+  if (owner) return `key:${owner}`;
+  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming;
+  return `addr:${incoming?.socket?.remoteAddress ?? 'local'}`;
+}
 
 /** Base of every outputUrl/url: PUBLIC_URL, else the address the client used. */
 export const baseUrlOf = (config: Config, requestUrl: string) => config.publicUrl ?? new URL(requestUrl).origin;

@@ -1,6 +1,8 @@
+import { availableParallelism } from 'node:os';
 import type { z } from 'zod';
 import type { ToolName } from '../../engines/tools.js';
 import type { FetchPolicy } from './fetch-url.js';
+import type { Cost } from '../jobs/index.js';
 import type { Limits, LlmConfig } from '../config.js';
 
 /** What an input accepts: `pdf` is checked by its header; `any` takes whatever was uploaded. */
@@ -76,6 +78,11 @@ export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
   output: 'file' | 'files' | 'json' | 'json-or-file';
   /** Native tools needed; if one is missing the endpoint answers 503 naming its Debian package. */
   engines: ToolName[];
+  /**
+   * What a job costs the scheduler (lane and, for cpu, engine processes at once); may depend on the request
+   * (/pdf: office, browser or cpu by input type). Default: one cpu process.
+   */
+  cost?: Cost | ((req: { fields: z.infer<z.ZodObject<S>>; inputs: Record<string, InputFile[]> }) => Cost);
   /** Default output name; default `[input name]_service_<path>`. */
   defaultName?: (inputName: string | undefined) => string;
   /** Extra checks across fields (zod checks one field at a time). */
@@ -87,6 +94,9 @@ export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
 export function operation<S extends z.ZodRawShape>(def: Operation<S>): Operation<S> {
   return def;
 }
+
+/** The cost of a job that runs one engine process per core (rendering, OCR): its share is the whole budget. */
+export const perCore = (): Cost => ({ lane: 'cpu', processes: availableParallelism() });
 
 /** The input almost every endpoint takes: `file` or `id`, a PDF. */
 export const pdfInput = (description = 'The PDF to process'): Record<string, InputSpec> => ({

@@ -5,7 +5,7 @@ import { resourceUrl } from '../store/index.js';
 import { stripExtension } from '../store/names.js';
 import { TOOLS } from '../../engines/tools.js';
 import { readBody, discardUploads, type Body } from './body.js';
-import { baseUrlOf, type Deps, type Env } from './context.js';
+import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
 import { resolveInputs } from './inputs.js';
 import type { Operation, OperationResult, InputFile } from './operation.js';
 
@@ -92,7 +92,13 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
           job.signal.throwIfAborted();
           return respond(op, result, result.inputs ?? all, outputName, owner, baseUrl, deps);
         },
-        { owner, track: polling, clientSignal: polling ? undefined : c.req.raw.signal },
+        {
+          owner,
+          track: polling,
+          clientSignal: polling ? undefined : c.req.raw.signal,
+          cost: typeof op.cost === 'function' ? op.cost({ fields, inputs }) : op.cost,
+          client: clientOf(c),
+        },
       );
       if (polling) return c.json({ requestId: id });
       return c.json(await done);

@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError, toClientError } from '../errors.js';
+import { withPriority } from '../../engines/run.js';
+
+/** Niceness of the engine processes of heavy lanes: light requests' engines get the CPU first. */
+const HEAVY_NICENESS = 10;
 
 export interface JobContext {
   id: string;
@@ -27,13 +31,95 @@ export interface JobRecord {
   finishedAt?: number;
 }
 
+/**
+ * What a job costs, declared by its operation. `light`: a short qpdf or metadata call, in its own lane so it
+ * never waits behind heavy work. `cpu`: CPU-bound engine processes (a render or OCR that starts one per core
+ * counts that many against the core budget). `office` / `browser`: a job on the warm LibreOffice or Chromium
+ * pool, which keeps its own limit.
+ */
+export type Cost = { lane: 'light' } | { lane: 'cpu'; processes: number } | { lane: 'office' } | { lane: 'browser' };
+export type Lane = Cost['lane'];
+const LANES: Lane[] = ['light', 'cpu', 'office', 'browser'];
+
 interface Waiting {
+  client: string;
+  weight: number;
   start: () => void;
   cancel: (reason: unknown) => void;
 }
 
+/**
+ * One lane's waiting jobs: a FIFO per client, served round-robin (the client whose last start is oldest goes
+ * first), so one client's backlog starves nobody.
+ */
+class FairQueue {
+  private readonly byClient = new Map<string, Waiting[]>();
+  /** When each client last had a job started in this lane (a counter, not a clock). */
+  private readonly lastStart = new Map<string, number>();
+  private starts = 0;
+  size = 0;
+
+  push(w: Waiting): void {
+    const q = this.byClient.get(w.client);
+    if (q) q.push(w);
+    else this.byClient.set(w.client, [w]);
+    this.size++;
+  }
+
+  /** The job whose turn it is: the head of the client served longest ago. */
+  peek(): Waiting | undefined {
+    let best: Waiting[] | undefined;
+    let bestAt = Infinity;
+    for (const [client, q] of this.byClient) {
+      const at = this.lastStart.get(client) ?? -1;
+      if (at < bestAt) [best, bestAt] = [q, at];
+    }
+    return best?.[0];
+  }
+
+  shift(): Waiting | undefined {
+    const w = this.peek();
+    if (w) this.remove(w);
+    return w;
+  }
+
+  /** Records a start (also of jobs that never waited), which sends the client to the back of the rotation. */
+  started(client: string): void {
+    this.lastStart.set(client, ++this.starts);
+    // Bounded memory: clients with nothing waiting are forgotten (they come back at the front of the rotation).
+    if (this.lastStart.size > 10_000) for (const c of this.lastStart.keys()) if (!this.byClient.has(c)) this.lastStart.delete(c);
+  }
+
+  remove(w: Waiting): boolean {
+    const q = this.byClient.get(w.client);
+    const i = q?.indexOf(w) ?? -1;
+    if (!q || i < 0) return false;
+    q.splice(i, 1);
+    if (!q.length) this.byClient.delete(w.client);
+    this.size--;
+    return true;
+  }
+
+  countOf(client: string): number {
+    return this.byClient.get(client)?.length ?? 0;
+  }
+
+  drain(): Waiting[] {
+    const all = [...this.byClient.values()].flat();
+    this.byClient.clear();
+    this.size = 0;
+    return all;
+  }
+}
+
 export interface JobsOptions {
+  /** Upper bound of cpu, office and browser jobs running at once (CONCURRENCY). */
   concurrency: number;
+  /** Cores cpu jobs may keep busy together. */
+  cpuBudget: number;
+  lightConcurrency: number;
+  officeInstances: number;
+  browserPages: number;
   queueMax: number;
   timeoutMs: number;
   workDir: string;
@@ -45,12 +131,17 @@ export interface JobsOptions {
 }
 
 /**
- * The queue every operation runs through: at most `concurrency` running, at most `queueMax` waiting
- * (then 429), a time limit that aborts the job's signal (engines kill their process groups on it).
+ * The scheduler every operation runs through. Each lane has its own limit (light jobs, a budget of cores for
+ * cpu jobs, the pools' sizes) and a fair queue; `concurrency` bounds the heavy lanes together; at most
+ * `queueMax` jobs wait (then 429, except for a client with nothing waiting, so one client's backlog does not
+ * lock others out); a time limit aborts the job's signal (engines kill their process groups on it). Engine
+ * processes of heavy lanes run at a lower CPU priority, so light requests stay fast on a busy machine.
  */
 export class Jobs {
-  private running = 0;
-  private readonly waiting: Waiting[] = [];
+  private readonly queues = Object.fromEntries(LANES.map((l) => [l, new FairQueue()])) as Record<Lane, FairQueue>;
+  private readonly runningIn: Record<Lane, number> = { light: 0, cpu: 0, office: 0, browser: 0 };
+  /** Cores spent by running cpu jobs. */
+  private cpuUsed = 0;
   private readonly records = new Map<string, JobRecord>();
   private readonly controllers = new Set<AbortController>();
   private recentMs: number[] = [];
@@ -60,8 +151,17 @@ export class Jobs {
 
   constructor(private readonly opts: JobsOptions) {}
 
+  private get running(): number {
+    return LANES.reduce((n, l) => n + this.runningIn[l], 0);
+  }
+
+  private get waitingCount(): number {
+    return LANES.reduce((n, l) => n + this.queues[l].size, 0);
+  }
+
   get stats() {
-    return { running: this.running, waiting: this.waiting.length, concurrency: this.opts.concurrency, queueMax: this.opts.queueMax };
+    const lanes = Object.fromEntries(LANES.map((l) => [l, { running: this.runningIn[l], waiting: this.queues[l].size }]));
+    return { running: this.running, waiting: this.waitingCount, concurrency: this.opts.concurrency, cpuBudget: this.opts.cpuBudget, cpuUsed: this.cpuUsed, queueMax: this.opts.queueMax, lanes };
   }
 
   /** Removes temp dirs left by a previous process (crash, kill -9). */
@@ -74,14 +174,22 @@ export class Jobs {
 
   /**
    * Runs `work` in the queue. With `track`, a pollable record is kept and its id returned at once;
-   * `clientSignal` (a synchronous request's connection) cancels the job when the client goes away.
+   * `clientSignal` (a synchronous request's connection) cancels the job when the client goes away. `client`
+   * (API key, else address) is the unit of fairness.
    */
   submit<T extends Record<string, unknown>>(
     work: (ctx: JobContext) => Promise<T>,
-    opts: { owner: string | null; track?: boolean; clientSignal?: AbortSignal },
+    opts: { owner: string | null; track?: boolean; clientSignal?: AbortSignal; cost?: Cost; client?: string },
   ): { id: string; done: Promise<T> } {
     if (this.closed) throw new AppError('shutting_down', 'The server is shutting down; try again shortly.');
-    if (this.running >= this.opts.concurrency && this.waiting.length >= this.opts.queueMax) {
+    const cost = opts.cost ?? { lane: 'cpu', processes: 1 };
+    const client = opts.client ?? opts.owner ?? 'anonymous';
+    const queue = this.queues[cost.lane];
+    const waiting = this.waitingCount;
+    const mustWait = queue.size > 0 || !this.canStart(cost.lane, this.weightOf(cost));
+    const clientWaiting = LANES.some((l) => this.queues[l].countOf(client) > 0);
+    // A client with nothing waiting may still queue up to twice the limit: another's backlog cannot lock it out.
+    if (mustWait && waiting >= this.opts.queueMax && (clientWaiting || waiting >= 2 * this.opts.queueMax)) {
       throw new AppError('queue_full', 'Too many requests are queued; retry later.', { 'Retry-After': String(this.retryAfterSeconds()) });
     }
     const id = randomUUID();
@@ -96,8 +204,11 @@ export class Jobs {
       const onClientAbort = () => controller.abort(new AppError('cancelled', 'The client closed the connection.'));
       opts.clientSignal?.addEventListener('abort', onClientAbort, { once: true });
 
+      const weight = this.weightOf(cost);
       const start = async () => {
-        this.running++;
+        queue.started(client);
+        this.runningIn[cost.lane]++;
+        this.cpuUsed += cost.lane === 'cpu' ? weight : 0;
         this.controllers.add(controller);
         const dir = join(this.opts.workDir, id);
         const started = Date.now();
@@ -111,7 +222,8 @@ export class Jobs {
           const progress = (f: number) => {
             if (record) record.progress = Math.max(0, Math.min(1, Math.round(f * 1000) / 1000));
           };
-          const value = await work({ id, dir, signal: controller.signal, progress });
+          const job = () => work({ id, dir, signal: controller.signal, progress });
+          const value = await (cost.lane === 'light' ? job() : withPriority(HEAVY_NICENESS, job));
           // An engine may swallow the abort; the limit still wins.
           if (controller.signal.aborted) throw controller.signal.reason;
           outcome = { ok: true, value };
@@ -126,7 +238,8 @@ export class Jobs {
           // Removed before anyone hears of the outcome: a finished job leaves nothing behind.
           await rm(dir, { recursive: true, force: true }).catch(() => undefined);
           this.remember(Date.now() - started);
-          this.running--;
+          this.runningIn[cost.lane]--;
+          this.cpuUsed -= cost.lane === 'cpu' ? weight : 0;
           this.next();
         }
         if (outcome.ok) {
@@ -142,6 +255,8 @@ export class Jobs {
       };
 
       const entry: Waiting = {
+        client,
+        weight,
         start: () => void start(),
         cancel: (reason) => {
           if (record) this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() }));
@@ -152,17 +267,17 @@ export class Jobs {
         opts.clientSignal.addEventListener(
           'abort',
           () => {
-            const i = this.waiting.indexOf(entry);
-            if (i >= 0) {
-              this.waiting.splice(i, 1);
-              entry.cancel(new AppError('cancelled', 'The client closed the connection.'));
-            }
+            if (queue.remove(entry)) entry.cancel(new AppError('cancelled', 'The client closed the connection.'));
           },
           { once: true },
         );
       }
-      if (this.running < this.opts.concurrency) entry.start();
-      else this.waiting.push(entry);
+      // Behind others of its lane it waits its turn, even when it would fit.
+      if (!queue.size && this.canStart(cost.lane, weight)) entry.start();
+      else {
+        queue.push(entry);
+        this.next();
+      }
     });
     // Tracked jobs are awaited by nobody; keep their failure from becoming an unhandled rejection.
     if (record) done.catch(() => undefined);
@@ -236,8 +351,28 @@ export class Jobs {
     await Promise.all(this.writes.values());
   }
 
+  /** Cores a cpu job spends: its processes, at most the whole budget (so a job larger than it still runs alone). */
+  private weightOf(cost: Cost): number {
+    return cost.lane === 'cpu' ? Math.max(1, Math.min(cost.processes, this.opts.cpuBudget)) : 1;
+  }
+
+  private canStart(lane: Lane, weight: number): boolean {
+    if (lane === 'light') return this.runningIn.light < this.opts.lightConcurrency;
+    if (this.running - this.runningIn.light >= this.opts.concurrency) return false;
+    if (lane === 'cpu') return this.cpuUsed + weight <= this.opts.cpuBudget;
+    if (lane === 'office') return this.runningIn.office < this.opts.officeInstances;
+    return this.runningIn.browser < this.opts.browserPages;
+  }
+
+  /**
+   * Starts what may start, lane by lane. Within a lane the client whose turn it is goes first; if its job does
+   * not fit yet (a 2-core OCR while 1 core is busy), nobody overtakes it, so large jobs are not starved.
+   */
   private next(): void {
-    while (this.running < this.opts.concurrency && this.waiting.length) this.waiting.shift()!.start();
+    for (const lane of LANES) {
+      const queue = this.queues[lane];
+      for (let head = queue.peek(); head && this.canStart(lane, head.weight); head = queue.peek()) queue.shift()!.start();
+    }
   }
 
   private remember(ms: number): void {
@@ -247,7 +382,7 @@ export class Jobs {
 
   private retryAfterSeconds(): number {
     const avg = this.recentMs.length ? this.recentMs.reduce((a, b) => a + b, 0) / this.recentMs.length : 1000;
-    return Math.max(1, Math.ceil(((this.waiting.length + 1) * avg) / this.opts.concurrency / 1000));
+    return Math.max(1, Math.ceil(((this.waitingCount + 1) * avg) / this.opts.concurrency / 1000));
   }
 
   private evict(): void {
@@ -266,7 +401,7 @@ export class Jobs {
   /** Stops taking work, cancels what waits, and waits (up to `graceMs`) for running jobs before aborting them. */
   async drain(graceMs: number): Promise<void> {
     this.closed = true;
-    for (const w of this.waiting.splice(0)) w.cancel(new AppError('shutting_down', 'The server is shutting down.'));
+    for (const w of LANES.flatMap((l) => this.queues[l].drain())) w.cancel(new AppError('shutting_down', 'The server is shutting down.'));
     const deadline = Date.now() + graceMs;
     while (this.running > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const c of this.controllers) c.abort(new AppError('shutting_down', 'The server is shutting down.'));

@@ -22,6 +22,7 @@ export default operation({
   },
   output: 'file',
   engines: [],
+  cost: { lane: 'light' },
   defaultName: () => 'service_blank-pdf',
   check: (f) => {
     if (f.page_size === 'custom') {

@@ -1,5 +1,5 @@
 import { int, list, oneOf, output, pages } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { operation, pdfInput, perCore } from '../http/operation.js';
 import type { ColorModel, ImageFormat } from '../../engines/images.js';
 import { resolvePages } from '../document/index.js';
 import { PIXEL_CAP_DOC, checkPixelBudget, openForRendering, renderImages } from '../render/index.js';
@@ -46,6 +46,7 @@ const converter = ({ path, format, models, name, notes }: (typeof FORMATS)[numbe
     },
     output: 'files',
     engines: ['mupdf', 'qpdf'],
+    cost: perCore,
     run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
       const { boxes } = await openForRendering(input.path, { cwd: dir, signal, timeoutMs });
       const selected = resolvePages(fields.pages, boxes.length);

@@ -13,6 +13,7 @@ export default operation({
   fields: { output: output() },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   run: async ({ input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const path = join(dir, 'linearized.pdf');

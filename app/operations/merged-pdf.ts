@@ -44,6 +44,7 @@ export default operation({
   },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   defaultName: () => 'service_merged-pdf',
   run: async ({ fields, inputs, dir, signal, timeoutMs, outputName }) => {
     const all = inputs.file;

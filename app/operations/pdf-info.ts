@@ -39,6 +39,7 @@ export default operation({
   fields: { queries },
   output: 'json',
   engines: ['qpdf', 'poppler'],
+  cost: { lane: 'light' },
   check: (f) => {
     const bad = f.queries.find((q) => q !== 'all' && !(QUERIES as readonly string[]).includes(q));
     if (bad) throw new AppError('out_of_range', `${bad} is not within the acceptable range for queries`);

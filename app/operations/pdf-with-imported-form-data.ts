@@ -24,6 +24,7 @@ export default operation({
   fields: { output: output() },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   run: async ({ inputs, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const pdf = inputs.file[0];

@@ -1,7 +1,7 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { list, output, pages } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { operation, pdfInput, perCore } from '../http/operation.js';
 import { addTextLayers, surveyPages } from '../../engines/mupdf-text-layer.js';
 import { inputError, resolvePages } from '../document/index.js';
 import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, PAGE_TIMEOUT_MS, recognizePages, tesseractLanguages, openForRendering } from '../render/index.js';
@@ -24,6 +24,7 @@ export default operation({
   },
   output: 'file',
   engines: ['mupdf', 'qpdf', 'tesseract'],
+  cost: perCore,
   run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const languages = await tesseractLanguages(fields.languages, ectx);

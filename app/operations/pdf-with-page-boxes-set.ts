@@ -77,6 +77,7 @@ export default operation({
   fields: { boxes: json(boxesSchema), output: output() },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   // qpdf cannot set boxes from its command line; --update-from-json replaces just the page dictionaries
   // it is given and keeps everything else byte-for-byte in meaning (streams, forms, owner-only
   // encryption), where rewriting the file with pdf-lib would re-serialise the whole document in-process.

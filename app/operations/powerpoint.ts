@@ -17,6 +17,7 @@ export default operation({
   fields: { output: output() },
   output: 'file',
   engines: ['qpdf', 'libreoffice'],
+  cost: { lane: 'office' },
   run: async ({ input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     // qpdf answers for encrypted (401) and broken (400) files before LibreOffice sees them.

@@ -53,6 +53,7 @@ export const encryptedPdf = operation({
   },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
@@ -82,6 +83,7 @@ export const decryptedPdf = operation({
   },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     // Decrypting lifts restrictions too: that is the permissions password's call, as in /unrestricted-pdf.
@@ -107,6 +109,7 @@ export const restrictedPdf = operation({
   },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   check: (f) => {
     if (f.current_open_password !== undefined && f.current_open_password === f.new_permissions_password) {
       throw new AppError('out_of_range', 'new_permissions_password must differ from the open password, or it would lift every restriction');
@@ -138,6 +141,7 @@ export const unrestrictedPdf = operation({
   },
   output: 'file',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const pdf = await unlockPdf(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });

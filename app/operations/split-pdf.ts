@@ -31,6 +31,7 @@ export default operation({
   },
   output: 'files',
   engines: ['qpdf'],
+  cost: { lane: 'light' },
   check: (f) => {
     // Observed in the official clients' tests (CLIENTS.md): a split of just ["last"] is rejected.
     if (f.pages?.length === 1 && f.pages[0].trim().toLowerCase() === 'last') {

@@ -1,0 +1,221 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { z } from 'zod';
+import { AppError } from '../app/errors.js';
+import { int } from '../app/http/fields.js';
+import { operation, type Operation } from '../app/http/operation.js';
+import { Jobs, type Cost } from '../app/jobs/index.js';
+import { run } from '../engines/run.js';
+import { corpus, sleep, startApp } from './helpers.js';
+
+/**
+ * The scheduler: lanes with their own limits, a budget of cores for cpu jobs, round-robin between clients,
+ * lower CPU priority for heavy engines. Order is asserted (which job started when), never durations.
+ */
+
+const work = mkdtempSync(join(tmpdir(), 'quire-sched-'));
+test.after(() => rmSync(work, { recursive: true, force: true }));
+
+const jobs = (over: Partial<ConstructorParameters<typeof Jobs>[0]> = {}) =>
+  new Jobs({ concurrency: 10, cpuBudget: 2, lightConcurrency: 2, officeInstances: 1, browserPages: 2, queueMax: 100, timeoutMs: 60_000, workDir: work, keepMs: 60_000, ...over });
+
+/** A job that records when it started and runs until released. */
+function gate(log: string[], name: string) {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const work = async () => {
+    log.push(name);
+    await released;
+    return { name };
+  };
+  return { work, release };
+}
+
+test('light jobs start at once while the cpu budget and the pools are full', async () => {
+  const j = jobs();
+  const log: string[] = [];
+  const heavy = [gate(log, 'ocr'), gate(log, 'office'), gate(log, 'html')];
+  const costs: Cost[] = [{ lane: 'cpu', processes: 2 }, { lane: 'office' }, { lane: 'browser' }];
+  const done = heavy.map((g, k) => j.submit(g.work, { owner: null, cost: costs[k] }).done);
+  const more = gate(log, 'ocr2');
+  const waiting = j.submit(more.work, { owner: null, cost: { lane: 'cpu', processes: 2 } }).done;
+  await sleep(20);
+  // Starting involves a mkdir, so jobs started together log in any order.
+  assert.equal([...log].sort(), ['html', 'ocr', 'office']);
+  const info = gate(log, 'info');
+  const light = j.submit(info.work, { owner: null, cost: { lane: 'light' } }).done;
+  await sleep(20);
+  assert.is(log.at(-1), 'info', 'the light job did not wait');
+  assert.is(log.length, 4);
+  assert.is(j.stats.lanes.cpu.waiting, 1);
+  info.release();
+  await light;
+  heavy.forEach((g) => g.release());
+  await Promise.all(done);
+  await sleep(20);
+  assert.equal(log.at(-1), 'ocr2');
+  more.release();
+  await waiting;
+});
+
+test('cpu budget: a job counts its processes; a smaller job behind a larger one does not overtake it', async () => {
+  const j = jobs({ cpuBudget: 2 });
+  const log: string[] = [];
+  const one = gate(log, 'one');
+  const two = gate(log, 'two');
+  const small = gate(log, 'small');
+  const p1 = j.submit(one.work, { owner: null, client: 'a', cost: { lane: 'cpu', processes: 1 } }).done;
+  const p2 = j.submit(two.work, { owner: null, client: 'b', cost: { lane: 'cpu', processes: 2 } }).done;
+  const p3 = j.submit(small.work, { owner: null, client: 'c', cost: { lane: 'cpu', processes: 1 } }).done;
+  await sleep(20);
+  assert.equal(log, ['one'], '1 core free: the 2-core job waits and the 1-core job behind it waits its turn');
+  assert.is(j.stats.cpuUsed, 1);
+  one.release();
+  await p1;
+  await sleep(20);
+  assert.equal(log, ['one', 'two']);
+  assert.is(j.stats.cpuUsed, 2);
+  two.release();
+  await p2;
+  await sleep(20);
+  assert.equal(log, ['one', 'two', 'small']);
+  small.release();
+  await p3;
+  // A job asking for more than the whole budget still runs (alone).
+  const big = gate(log, 'big');
+  const pb = j.submit(big.work, { owner: null, cost: { lane: 'cpu', processes: 64 } }).done;
+  await sleep(20);
+  assert.is(log.at(-1), 'big');
+  assert.is(j.stats.cpuUsed, 2);
+  big.release();
+  await pb;
+});
+
+test('fairness: one client with 50 queued jobs does not starve another client\'s single job', async () => {
+  const j = jobs({ cpuBudget: 1 });
+  const log: string[] = [];
+  const gates = Array.from({ length: 50 }, (_, k) => gate(log, `a${k}`));
+  const done = gates.map((g) => j.submit(g.work, { owner: null, client: 'a', cost: { lane: 'cpu', processes: 1 } }).done);
+  const b = gate(log, 'b');
+  const pb = j.submit(b.work, { owner: null, client: 'b', cost: { lane: 'cpu', processes: 1 } }).done;
+  await sleep(10);
+  gates[0].release();
+  await sleep(20);
+  assert.equal(log, ['a0', 'b'], 'b runs second, not 51st');
+  b.release();
+  await pb;
+  for (const g of gates) g.release();
+  await Promise.all(done);
+  assert.equal(log.slice(2, 5), ['a1', 'a2', 'a3']);
+});
+
+test('queue full: 429 for a client that already waits, while a client with nothing waiting still gets in', async () => {
+  const j = jobs({ cpuBudget: 1, queueMax: 3 });
+  const log: string[] = [];
+  const gates = Array.from({ length: 4 }, (_, k) => gate(log, `a${k}`));
+  const done = gates.map((g) => j.submit(g.work, { owner: null, client: 'a', cost: { lane: 'cpu', processes: 1 } }).done);
+  try {
+    j.submit(gate(log, 'a-extra').work, { owner: null, client: 'a', cost: { lane: 'cpu', processes: 1 } });
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, AppError);
+    assert.is((e as AppError).status, 429);
+    assert.ok(Number((e as AppError).headers['Retry-After']) >= 1);
+  }
+  const b = gate(log, 'b');
+  const pb = j.submit(b.work, { owner: null, client: 'b', cost: { lane: 'cpu', processes: 1 } }).done;
+  // Light work never queues behind the full cpu lane.
+  const light = j.submit(async () => ({ ok: true }), { owner: null, client: 'a', cost: { lane: 'light' } }).done;
+  assert.equal(await light, { ok: true });
+  for (const g of [...gates, b]) g.release();
+  await Promise.all([...done, pb]);
+});
+
+test('CONCURRENCY bounds the heavy lanes together', async () => {
+  const j = jobs({ concurrency: 1, cpuBudget: 2, officeInstances: 2 });
+  const log: string[] = [];
+  const a = gate(log, 'cpu');
+  const b = gate(log, 'office');
+  const pa = j.submit(a.work, { owner: null, cost: { lane: 'cpu', processes: 1 } }).done;
+  const pb = j.submit(b.work, { owner: null, cost: { lane: 'office' } }).done;
+  await sleep(20);
+  assert.equal(log, ['cpu']);
+  a.release();
+  await pa;
+  await sleep(20);
+  assert.equal(log, ['cpu', 'office']);
+  b.release();
+  await pb;
+});
+
+test('engine processes of heavy lanes run niced; light ones do not', async () => {
+  const j = jobs();
+  const niceOf = (cost: Cost) =>
+    j.submit(async ({ dir }) => ({ ni: (await run('sh', ['-c', 'sleep 0.3; ps -o ni= -p $$'], { cwd: dir })).stdout.trim() }), { owner: null, cost }).done;
+  assert.equal(await niceOf({ lane: 'cpu', processes: 1 }), { ni: '10' });
+  assert.equal(await niceOf({ lane: 'light' }), { ni: '0' });
+});
+
+/** An endpoint whose engine sleeps, in the cpu lane (the default cost). */
+const slow = operation({
+  path: '/test-sleep',
+  tag: 'test',
+  summary: 'sleeps',
+  inputs: {},
+  fields: { ms: int(0, 60_000, 100), tag: z.string().optional() },
+  output: 'json',
+  engines: [],
+  run: async ({ fields, dir, signal }) => {
+    await run('sleep', [String(fields.ms / 1000)], { cwd: dir, signal });
+    return { json: { tag: fields.tag ?? null, finished: Date.now() } };
+  },
+}) as unknown as Operation;
+
+const keyA = 'key-aaaaaaaaaaaaaaaaaaaa';
+const keyB = 'key-bbbbbbbbbbbbbbbbbbbb';
+
+test('HTTP: fair between API keys; /pdf-info answers while real OCR and office jobs hold the heavy lanes', async () => {
+  const t = await startApp({ API_KEYS: `${keyA},${keyB}`, CPU_BUDGET: '2' }, { operations: [slow] });
+  const poll = async (id: string, key: string) => {
+    for (;;) {
+      const st = await (await t.request(`/request-status/${id}`, { headers: { 'Api-Key': key } })).json();
+      if (st.status !== 'pending') return st;
+      await sleep(50);
+    }
+  };
+  try {
+    // Key A queues 8 two-second jobs (2 run, 6 wait); key B then sends one: it runs in the next free slot.
+    const a = [];
+    for (let k = 0; k < 8; k++) a.push((await (await t.json('/test-sleep', { ms: 1000, tag: `a${k}` }, { 'Api-Key': keyA, 'Request-Type': 'requestId' })).json()).requestId);
+    const b = (await (await t.json('/test-sleep', { ms: 100, tag: 'b' }, { 'Api-Key': keyB, 'Request-Type': 'requestId' })).json()).requestId;
+    const bDone = await poll(b, keyB);
+    const aDone = await Promise.all(a.map((id) => poll(id, keyA)));
+    assert.is(bDone.status, 'completed');
+    const before = aDone.filter((r) => r.finished < bDone.finished).length;
+    assert.ok(before <= 3, `b finished after ${before} of a's 8 jobs`);
+
+    // Real heavy work: two OCR jobs of a 4-page scan and two office conversions, then a light request.
+    const heavy = [
+      t.form('/pdf-with-ocr-text', { file: { file: corpus('scans/linn-scan-4-orientations.pdf') } }, { 'Api-Key': keyA, 'Request-Type': 'requestId' }),
+      t.form('/pdf-with-ocr-text', { file: { file: corpus('scans/linn-scan-4-orientations.pdf') } }, { 'Api-Key': keyA, 'Request-Type': 'requestId' }),
+      t.form('/pdf', { file: { file: corpus('office/poi-SampleDoc.docx') } }, { 'Api-Key': keyA, 'Request-Type': 'requestId' }),
+      t.form('/pdf', { file: { file: corpus('office/poi-SampleDoc.docx') } }, { 'Api-Key': keyA, 'Request-Type': 'requestId' }),
+    ];
+    const ids = await Promise.all(heavy.map(async (r) => (await (await r).json()).requestId as string));
+    await sleep(300);
+    assert.ok(t.deps.jobs.stats.lanes.cpu.running >= 1, 'OCR is running');
+    const info = await t.form('/pdf-info', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, queries: 'page_count' }, { 'Api-Key': keyB });
+    assert.is(info.status, 200);
+    assert.is((await info.json()).page_count, 1);
+    const stillRunning = await Promise.all(ids.slice(0, 2).map(async (id) => (await (await t.request(`/request-status/${id}`, { headers: { 'Api-Key': keyA } })).json()).status));
+    assert.ok(stillRunning.includes('pending'), 'pdf-info answered before the OCR jobs ended');
+    for (const st of await Promise.all(ids.map((id) => poll(id, keyA)))) assert.is(st.status, 'completed', JSON.stringify(st));
+  } finally {
+    await t.close();
+  }
+});
+
+test.run();
