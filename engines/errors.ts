@@ -9,6 +9,8 @@ export class EngineError extends Error {
       timedOut?: boolean;
       aborted?: boolean;
       missing?: boolean;
+      /** The input hit a limit the caller set (time, pages, bytes): the caller names its setting (422). */
+      limit?: 'time' | 'pages' | 'bytes';
     } = {},
   ) {
     super(`${tool}: ${message}`);

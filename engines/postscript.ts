@@ -1,4 +1,7 @@
+import { rm } from 'node:fs/promises';
 import type { EngineContext } from './context.js';
+import { EngineError } from './errors.js';
+import { pageCount } from './qpdf.js';
 import { expectOutput, run } from './run.js';
 
 /**
@@ -13,6 +16,35 @@ export interface PsOptions {
   lossless: boolean;
   /** Image resolution cap in DPI, or null to keep images as they are. */
   maxDpi: number | null;
+  /** Cuts for hostile programs (none when absent). */
+  limits?: Partial<PsLimits>;
+}
+
+/** Each one exceeded throws an EngineError whose `details.limit` says which (the caller names its setting). */
+export interface PsLimits {
+  /** Time the program may run (capped by the job's own time left). */
+  timeoutMs: number;
+  /** Pages the program may emit. */
+  maxPages: number;
+}
+
+/** Printed by the page guard when the program emits one page more than allowed. */
+const PAGE_LIMIT_MARK = 'QUIRE_PAGE_LIMIT_REACHED';
+
+/**
+ * PostScript run before the client's program: an EndPage procedure that counts every page the program emits
+ * (in global VM, so the program's save/restore cannot rewind the count; the page device keeps EndPage through
+ * the program's own setpagedevice calls) and quits Ghostscript at page max + 1, instead of running the rest.
+ * bind and // put the operators and the counter into the procedure, so redefining quit, print or the counter's
+ * name changes nothing. A program that installs an EndPage of its own escapes the early stop, not the limit:
+ * -dLastPage keeps at most max + 1 pages, which the page count afterwards refuses.
+ */
+export function pageGuard(maxPages: number): string {
+  return (
+    'true setglobal /QuirePageCount 1 array def QuirePageCount 0 0 put false setglobal ' +
+    '<< /EndPage { exch pop 2 ne { //QuirePageCount 0 //QuirePageCount 0 get 1 add put ' +
+    `//QuirePageCount 0 get ${maxPages} gt { (${PAGE_LIMIT_MARK}\\n) print flush quit } if true } { false } ifelse } bind >> setpagedevice`
+  );
 }
 
 /** pdfwrite's image settings: Flate instead of JPEG when lossless, and downsampling above `maxDpi`. */
@@ -36,13 +68,41 @@ const PDFWRITE = ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-dQUIET', '-sDEVICE=pdfwri
 export function psToPdfArgs(input: string, output: string, o: PsOptions): string[] {
   const args = [...PDFWRITE];
   if (o.eps) args.push('-dEPSCrop');
-  args.push(...imageArgs(o), `-sOutputFile=${output}`, '--', input);
+  const maxPages = o.limits?.maxPages;
+  if (maxPages !== undefined && Number.isFinite(maxPages)) args.push(`-dLastPage=${maxPages + 1}`);
+  args.push(...imageArgs(o), `-sOutputFile=${output}`);
+  if (maxPages !== undefined && Number.isFinite(maxPages)) args.push('-c', pageGuard(maxPages));
+  args.push('--', input);
   return args;
 }
 
+/** What a program may print (its own `print`s and our page guard's mark) before it is killed. */
+const MAX_PS_OUTPUT = 4 * 1024 * 1024;
+
 export async function psToPdf(input: string, output: string, o: PsOptions, ctx: EngineContext): Promise<void> {
-  await run('gs', psToPdfArgs(input, output, o), { cwd: ctx.cwd, signal: ctx.signal, timeoutMs: ctx.timeoutMs });
+  const limits: PsLimits = { timeoutMs: Infinity, maxPages: Infinity, ...o.limits };
+  const jobMs = ctx.timeoutMs ?? Infinity;
+  const timeoutMs = Math.min(limits.timeoutMs, jobMs);
+  let stdout: string;
+  try {
+    ({ stdout } = await run('gs', psToPdfArgs(input, output, o), {
+      cwd: ctx.cwd,
+      signal: ctx.signal,
+      timeoutMs: Number.isFinite(timeoutMs) ? timeoutMs : undefined,
+      maxBuffer: MAX_PS_OUTPUT,
+    }));
+  } catch (err) {
+    // Ours when our limit was the nearer one; the job's own time limit stays the job's.
+    if (err instanceof EngineError && err.details.timedOut && limits.timeoutMs <= jobMs) {
+      throw new EngineError('gs', `the program ran longer than ${limits.timeoutMs} ms`, { ...err.details, limit: 'time' });
+    }
+    throw err;
+  }
   await expectOutput('gs', output);
+  if (stdout.includes(PAGE_LIMIT_MARK) || (Number.isFinite(limits.maxPages) && (await pageCount(output, ctx)) > limits.maxPages)) {
+    await rm(output, { force: true });
+    throw new EngineError('gs', `the program emits more than ${limits.maxPages} pages`, { limit: 'pages' });
+  }
 }
 
 /** One drawn image: encoding and the resolution it is drawn at (`pdfimages -list`). */

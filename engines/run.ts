@@ -17,6 +17,12 @@ export interface RunOptions {
   binary?: boolean;
   /** Called with each stderr line (progress parsing). */
   onStderrLine?: (line: string) => void;
+  /**
+   * Bytes of stdout, and of stderr, kept in memory at most (default 512 MB): beyond, the process group is killed
+   * and the call fails with `details.limit` 'bytes'. Callers whose tool runs client programs or dumps a client's
+   * file set a cap that fits what they expect.
+   */
+  maxBuffer?: number;
 }
 
 export interface RunResult {
@@ -27,6 +33,7 @@ export interface RunResult {
 }
 
 const STDERR_TAIL = 4000;
+const MAX_BUFFER = 512 * 1024 * 1024;
 const baseEnv = () => ({ PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8' });
 
 /** Observers of finished processes (the app logs stderr through this; engines stay free of logging). */
@@ -86,7 +93,7 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     encoding: opts.binary || !buffer ? 'buffer' : 'utf8',
     buffer: buffer ? true : { stdout: false, stderr: true },
     stripFinalNewline: false,
-    maxBuffer: 512 * 1024 * 1024,
+    maxBuffer: opts.maxBuffer ?? MAX_BUFFER,
   });
   const niceness = priority.getStore();
   if (niceness && child.pid) {
@@ -117,13 +124,16 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
   const done = (async () => {
     const result = await child;
     opts.signal?.removeEventListener('abort', killGroup);
-    if (result.timedOut || result.isCanceled) killGroup();
-    const stderr = String(result.stderr ?? '').slice(-STDERR_TAIL);
+    if (result.timedOut || result.isCanceled || result.isMaxBuffer) killGroup();
+    // With binary stdout (and in stream()) execa hands stderr over as bytes too.
+    const rawStderr = result.stderr as unknown;
+    const stderr = (rawStderr instanceof Uint8Array ? Buffer.from(rawStderr).toString('utf8') : String(rawStderr ?? '')).slice(-STDERR_TAIL).trim();
     const exitCode = result.exitCode ?? -1;
     for (const l of listeners) l({ tool, args, exitCode: result.exitCode, ms: Date.now() - started, stderr });
 
     if (result.timedOut) throw new EngineError(tool, `timed out after ${opts.timeoutMs} ms`, { timedOut: true, stderr });
     if (result.isCanceled || opts.signal?.aborted) throw new EngineError(tool, 'cancelled', { aborted: true, stderr });
+    if (result.isMaxBuffer) throw new EngineError(tool, `wrote more than ${opts.maxBuffer ?? MAX_BUFFER} bytes of output`, { limit: 'bytes', stderr });
     if ((result as { code?: string }).code === 'ENOENT' || /ENOENT/.test(String(result.message ?? '')) && result.exitCode === undefined) {
       throw new EngineError(tool, 'not installed', { missing: true });
     }

@@ -1,17 +1,25 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import { AppError, TEXT, invalidInput, passwordProtected } from '../errors.js';
+import { AppError, TEXT, invalidInput, limitExceeded, passwordProtected } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
-import { PasswordError, encryptionOf } from '../../engines/qpdf.js';
+import { PasswordError, ReadLimitError, encryptionOf } from '../../engines/qpdf.js';
 import { inspectPdf, writePdf, type Inspection, type Permissions, type Security } from '../../engines/qpdf-edit.js';
 
-/** What a client sees for engine failures while reading an input: 401 for passwords, 400 for broken files. */
+/** What a client sees for engine failures while reading an input: 401 for passwords, 400 for broken files, 422 for limits. */
 export function inputError(err: unknown, passwordGiven = false): unknown {
   if (err instanceof PasswordError) return passwordGiven ? wrongOpenPassword() : passwordProtected();
+  if (err instanceof ReadLimitError) return readLimitExceeded(err);
   if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut && !err.details.missing) return invalidInput();
   return err;
+}
+
+/** The 422 naming the setting behind a read the qpdf engine cut (MAX_STREAM_MB, MAX_OBJECTS). */
+export function readLimitExceeded(err: ReadLimitError): AppError {
+  return err.kind === 'objects'
+    ? limitExceeded('The number of objects in the PDF', 'MAX_OBJECTS', err.max)
+    : limitExceeded('The data read from the PDF (a decoded stream, or the listing of its objects)', 'MAX_STREAM_MB', err.max / 1024 / 1024);
 }
 
 /** Clients match "password-protected" for a wrong open password (CLIENTS.md). */

@@ -5,7 +5,7 @@ import { looseList } from '../http/fields.js';
 import { operation, pdfInput, type RunContext } from '../http/operation.js';
 import { EngineError } from '../../engines/errors.js';
 import { listFonts, listImages, type FontRow } from '../../engines/poppler.js';
-import { PasswordError, readPdfJson, streamData, type QpdfJson } from '../../engines/qpdf.js';
+import { PasswordError, ReadLimitError, oversizedContentStream, readPdfJson, streamData, type QpdfJson } from '../../engines/qpdf.js';
 import { readHead } from '../store/index.js';
 import { PdfObjects, isPdfHeader, pdfDate, pdfText } from '../document/index.js';
 
@@ -34,7 +34,7 @@ export default operation({
   tag: 'Information and extraction',
   summary: 'Answer questions about a PDF',
   description:
-    'One key per query plus allQueriesProcessed. Dates are ISO 8601 UTC. custom_metadata is an object of the non-standard Info entries. page_boxes lists each page\'s media, crop, bleed, trim and art boxes as [llx, lly, urx, ury]. Encrypted, damaged or non-PDF input answers what it can with allQueriesProcessed false and a warning.',
+    'One key per query plus allQueriesProcessed. Dates are ISO 8601 UTC. custom_metadata is an object of the non-standard Info entries. page_boxes lists each page\'s media, crop, bleed, trim and art boxes as [llx, lly, urx, ury]. Encrypted, damaged or non-PDF input answers what it can with allQueriesProcessed false and a warning; so does a PDF past MAX_STREAM_MB or MAX_OBJECTS (the queries that need that data are null, the warning names the setting).',
   inputs: pdfInput(),
   fields: { queries },
   output: 'json',
@@ -47,7 +47,7 @@ export default operation({
   run: async (ctx) => ({ json: await pdfInfo(ctx) }),
 });
 
-async function pdfInfo({ fields, input, dir, signal }: RunContext<{ queries: string[] }>): Promise<Record<string, unknown>> {
+async function pdfInfo({ fields, input, dir, signal, limits }: RunContext<{ queries: string[] }>): Promise<Record<string, unknown>> {
   const asked: Query[] = fields.queries.includes('all') ? [...QUERIES] : [...new Set(fields.queries as Query[])];
   const ectx = { cwd: dir, signal };
   const size = (await stat(input.path)).size;
@@ -60,12 +60,20 @@ async function pdfInfo({ fields, input, dir, signal }: RunContext<{ queries: str
 
   if (!isPdfHeader(await readHead(input.path))) return partial('The input is not a PDF, so only filename and file_size could be answered.', { requires_password_to_open: false });
 
+  // Beyond a limit (MAX_STREAM_MB, MAX_OBJECTS) what needs the data is answered null, with a warning naming it.
+  const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
+  const overStream = `a stream of the PDF decodes to more than the limit MAX_STREAM_MB=${limits.maxStreamBytes / 1024 / 1024} allows`;
   let json: QpdfJson;
+  let recoveredLengths: Record<string, number>;
   try {
-    json = (await readPdfJson(input.path, ectx)).json;
+    ({ json, recoveredLengths } = await readPdfJson(input.path, ectx, read));
   } catch (err) {
     if (err instanceof PasswordError) {
       return partial('The input file is password protected: it needs a password to open, so most queries cannot be answered.', { requires_password_to_open: true });
+    }
+    if (err instanceof ReadLimitError) {
+      const why = err.kind === 'objects' ? `the PDF has more objects than the limit MAX_OBJECTS=${err.max} allows` : `the listing of the PDF's objects is larger than the limit MAX_STREAM_MB=${err.max / 1024 / 1024} allows`;
+      return partial(`Only filename and file_size could be answered: ${why}.`);
     }
     if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut) {
       return partial('The input PDF is damaged and could not be read, so only filename and file_size could be answered.');
@@ -76,8 +84,10 @@ async function pdfInfo({ fields, input, dir, signal }: RunContext<{ queries: str
   const pdf = new PdfObjects(json);
   const needFonts = asked.some((q) => FONT_QUERIES.includes(q));
   const fonts: FontRow[] | null = needFonts ? await listFonts(input.path, ectx).catch(() => null) : [];
-  const xmp = asked.some((q) => XMP_QUERIES.includes(q)) ? await readXmp(pdf, input.path, ectx) : '';
+  const xmpRead = asked.some((q) => XMP_QUERIES.includes(q)) ? await readXmp(pdf, input.path, ectx, limits.maxStreamBytes) : '';
+  const xmp = xmpRead ?? '';
   let incomplete = fonts === null;
+  let overLimit = xmpRead === null;
 
   for (const q of asked) {
     switch (q) {
@@ -144,6 +154,12 @@ async function pdfInfo({ fields, input, dir, signal }: RunContext<{ queries: str
           answers[q] = null;
           break;
         }
+        // Poppler parses every content stream: one that decodes past the limit is not handed to it.
+        if (fonts.length === 0 && (await oversizedContentStream(input.path, { json, recoveredLengths }, ectx, read).catch(() => null))) {
+          overLimit = true;
+          answers[q] = null;
+          break;
+        }
         const images = await listImages(input.path, ectx).catch(() => null);
         if (!images) {
           incomplete = true;
@@ -183,6 +199,8 @@ async function pdfInfo({ fields, input, dir, signal }: RunContext<{ queries: str
         break;
     }
   }
+  if (xmpRead === null) for (const q of asked) if (XMP_QUERIES.includes(q)) answers[q] = null;
+  if (overLimit) return { ...answers, allQueriesProcessed: false, warning: `Some queries could not be answered (null): ${overStream}.` };
   if (incomplete) return { ...answers, allQueriesProcessed: false, warning: 'Some queries could not be answered because the PDF is damaged.' };
   return { ...answers, allQueriesProcessed: true };
 }
@@ -236,10 +254,12 @@ function hasFileAttachmentAnnots(pdf: PdfObjects, json: QpdfJson): boolean {
   return (json.pages ?? []).some((p) => pdf.array(pdf.dict(p.object)?.['/Annots']).some((a) => pdf.dict(a)?.['/Subtype'] === '/FileAttachment'));
 }
 
-async function readXmp(pdf: PdfObjects, path: string, ectx: { cwd: string; signal: AbortSignal }): Promise<string> {
+/** The XMP packet ('' when there is none or it is unreadable), or null when it decodes past `maxBytes`. */
+async function readXmp(pdf: PdfObjects, path: string, ectx: { cwd: string; signal: AbortSignal }, maxBytes: number): Promise<string | null> {
   const ref = pdf.catalog['/Metadata'];
   if (typeof ref !== 'string' || !/^\d+ \d+ R$/.test(ref)) return '';
-  return (await streamData(path, ref.replace(/ R$/, ''), ectx).catch(() => Buffer.alloc(0))).toString('utf8');
+  const data = await streamData(path, ref.replace(/ R$/, ''), ectx, { maxBytes }).catch((err) => (err instanceof ReadLimitError ? null : Buffer.alloc(0)));
+  return data && data.toString('utf8');
 }
 
 const BOXES = [['mediaBox', '/MediaBox'], ['cropBox', '/CropBox'], ['bleedBox', '/BleedBox'], ['trimBox', '/TrimBox'], ['artBox', '/ArtBox']] as const;

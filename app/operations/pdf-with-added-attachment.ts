@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { readPdfJson, streamData } from '../../engines/qpdf.js';
+import { ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { inputError, PdfObjects, pdfText } from '../document/index.js';
 
@@ -36,17 +36,24 @@ export default operation({
   output: 'file',
   engines: ['qpdf'],
   cost: { lane: 'light' },
-  run: async ({ inputs, dir, signal, timeoutMs, outputName }) => {
+  run: async ({ inputs, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
+    const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
     const pdf = inputs.file[0];
     const attachment = inputs.file_to_attach[0];
-    const { json } = await readPdfJson(pdf.path, ctx).catch((err) => {
+    const { json } = await readPdfJson(pdf.path, ctx, read).catch((err) => {
       throw inputError(err);
     });
     const objects = new PdfObjects(json);
     const meta = objects.catalog['/Metadata'];
     if (typeof meta === 'string' && /^\d+ \d+ R$/.test(meta)) {
-      const xmp = (await streamData(pdf.path, meta.replace(/ R$/, ''), ctx).catch(() => Buffer.alloc(0))).toString('utf8');
+      // Unreadable XMP claims nothing; XMP past MAX_STREAM_MB is refused (422) rather than taken as no claim.
+      const xmp = (
+        await streamData(pdf.path, meta.replace(/ R$/, ''), ctx, read).catch((err) => {
+          if (err instanceof ReadLimitError) throw inputError(err);
+          return Buffer.alloc(0);
+        })
+      ).toString('utf8');
       const part = pdfaPart(xmp);
       if (part === 1 || part === 2) throw new AppError('invalid_input', PDFA_PROHIBITS);
     }

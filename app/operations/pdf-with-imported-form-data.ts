@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { readPdfJson, streamData } from '../../engines/qpdf.js';
+import { ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { unpackObjects, writeFilledForm } from '../../engines/qpdf-form.js';
 import { DATA_EXTENSIONS, planFill, readFormData, type FormWidget, beyondWinAnsi, redrawUnicodeFields } from '../forms/index.js';
 import { inputError, PdfObjects, pdfText, selectPages } from '../document/index.js';
@@ -25,15 +25,16 @@ export default operation({
   output: 'file',
   engines: ['qpdf'],
   cost: { lane: 'light' },
-  run: async ({ inputs, dir, signal, timeoutMs, outputName }) => {
+  run: async ({ inputs, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
+    const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
     const pdf = inputs.file[0];
     const dataFile = inputs.data_file[0];
     await selectPages(pdf.path, '1-last', ctx);
     const data = await readFormData(dataFile.path, dataFile.name, ctx);
     const source = join(dir, 'unpacked.pdf');
     const { json } = await unpackObjects(pdf.path, source, ctx)
-      .then(() => readPdfJson(source, ctx))
+      .then(() => readPdfJson(source, ctx, read))
       .catch((err) => {
         throw inputError(err);
       });
@@ -51,7 +52,7 @@ export default operation({
     let xfaUnknown: string[] = [];
     if (xfa && data.datasets) {
       // Data for a form that has none of its fields is the wrong data: checked against the template's names.
-      const names = await templateNames(source, objects, xfa, ctx);
+      const names = await templateNames(source, objects, xfa, ctx, read.maxBytes);
       xfaUnknown = data.fields.filter((f) => !names.has(f.name.split('.').pop()!)).map((f) => f.name);
       xfaFilled = !data.fields.length || xfaUnknown.length < data.fields.length;
     }
@@ -74,7 +75,11 @@ export default operation({
         }
       } else if (typeof xfa === 'string') {
         // One stream holding the whole XDP: its datasets element is replaced (or added before </xdp:xdp>).
-        const whole = (await streamData(source, xfa.replace(/ R$/, ''), ctx)).toString('utf8');
+        const whole = (
+          await streamData(source, xfa.replace(/ R$/, ''), ctx, read).catch((err) => {
+            throw inputError(err);
+          })
+        ).toString('utf8');
         const replaced = /<([\w.-]+:)?datasets\b[\s\S]*?<\/\1?datasets\s*>/.test(whole)
           ? whole.replace(/<([\w.-]+:)?datasets\b[\s\S]*?<\/\1?datasets\s*>/, data.datasets)
           : whole.replace(/(<\/[\w.-]*:?xdp\s*>)\s*$/, `${data.datasets}$1`);
@@ -121,11 +126,16 @@ function setAcro(updates: Map<string, Record<string, unknown>>, objects: PdfObje
 }
 
 /** Names of the fields, subforms and exclusion groups in the XFA template packet. */
-async function templateNames(pdf: string, objects: PdfObjects, xfa: unknown, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<Set<string>> {
+async function templateNames(pdf: string, objects: PdfObjects, xfa: unknown, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }, maxBytes: number): Promise<Set<string>> {
   const parts = objects.array(xfa);
   const at = parts.findIndex((p, i) => i % 2 === 0 && pdfText(p) === 'template');
   const ref = parts.length ? parts[at + 1] : xfa;
   if (typeof ref !== 'string' || (parts.length && at < 0)) return new Set();
-  const xml = (await streamData(pdf, ref.replace(/ R$/, ''), ctx).catch(() => Buffer.alloc(0))).toString('utf8');
+  const xml = (
+    await streamData(pdf, ref.replace(/ R$/, ''), ctx, { maxBytes }).catch((err) => {
+      if (err instanceof ReadLimitError) throw inputError(err);
+      return Buffer.alloc(0);
+    })
+  ).toString('utf8');
   return new Set([...xml.matchAll(/<(?:field|subform|exclGroup)\b[^>]*\bname="([^"]+)"/g)].map((m) => m[1]));
 }

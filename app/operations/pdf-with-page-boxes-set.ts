@@ -81,9 +81,9 @@ export default operation({
   // qpdf cannot set boxes from its command line; --update-from-json replaces just the page dictionaries
   // it is given and keeps everything else byte-for-byte in meaning (streams, forms, owner-only
   // encryption), where rewriting the file with pdf-lib would re-serialise the whole document in-process.
-  run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
+  run: async ({ fields, input, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
-    const { json: doc } = await readPdfJson(input.path, ctx).catch((err) => {
+    const { json: doc } = await readPdfJson(input.path, ctx, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }).catch((err) => {
       throw inputError(err);
     });
     const objects = new PdfObjects(doc);

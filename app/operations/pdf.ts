@@ -2,14 +2,14 @@ import { lookup } from 'node:dns/promises';
 import { copyFile, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { AppError, invalidInput, outOfRange, passwordProtected } from '../errors.js';
+import { AppError, invalidInput, limitExceeded, outOfRange, passwordProtected } from '../errors.js';
 import { fetchUrl, isAllowedAddress, type FetchPolicy } from '../http/fetch-url.js';
 import { oneOf, onOff, output, text } from '../http/fields.js';
 import { operation, type RunContext } from '../http/operation.js';
 import { extensionOf } from '../store/names.js';
 import { printHtml } from '../../engines/chromium/print.js';
 import { EngineError } from '../../engines/errors.js';
-import { imagesToPdf } from '../../engines/image-pdf.js';
+import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
 import { OfficePasswordError, officeToPdf } from '../../engines/libreoffice/pool.js';
 import { enforceImagePolicy, psToPdf } from '../../engines/postscript.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
@@ -38,8 +38,6 @@ export async function resolveAllowedHost(host: string, policy: FetchPolicy): Pro
   if (!found.length || found.some((a) => !isAllowedAddress(a.address, name, policy.allow))) return null;
   return found[0].address;
 }
-
-const MAX_FETCHED_HTML = 20 * 1024 * 1024;
 
 const fields = {
   url: text({ max: 4096 }).optional().meta({ type: 'string', description: 'URL of a web page to convert (instead of file or id).' }),
@@ -81,6 +79,12 @@ export default operation({
   fields,
   output: 'file',
   engines: [],
+  cost: ({ inputs }) => {
+    const ext = inputs.file?.[0] ? extensionOf(inputs.file[0].name) : 'html';
+    if (OFFICE.includes(ext)) return { lane: 'office' };
+    if (HTML.includes(ext) || EMAIL.includes(ext)) return { lane: 'browser' };
+    return { lane: 'cpu', processes: 1 };
+  },
   defaultName: (name) => `${name ?? 'webpage'}_service_pdf`,
   check: (f) => {
     const margin = parseMargin(f.page_margin);
@@ -102,7 +106,7 @@ async function convert(ctx: RunContext<Fields>) {
   const lossless = f.compression === 'lossless';
 
   if (f.url) {
-    const html = await fetchPage(f.url, ctx.urlPolicy, ctx.signal);
+    const html = await fetchPage(f.url, ctx.urlPolicy, ctx.signal, ctx.limits);
     await printPage(injectPageCss(html.text, pageCss(setupOf(f)), html.url), out, f, ctx);
     return { files: [{ path: out }] };
   }
@@ -111,6 +115,7 @@ async function convert(ctx: RunContext<Fields>) {
   const ext = extensionOf(input.name);
   // A private copy with a plain name: tools never see the client's file name, and LibreOffice's lock file lands in the job dir.
   const local = join(dir, `input.${ext || 'bin'}`);
+  if (HTML.includes(ext) && (await stat(input.path)).size > ctx.limits.htmlMaxBytes) throw htmlLimitExceeded('bytes', ctx.limits);
   await copyFile(input.path, local);
 
   if (OFFICE.includes(ext)) {
@@ -119,21 +124,28 @@ async function convert(ctx: RunContext<Fields>) {
     const zip = inspectZip(head);
     if (!zip.ok) throw invalidInput(`${input.name} is not a usable office document (${zip.reason})`);
     try {
-      await officeToPdf(local, out, { lossless, maxImageDpi: maxDpi, tagged: f.tagged_pdf, locale: SPREADSHEETS.has(ext) && f.locale === 'Germany' ? 'de-DE' : 'en-US', ext }, ectx);
+      const limits = { timeoutMs: ctx.limits.officeTimeoutMs, maxPages: ctx.limits.officeMaxPages };
+      await officeToPdf(local, out, { lossless, maxImageDpi: maxDpi, tagged: f.tagged_pdf, locale: SPREADSHEETS.has(ext) && f.locale === 'Germany' ? 'de-DE' : 'en-US', ext, limits }, ectx);
     } catch (err) {
       if (err instanceof OfficePasswordError) throw passwordProtected();
+      if (err instanceof EngineError && err.details.limit === 'time') throw limitExceeded('The office conversion time', 'OFFICE_TIMEOUT_SECONDS', ctx.limits.officeTimeoutMs / 1000);
+      if (err instanceof EngineError && err.details.limit === 'pages') throw limitExceeded('The number of pages of the office document', 'OFFICE_MAX_PAGES', ctx.limits.officeMaxPages);
       if (err instanceof EngineError && !err.details.timedOut && !err.details.aborted && !err.details.missing) throw invalidInput(`${input.name} could not be opened as an office document`);
       throw err;
     }
   } else if (POSTSCRIPT.includes(ext)) {
     const head = (await readFile(local)).subarray(0, 64).toString('latin1');
     const eps = ext === 'eps' || /^%!PS-Adobe-\d\.\d EPSF/.test(head) || head.startsWith('\xc5\xd0\xd3\xc6');
-    await psToPdf(local, out, { eps, lossless, maxDpi }, ectx).catch((err) => {
-      if (err instanceof EngineError && err.details.exitCode !== undefined) throw invalidInput(`${input.name} is not a PostScript program Ghostscript can run safely`);
+    await psToPdf(local, out, { eps, lossless, maxDpi, limits: { timeoutMs: ctx.limits.psTimeoutMs, maxPages: ctx.limits.psMaxPages } }, ectx).catch((err) => {
+      if (err instanceof EngineError && err.details.limit === 'time') throw limitExceeded("The PostScript program's run time", 'PS_TIMEOUT_SECONDS', ctx.limits.psTimeoutMs / 1000);
+      if (err instanceof EngineError && err.details.limit === 'pages') throw limitExceeded('The number of pages the PostScript program emits', 'PS_MAX_PAGES', ctx.limits.psMaxPages);
+      // 'bytes': the program printed more than Ghostscript's output is allowed to hold.
+      if (err instanceof EngineError && (err.details.exitCode !== undefined || err.details.limit === 'bytes')) throw invalidInput(`${input.name} is not a PostScript program Ghostscript can run safely`);
       throw err;
     });
   } else if (IMAGES.includes(ext)) {
-    await imagesToPdf([local], out, { lossless, maxDpi }, ectx).catch((err) => {
+    await imagesToPdf([local], out, { lossless, maxDpi, maxPixels: ctx.limits.maxImagePixels }, ectx).catch((err) => {
+      if (err instanceof ImageTooLargeError) throw limitExceeded(`The image ${input.name} (${err.width}x${err.height} pixels)`, 'MAX_IMAGE_PIXELS', err.limit);
       if (err instanceof EngineError) throw invalidInput(`${input.name} is not a readable image`);
       throw err;
     });
@@ -170,12 +182,26 @@ async function printPage(html: string, out: string, f: Fields, ctx: RunContext<F
       settleMs: SETTLE_MS,
       javascript: !o.mail,
       resolveHost: o.mail ? async () => null : (h) => resolveAllowedHost(h, ctx.urlPolicy),
+      limits: { timeoutMs: ctx.limits.htmlTimeoutMs, maxPages: ctx.limits.htmlMaxPages, maxBytes: ctx.limits.htmlMaxBytes },
     },
     { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs },
-  );
+  ).catch((err) => {
+    throw htmlLimit(err, ctx.limits);
+  });
   const rewritten = await enforceImagePolicy(printed, out, { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample) }, { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs });
   if (!rewritten) await rename(printed, out);
 }
+
+/** One of the HTML limits (HTML, web pages, e-mail) as the 422 naming its setting. */
+function htmlLimitExceeded(limit: 'time' | 'pages' | 'bytes', limits: RunContext<Fields>['limits']) {
+  if (limit === 'time') return limitExceeded("The page's load, scripts and printing", 'HTML_TIMEOUT_SECONDS', limits.htmlTimeoutMs / 1000);
+  if (limit === 'pages') return limitExceeded('The number of pages the page prints', 'HTML_MAX_PAGES', limits.htmlMaxPages);
+  return limitExceeded('The bytes the page loads (the document and its sub-resources)', 'HTML_MAX_MB', limits.htmlMaxBytes / 1024 / 1024);
+}
+
+/** A page the engine cut (engines/chromium/print.ts) becomes that 422; other errors pass. */
+const htmlLimit = (err: unknown, limits: RunContext<Fields>['limits']) =>
+  err instanceof EngineError && err.details.limit ? htmlLimitExceeded(err.details.limit, limits) : err;
 
 /**
  * The message is printed like an HTML upload (page options apply); image and PDF attachments that are not
@@ -213,13 +239,14 @@ async function convertMail(local: string, ext: string, name: string, out: string
         appended.push(file);
       } else {
         const pdf = `${file}.pdf`;
-        await imagesToPdf([file], pdf, { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample) }, ectx);
+        const maxPixels = ctx.limits.maxImagePixels;
+        await imagesToPdf([file], pdf, { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample), maxPixels }, ectx);
         appended.push(pdf);
       }
       notes.set(i, 'appended after the message');
     } catch (err) {
       if (!(err instanceof EngineError) || err.details.timedOut || err.details.aborted) throw err;
-      notes.set(i, 'not appended: unreadable');
+      notes.set(i, err instanceof ImageTooLargeError ? `not appended: more pixels than MAX_IMAGE_PIXELS=${err.limit}` : 'not appended: unreadable');
     }
   }
   const message = appended.length ? join(ctx.dir, 'message.pdf') : out;
@@ -231,7 +258,7 @@ async function convertMail(local: string, ext: string, name: string, out: string
   }
 }
 
-async function fetchPage(url: string, policy: FetchPolicy, signal: AbortSignal): Promise<{ text: string; url: string }> {
+async function fetchPage(url: string, policy: FetchPolicy, signal: AbortSignal, limits: RunContext<Fields>['limits']): Promise<{ text: string; url: string }> {
   const fetched = await fetchUrl(url, policy, signal);
   if (fetched.type && !/html|xml|text\/plain/i.test(fetched.type)) {
     fetched.stream.destroy();
@@ -241,9 +268,9 @@ async function fetchPage(url: string, policy: FetchPolicy, signal: AbortSignal):
   let size = 0;
   for await (const chunk of fetched.stream) {
     size += (chunk as Buffer).length;
-    if (size > MAX_FETCHED_HTML) {
+    if (size > limits.htmlMaxBytes) {
       fetched.stream.destroy();
-      throw new AppError('invalid_request', `The page at ${url} is larger than ${MAX_FETCHED_HTML} bytes`);
+      throw htmlLimitExceeded('bytes', limits);
     }
     chunks.push(chunk as Buffer);
   }

@@ -4,7 +4,7 @@ import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { EngineError } from '../../engines/errors.js';
 import { officeConvert } from '../../engines/libreoffice/pool.js';
-import { invalidInput } from '../errors.js';
+import { invalidInput, limitExceeded } from '../errors.js';
 import { selectPages } from '../document/index.js';
 
 export default operation({
@@ -18,15 +18,18 @@ export default operation({
   output: 'file',
   engines: ['qpdf', 'libreoffice'],
   cost: { lane: 'office' },
-  run: async ({ input, dir, signal, timeoutMs }) => {
+  run: async ({ input, dir, signal, timeoutMs, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     // qpdf answers for encrypted (401) and broken (400) files before LibreOffice sees them.
-    await selectPages(input.path, '1-last', ectx);
+    const pages = await selectPages(input.path, '1-last', ectx);
+    // One slide per page: refused before LibreOffice imports them all.
+    if (pages.length > limits.officeMaxPages) throw limitExceeded('The number of pages to import into LibreOffice', 'OFFICE_MAX_PAGES', limits.officeMaxPages);
     // A private copy with a plain name: LibreOffice never sees the client's file name, its lock file lands in the job dir.
     const local = join(dir, 'input.pdf');
     const out = join(dir, 'presentation.pptx');
     await copyFile(input.path, local);
-    await officeConvert(local, out, { importFilter: 'impress_pdf_import', exportFilter: 'Impress MS PowerPoint 2007 XML' }, ectx).catch((err) => {
+    await officeConvert(local, out, { importFilter: 'impress_pdf_import', exportFilter: 'Impress MS PowerPoint 2007 XML', limits: { timeoutMs: limits.officeTimeoutMs } }, ectx).catch((err) => {
+      if (err instanceof EngineError && err.details.limit === 'time') throw limitExceeded('The office conversion time', 'OFFICE_TIMEOUT_SECONDS', limits.officeTimeoutMs / 1000);
       if (err instanceof EngineError && !err.details.timedOut && !err.details.aborted && !err.details.missing) throw invalidInput('LibreOffice could not import this PDF');
       throw err;
     });

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { EngineContext } from '../context.js';
+import { EngineError } from '../errors.js';
+import { pageCount } from '../qpdf.js';
 import { expectOutput } from '../run.js';
 import { beforeBrowserShutdown, bounded, closeLease, leaseUsable, openLease, usePage, type Lease } from './browser.js';
 
@@ -32,7 +34,21 @@ export interface PrintOptions {
   resolveHost: (host: string) => Promise<string | null>;
   /** Scripts on (web pages) or off (e-mail). */
   javascript?: boolean;
+  /** Cuts for hostile pages (none when absent). */
+  limits?: Partial<HtmlLimits>;
 }
+
+/** Each one exceeded throws an EngineError whose `details.limit` says which (the caller names its setting). */
+export interface HtmlLimits {
+  /** The page's load, scripts and print together. */
+  timeoutMs: number;
+  /** Pages the print may have. */
+  maxPages: number;
+  /** Bytes the page may load: the document itself and every response the proxy passes it. */
+  maxBytes: number;
+}
+
+const limitError = (limit: 'time' | 'pages' | 'bytes', message: string) => new EngineError('chromium', message, { limit });
 
 const inches = (pt: number) => `${Number((pt / 72).toFixed(4))}in`;
 
@@ -92,7 +108,9 @@ beforeBrowserShutdown(async () => {
 
 /** Prints `html` (already prepared: page CSS injected) to `output`. */
 export async function printHtml(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {
+  const limits: HtmlLimits = { timeoutMs: Infinity, maxPages: Infinity, maxBytes: Infinity, ...o.limits };
   const page = await readFile(htmlFile);
+  if (page.length > limits.maxBytes) throw limitError('bytes', `the document alone is ${page.length} bytes`);
   // A station half made is nearer than a new one.
   if (!spare && preparing) await bounded(() => preparing!, ctx);
   let st = spare;
@@ -102,9 +120,16 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
     st = null;
   }
   st ??= await openStation(ctx);
-  st.proxy.serve(page, o.resolveHost);
+  let overBudget!: () => void;
+  const budgetSpent = new Promise<never>((_, reject) => (overBudget = () => reject(limitError('bytes', `the page loaded more than ${limits.maxBytes} bytes`))));
+  budgetSpent.catch(() => undefined); // spent after the print: nobody waits any more
+  st.proxy.serve(page, o.resolveHost, { maxBytes: limits.maxBytes, onExceeded: overBudget });
+  const scale = Math.min(2, Math.max(0.1, o.scale));
   try {
-    await usePage(
+    // The time limit is a timer outside the page: a page whose main thread spins answers no CDP call (evaluate,
+    // printToPDF, close). Closing its context below kills its renderer; a context that cannot be closed takes
+    // the browser with it (browser.ts), so nothing keeps spinning after the job.
+    const printing = usePage(
       st.lease,
       async (tab) => {
         const timeout = ctx.timeoutMs ?? 60_000;
@@ -118,30 +143,66 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
         // Only a script can start loading after the load event: a page without one is printed at once (~220 ms saved).
         const scripted = (o.javascript ?? true) && (await tab.evaluate(() => document.scripts.length > 0 || document.querySelector('iframe, frame, object, embed') !== null));
         if (scripted) await tab.waitForNetworkIdle({ idleTime: 200, timeout: o.settleMs }).catch(() => undefined);
+        if (Number.isFinite(limits.maxPages)) {
+          // Refused before printing: the print layout's height (the viewport keeps the print's width) over one
+          // page's printable height in CSS px. Whole pages only, so an estimate a little high refuses nothing.
+          await tab.emulateMediaType('print');
+          const height = await tab.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0));
+          await tab.emulateMediaType();
+          const pages = Math.floor(height / ((((o.paper.height - 2 * o.paper.margin) / 72) * 96) / scale));
+          if (pages > limits.maxPages) throw limitError('pages', `the page would print about ${pages} pages`);
+        }
         const m = inches(o.paper.margin);
         await tab.pdf({
           path: output,
           width: inches(o.paper.width),
           height: inches(o.paper.height),
           margin: { top: m, right: m, bottom: m, left: m },
-          scale: Math.min(2, Math.max(0.1, o.scale)),
+          scale,
           printBackground: true,
+          // At most one page more than allowed (a later page range is clamped to the page count).
+          pageRanges: Number.isFinite(limits.maxPages) ? `1-${limits.maxPages + 1}` : undefined,
           timeout,
         });
       },
       ctx,
     );
+    await limited(printing, limits.timeoutMs, budgetSpent);
     await expectOutput('chromium', output);
+    // Forced page breaks escape the estimate: the print stopped after maxPages + 1, so one more means too many.
+    if (Number.isFinite(limits.maxPages) && (await pageCount(output, ctx)) > limits.maxPages) throw limitError('pages', `the page prints more than ${limits.maxPages} pages`);
   } finally {
     await closeStation(st);
     prepareSpare();
   }
 }
 
+/**
+ * `printing`, unless the page's time runs out or its proxy passes more bytes than allowed first. (The printing
+ * still running is ended by closing the page's context.)
+ */
+async function limited<T>(printing: Promise<T>, timeoutMs: number, budgetSpent: Promise<never>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<never>((_, reject) => {
+    if (Number.isFinite(timeoutMs)) timer = setTimeout(() => reject(limitError('time', `the page was still loading, running scripts or printing after ${timeoutMs} ms`)), Math.min(timeoutMs, 2 ** 31 - 1));
+  });
+  try {
+    return await Promise.race([printing, timeUp, budgetSpent]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Bytes a job's page may load through its proxy, and what to do when it has loaded more. */
+interface Budget {
+  maxBytes: number;
+  onExceeded: () => void;
+}
+
 interface Proxy {
   port: number;
-  /** The job: its page, and which hosts it may reach. Before this, everything is refused. */
-  serve: (page: Buffer, resolveHost: (host: string) => Promise<string | null>) => void;
+  /** The job: its page, which hosts it may reach, and how many bytes it may load. Before this, everything is refused. */
+  serve: (page: Buffer, resolveHost: (host: string) => Promise<string | null>, budget?: Budget) => void;
   close: () => Promise<void>;
   /** Hosts refused, for the log and tests. */
   refused: string[];
@@ -153,8 +214,23 @@ async function startProxy(): Promise<Proxy> {
   const refused: string[] = [];
   let page: Buffer | null = null;
   let resolveHost: (host: string) => Promise<string | null> = async () => null;
+  let budget: Budget = { maxBytes: Infinity, onExceeded: () => undefined };
+  let loaded = 0;
+  let spent = false;
   const sockets = new Set<net.Socket>();
+  /** Counts bytes coming in for the page; past the budget, every connection is cut and nothing more is served. */
+  const take = (n: number) => {
+    loaded += n;
+    if (spent || loaded <= budget.maxBytes) return;
+    spent = true;
+    for (const s of sockets) s.destroy();
+    budget.onExceeded();
+  };
   const server = http.createServer(async (req, res) => {
+    if (spent) {
+      res.destroy();
+      return;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -163,8 +239,10 @@ async function startProxy(): Promise<Proxy> {
       return;
     }
     if (url.host === PAGE_HOST) {
-      if (url.pathname === '/index.html' && page) res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
-      else res.writeHead(404).end(); // the upload is one file: its relative assets do not exist
+      if (url.pathname === '/index.html' && page) {
+        take(page.length); // served again on every reload
+        if (!spent) res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+      } else res.writeHead(404).end(); // the upload is one file: its relative assets do not exist
       return;
     }
     const address = url.protocol === 'http:' ? await resolveHost(url.hostname).catch(() => null) : null;
@@ -177,17 +255,23 @@ async function startProxy(): Promise<Proxy> {
       { host: address, port: url.port || 80, path: url.pathname + url.search, method: req.method, headers: { ...req.headers, host: url.host }, timeout: 30_000 },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
+        up.on('data', (chunk: Buffer) => take(chunk.length));
         up.pipe(res);
       },
     );
     upstream.on('error', () => res.headersSent ? res.destroy() : res.writeHead(502).end());
     upstream.on('timeout', () => upstream.destroy());
+    res.on('close', () => res.writableFinished || upstream.destroy()); // the page gave up on it, or its budget is spent
     req.pipe(upstream);
   });
   server.on('connect', async (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
+    if (spent) {
+      client.destroy();
+      return;
+    }
     const [host, portText] = (req.url ?? '').split(/:(?=\d+$)/);
     const name = host.replace(/^\[|\]$/g, '');
     const address = await resolveHost(name).catch(() => null);
@@ -199,6 +283,7 @@ async function startProxy(): Promise<Proxy> {
     const upstream = net.connect(Number(portText) || 443, address, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) upstream.write(head);
+      upstream.on('data', (chunk: Buffer) => take(chunk.length));
       upstream.pipe(client);
       client.pipe(upstream);
     });
@@ -215,9 +300,10 @@ async function startProxy(): Promise<Proxy> {
   return {
     port,
     refused,
-    serve: (p, resolve) => {
+    serve: (p, resolve, b) => {
       page = p;
       resolveHost = resolve;
+      if (b) budget = b;
     },
     close: () =>
       new Promise<void>((resolve) => {

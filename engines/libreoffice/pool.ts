@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { EngineContext } from '../context.js';
 import { EngineError } from '../errors.js';
 import { groupRss } from '../process-group.js';
+import { pageCount } from '../qpdf.js';
 import { expectOutput } from '../run.js';
 
 /**
@@ -46,6 +48,16 @@ export interface OfficeExportOptions {
   locale: string;
   /** The input's extension, which chooses the import filter for CSV. */
   ext: string;
+  /** Cuts for hostile documents (none when absent). */
+  limits?: Partial<OfficeLimits>;
+}
+
+/** Each one exceeded throws an EngineError whose `details.limit` says which (the caller names its setting). */
+export interface OfficeLimits {
+  /** Time one conversion may take on its instance (capped by the job's own time left); the instance is then replaced. */
+  timeoutMs: number;
+  /** Pages the PDF may have. */
+  maxPages: number;
 }
 
 /** LibreOffice asked for a password: the document is encrypted. */
@@ -267,9 +279,18 @@ async function release(slot: Slot): Promise<void> {
   }
 }
 
-/** Converts one office document to PDF on a warm instance. Paths must be absolute and inside the job dir. */
+/**
+ * Converts one office document to PDF on a warm instance. Paths must be absolute and inside the job dir. With
+ * `limits.maxPages`, LibreOffice exports at most one page more than allowed, and one more is refused.
+ */
 export async function officeToPdf(input: string, output: string, opts: OfficeExportOptions, ctx: EngineContext): Promise<void> {
-  await convertOnPool({ input, output, ext: opts.ext, locale: opts.locale, filter: exportFilterData(opts) }, ctx);
+  const maxPages = opts.limits?.maxPages ?? Infinity;
+  const filter = { ...exportFilterData(opts), ...(Number.isFinite(maxPages) ? { PageRange: `1-${maxPages + 1}` } : {}) };
+  await convertOnPool({ input, output, ext: opts.ext, locale: opts.locale, filter }, ctx, opts.limits?.timeoutMs);
+  if (Number.isFinite(maxPages) && (await pageCount(output, ctx)) > maxPages) {
+    await rm(output, { force: true });
+    throw new EngineError('soffice', `the document has more than ${maxPages} pages`, { limit: 'pages' });
+  }
 }
 
 /** LibreOffice filter names for a conversion other than office to PDF (e.g. a PDF into Impress, out as PPTX). */
@@ -278,14 +299,17 @@ export interface OfficeFilters {
   importFilter?: string;
   /** Export filter (`Impress MS PowerPoint 2007 XML`). */
   exportFilter: string;
+  /** The conversion's time (pages: the output is not a PDF here, so the caller counts its input's). */
+  limits?: Partial<Pick<OfficeLimits, 'timeoutMs'>>;
 }
 
 /** Converts `input` with the given import and export filters on a warm instance. Paths as for officeToPdf. */
 export async function officeConvert(input: string, output: string, filters: OfficeFilters, ctx: EngineContext): Promise<void> {
-  await convertOnPool({ input, output, import: filters.importFilter, export: filters.exportFilter }, ctx);
+  await convertOnPool({ input, output, import: filters.importFilter, export: filters.exportFilter }, ctx, filters.limits?.timeoutMs);
 }
 
-async function convertOnPool(request: Record<string, unknown> & { output: string }, ctx: EngineContext): Promise<void> {
+/** `limitMs`: the conversion's own time limit; past it (when nearer than the job's) the error has `limit` 'time'. */
+async function convertOnPool(request: Record<string, unknown> & { output: string }, ctx: EngineContext, limitMs = Infinity): Promise<void> {
   const output = request.output;
   const slot = await acquire(ctx.signal);
   let answer: Answer;
@@ -300,7 +324,13 @@ async function convertOnPool(request: Record<string, unknown> & { output: string
         retire(slot, true);
         reject(err);
       };
-      const timer = ctx.timeoutMs ? setTimeout(() => fail(new EngineError('soffice', `timed out after ${ctx.timeoutMs} ms`, { timedOut: true })), ctx.timeoutMs) : undefined;
+      const jobMs = ctx.timeoutMs || Infinity;
+      const timeoutMs = Math.min(jobMs, limitMs);
+      const timedOut = () =>
+        limitMs <= jobMs
+          ? new EngineError('soffice', `the conversion took longer than ${limitMs} ms`, { timedOut: true, limit: 'time' })
+          : new EngineError('soffice', `timed out after ${timeoutMs} ms`, { timedOut: true });
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => fail(timedOut()), Math.min(timeoutMs, 2 ** 31 - 1)) : undefined;
       const onAbort = () => fail(new EngineError('soffice', 'cancelled', { aborted: true }));
       ctx.signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => {

@@ -1,0 +1,160 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { browserStats, shutdownBrowser } from '../engines/chromium/browser.js';
+import { convertToPdf, pdfPages, pdfText, sleep, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+
+/**
+ * Hostile HTML cannot hold a job: an endless script, a DOM of millions of nodes, a page that prints too many
+ * pages and one that loads too many bytes each end in a 422 naming the setting, soon after the limit, with no
+ * renderer left spinning, the job's temp dir gone and the browser still printing the next page.
+ */
+const test = suite('limits-html');
+let t: TestApp;
+/** The same, with HTML_MAX_PAGES=5. */
+let few: TestApp;
+let site: http.Server;
+let base = '';
+/** Bytes the local site has sent for /stream, and whether that response was cut. */
+const stream = { sent: 0, closed: false };
+
+const SPIN = '<html><body><p>Spinning page</p><script>for (;;) {}</script></body></html>';
+// Style sheets are read to their end (an image that does not decode is dropped early).
+const MEGABYTE = Buffer.concat([Buffer.from('/*'), Buffer.alloc(1024 * 1024, 'x'), Buffer.from('*/ p { color: #123 }')]);
+
+test.before(async () => {
+  site = http.createServer((q, r) => {
+    if (q.url === '/spin') return r.writeHead(200, { 'content-type': 'text/html' }).end(SPIN);
+    if (q.url === '/streaming-page') return r.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><link rel="stylesheet" href="/stream"></head><body><p>Streaming page</p></body></html>');
+    if (q.url?.startsWith('/mb/')) return r.writeHead(200, { 'content-type': 'text/css' }).end(MEGABYTE);
+    if (q.url === '/stream') {
+      // A style sheet that never ends.
+      r.writeHead(200, { 'content-type': 'text/css' });
+      r.write('/*');
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const pump = () => {
+        while (!r.destroyed && r.write(chunk)) stream.sent += chunk.length;
+        if (!r.destroyed) r.once('drain', pump);
+      };
+      r.on('close', () => (stream.closed = true));
+      return pump();
+    }
+    r.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+  const env = { HTML_TIMEOUT_SECONDS: '5', HTML_MAX_MB: '2', URL_ALLOW: '127.0.0.1' };
+  t = await startApp(env);
+  few = await startApp({ ...env, HTML_MAX_PAGES: '5' });
+});
+
+test.after(async () => {
+  await Promise.all([t.close(), few.close()]);
+  await shutdownBrowser();
+  site.close();
+});
+
+/** Process groups of every browser this suite has used (a browser replaced after a hang counts too). */
+const groups = new Set<number>();
+const noteBrowsers = () => browserStats().pids.forEach((p) => p && groups.add(p));
+
+/** Live Chromium renderers of those browsers (ps), with the CPU they used during one second (/proc, in ticks of 10 ms). */
+async function rendererCpu(): Promise<Map<number, number>> {
+  noteBrowsers();
+  const pids = tool('ps', ['-eo', 'pid=,pgid=,stat=,args='])
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([, pgid, stat, ...args]) => groups.has(Number(pgid)) && !stat?.startsWith('Z') && args.includes('--type=renderer'))
+    .map(([pid]) => Number(pid));
+  const ticks = (pid: number) => {
+    const stat = (() => {
+      try {
+        return readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return stat ? Number(f[11]) + Number(f[12]) : NaN; // utime + stime
+  };
+  const before = new Map(pids.map((p) => [p, ticks(p)]));
+  await sleep(1000);
+  return new Map([...before].map(([p, t0]) => [p, ticks(p) - t0]));
+}
+
+/** POST /pdf, timed; expects a 422 whose error names `setting`. */
+async function refused(app: TestApp, fields: Record<string, FormValue | FormValue[]>, setting: RegExp): Promise<{ seconds: number; error: string }> {
+  noteBrowsers();
+  const started = Date.now();
+  const { body } = await convertToPdf(app, fields, 422);
+  const seconds = (Date.now() - started) / 1000;
+  noteBrowsers();
+  assert.match(String(body.error), setting);
+  return { seconds, error: String(body.error) };
+}
+
+/** What a cut job must leave: no renderer spinning, no temp dir, a browser that still prints. */
+async function leftClean(app: TestApp): Promise<void> {
+  await sleep(500); // the next job's page may be starting in the background
+  for (const [pid, used] of await rendererCpu()) assert.ok(!(used > 50), `renderer ${pid} used ${used * 10} ms of CPU in one second`);
+  assert.equal(readdirSync(join(app.dataDir, 'work')), []);
+  const { path } = await convertToPdf(app, { file: { bytes: Buffer.from('<html><body><h1>Ordinary page</h1><p>Still printing.</p></body></html>'), name: 'ordinary.html' } });
+  assert.match(pdfText(path), /Ordinary page[\s\S]*Still printing/);
+}
+
+test('an endless script is cut at HTML_TIMEOUT_SECONDS, uploaded or fetched', async () => {
+  const upload = await refused(t, { file: { bytes: Buffer.from(SPIN), name: 'spin.html' } }, /HTML_TIMEOUT_SECONDS=5\b/);
+  assert.match(upload.error, /load, scripts and printing/);
+  // The job limit is 1800 s; the page's limit is 5 s.
+  assert.ok(upload.seconds < 20, `answered after ${upload.seconds} s`);
+  await leftClean(t);
+  const fetched = await refused(t, { url: `${base}/spin` }, /HTML_TIMEOUT_SECONDS=5\b/);
+  assert.ok(fetched.seconds < 20, `answered after ${fetched.seconds} s`);
+  await leftClean(t);
+});
+
+test('a script building a DOM of millions of nodes is cut at HTML_TIMEOUT_SECONDS', async () => {
+  const html = '<html><body><p>Growing page</p><script>for (let i = 0; i < 5e7; i++) { const d = document.createElement("div"); d.textContent = "Row " + i; document.body.append(d) }</script></body></html>';
+  const { seconds } = await refused(t, { file: { bytes: Buffer.from(html), name: 'dom.html' } }, /HTML_TIMEOUT_SECONDS=5\b/);
+  assert.ok(seconds < 20, `answered after ${seconds} s`);
+  await leftClean(t);
+});
+
+test('a page printing more than HTML_MAX_PAGES is refused: estimated before printing, or counted on a bounded print', async () => {
+  const rows = '<html><body>' + Array.from({ length: 600 }, (_, i) => `<p>Row ${i}</p>`).join('') + '</body></html>';
+  await refused(few, { file: { bytes: Buffer.from(rows), name: 'long.html' } }, /HTML_MAX_PAGES=5\b/);
+  // Forced page breaks: tiny content, so only the print shows the pages.
+  const breaks = (n: number) => `<html><body>${Array.from({ length: n }, (_, i) => `<div style="break-after: page">Sheet ${i + 1}</div>`).join('')}</body></html>`;
+  await refused(few, { file: { bytes: Buffer.from(breaks(40)), name: 'breaks.html' } }, /HTML_MAX_PAGES=5\b/);
+  // Five pages are allowed.
+  const { path } = await convertToPdf(few, { file: { bytes: Buffer.from(breaks(5)), name: 'five.html' } });
+  assert.is(pdfPages(path), 5);
+  assert.match(pdfText(path), /Sheet 5/);
+  // E-mail is printed by the same Chromium, under the same limits (and runs no script).
+  const eml = ['From: a@example.com', 'To: b@example.com', 'Subject: Long letter', 'Content-Type: text/plain; charset=utf-8', '', ...Array.from({ length: 1500 }, (_, i) => `Line ${i}`)].join('\r\n');
+  await refused(few, { file: { bytes: Buffer.from(eml), name: 'long.eml' } }, /HTML_MAX_PAGES=5\b/);
+  await leftClean(few);
+});
+
+test('a page loading more than HTML_MAX_MB is stopped; a larger upload is refused at once', async () => {
+  const big = Buffer.concat([Buffer.from('<html><body><p>Big</p><!-- '), Buffer.alloc(3 * 1024 * 1024, 'x'), Buffer.from(' --></body></html>')]);
+  const upload = await refused(t, { file: { bytes: big, name: 'big.html' } }, /HTML_MAX_MB=2\b/);
+  assert.ok(upload.seconds < 5, `answered after ${upload.seconds} s`);
+  // Four sub-resources of 1 MB each, through the job's proxy.
+  const sheets = `<html><head>${[1, 2, 3, 4].map((i) => `<link rel="stylesheet" href="${base}/mb/${i}">`).join('')}</head><body><p>Heavy page</p></body></html>`;
+  await refused(t, { file: { bytes: Buffer.from(sheets), name: 'heavy.html' } }, /HTML_MAX_MB=2\b/);
+  await leftClean(t);
+  // A web page whose style sheet never ends: cut once the page has loaded 2 MB.
+  const fetched = await refused(t, { url: `${base}/streaming-page` }, /HTML_MAX_MB=2\b/);
+  assert.ok(fetched.seconds < 20, `answered after ${fetched.seconds} s`);
+  assert.ok(stream.closed, 'the endless response was cut');
+  assert.ok(stream.sent < 64 * 1024 * 1024, `${stream.sent} bytes sent`);
+  await leftClean(t);
+  // Under the limit, sub-resources load and the page prints.
+  const { path } = await convertToPdf(t, { file: { bytes: Buffer.from(`<html><head><link rel="stylesheet" href="${base}/mb/1"></head><body><p>Light page</p></body></html>`), name: 'light.html' } });
+  assert.match(pdfText(path), /Light page/);
+});
+
+test.run();
