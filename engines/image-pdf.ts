@@ -27,6 +27,25 @@ export interface ImagePdfOptions {
   maxDpi: number | null;
   /** Quality of re-encoded JPEGs. */
   jpegQuality?: number;
+  /** Pixels of one image or frame, checked on its header before anything is decoded; default DEFAULT_MAX_PIXELS. */
+  maxPixels?: number;
+}
+
+/** The default of MAX_IMAGE_PIXELS. */
+export const DEFAULT_MAX_PIXELS = 100_000_000;
+
+/** The formats taken (BMP is decoded here): sharp also reads SVG (an XML parser and renderer), HEIF and VIPS. */
+const FORMATS = ['jpeg', 'png', 'tiff', 'gif', 'webp'];
+
+/** An image whose header declares more pixels than allowed: refused before it is decoded. */
+export class ImageTooLargeError extends EngineError {
+  constructor(
+    readonly width: number,
+    readonly height: number,
+    readonly limit: number,
+  ) {
+    super('sharp', `image of ${width}x${height} pixels exceeds ${limit}`);
+  }
 }
 
 export const DEFAULT_DPI = 72;
@@ -76,18 +95,27 @@ export async function imagesToPdf(inputs: string[], output: string, opts: ImageP
     ctx.signal?.throwIfAborted();
     let meta: Metadata;
     let path: Source = file;
+    const maxPixels = opts.maxPixels ?? DEFAULT_MAX_PIXELS;
     try {
-      // libvips (sharp's build) has no BMP loader: uncompressed BMPs are decoded here.
+      // libvips (sharp's build) has no BMP loader: uncompressed BMPs are decoded here, after their header's size is checked.
       const head = await readFile(file);
-      if (head.subarray(0, 2).toString('latin1') === 'BM') path = decodeBmp(head);
-      meta = await src(path).metadata();
+      if (head.subarray(0, 2).toString('latin1') === 'BM') path = decodeBmp(checkBmpPixels(head, maxPixels));
+      // The header only, so without sharp's pixel limit: the size is checked below against ours.
+      meta = await (typeof path === 'string' ? sharp(path, { limitInputPixels: false }) : src(path)).metadata();
       if (typeof path !== 'string') meta = { ...meta, density: path.density };
+      else if (!FORMATS.includes(meta.format ?? '')) throw new Error(`${meta.format} is not an accepted image format`);
     } catch (err) {
+      if (err instanceof ImageTooLargeError) throw err;
       throw new EngineError('sharp', `unreadable image: ${(err as Error).message}`);
     }
+    const [w, h] = [meta.width ?? 0, meta.pageHeight ?? meta.height ?? 0];
+    if (w * h > maxPixels) throw new ImageTooLargeError(w, h, maxPixels);
     const frames = meta.pages ?? 1;
     for (let i = 0; i < frames; i++) {
-      const placed = await embedFrame(doc, path, i, frames, meta, opts);
+      // The header read well, the pixels may not (truncated or corrupt data): still the input's fault.
+      const placed = await embedFrame(doc, path, i, frames, meta, opts).catch((err) => {
+        throw err instanceof EngineError ? err : new EngineError('sharp', `unreadable image data: ${(err as Error).message}`);
+      });
       const [pw, ph] = pageSizeFor(placed.width, placed.height, placed.dpi, placed.orientation);
       const page = doc.addPage([pw, ph]);
       const name = page.node.newXObject('Im', placed.ref);
@@ -102,6 +130,15 @@ export async function imagesToPdf(inputs: string[], output: string, opts: ImageP
 }
 
 type Source = string | { raw: Buffer; width: number; height: number; channels: 3 | 4; density: number };
+
+/** A BMP whose header declares more than `maxPixels` pixels is refused before decodeBmp allocates them. */
+export function checkBmpPixels(b: Buffer, maxPixels: number): Buffer {
+  if (b.length < 26) return b;
+  const width = Math.abs(b.readInt32LE(18));
+  const height = Math.abs(b.readInt32LE(22));
+  if (width * height > maxPixels) throw new ImageTooLargeError(width, height, maxPixels);
+  return b;
+}
 
 const src = (s: Source, page?: number) =>
   typeof s === 'string'
@@ -155,12 +192,18 @@ async function embedFrame(doc: PDFDocument, path: Source, index: number, frames:
 
   // JPEG pass-through: the original bytes, no generation loss.
   if (typeof path === 'string' && meta.format === 'jpeg' && frames === 1 && scale === 1) {
-    const img = await doc.embedJpg(await readFile(path));
+    const bytes = await readFile(path);
+    // Nothing decodes it here, so a cut file would go into the PDF as it is.
+    if (!jpegComplete(bytes)) throw new EngineError('sharp', 'truncated JPEG: no end-of-image marker after its scan');
+    const img = await doc.embedJpg(bytes);
     return { ref: img.ref, width: meta.width!, height: meta.height!, dpi, orientation };
   }
 
   // Everything else is decoded; orientation is applied to the pixels, so the page draws them upright.
   const frame = frames > 1 ? await src(path, index).metadata() : meta;
+  // Frames of a multi-page TIFF have sizes of their own: each is checked before it is decoded.
+  const maxPixels = opts.maxPixels ?? DEFAULT_MAX_PIXELS;
+  if ((frame.width ?? 0) * (frame.height ?? 0) > maxPixels) throw new ImageTooLargeError(frame.width!, frame.height!, maxPixels);
   let pipeline = src(path, frames > 1 ? index : undefined).rotate();
   const turned = orientation >= 5 && orientation <= 8;
   const w = turned ? frame.height! : frame.width!;
@@ -211,6 +254,18 @@ async function embedFrame(doc: PDFDocument, path: Source, index: number, frames:
   const stream = ctx.stream(deflateSync(pixels), dict as never);
   if (smask) stream.dict.set(PDFName.of('SMask'), smask);
   return { ref: ctx.register(stream), width: info.width, height: info.height, dpi: outDpi, orientation: 1 };
+}
+
+/** Whether a JPEG's end-of-image marker follows its first scan (segments before it are skipped by their lengths). */
+export function jpegComplete(b: Buffer): boolean {
+  let i = 2;
+  while (i + 4 <= b.length && b[i] === 0xff) {
+    const marker = b[i + 1];
+    if (marker === 0xff) i++;
+    else if (marker === 0xda) return b.lastIndexOf(Buffer.from([0xff, 0xd9])) > i;
+    else i += 2 + b.readUInt16BE(i + 2);
+  }
+  return false;
 }
 
 /** 8-bit grey (0 or 255) to 1 bit per pixel, rows padded to whole bytes as PDF requires. */

@@ -35,6 +35,11 @@ export async function readFormData(path: string, name: string, ctx: EngineContex
   const head = (await readFile(path)).subarray(0, 1024).toString('latin1');
   if (ext === 'fdf' || head.startsWith('%FDF')) return readFdf(path, ctx);
   const xml = await readFile(path, 'utf8');
+  // A DTD declares entities: external ones name files or URLs to read (XXE), nested ones expand without end
+  // (billion laughs). Form data never carries one, so none is read at all.
+  if (/<!DOCTYPE/i.test(xml)) {
+    throw new AppError('invalid_input', 'The data_file declares a DOCTYPE (a DTD or entity declarations), which is not allowed in form data, so the form could not be filled correctly.');
+  }
   const valid = XMLValidator.validate(xml);
   if (valid !== true) throw badData(ext === 'xfdf' ? 'XFDF' : 'XML', `line ${valid.err.line}: ${valid.err.msg}`);
   return readXml(xml, ext);
@@ -91,7 +96,13 @@ const find = (nodes: Node[], name: string): Node | undefined => {
 };
 
 function readXml(xml: string, ext: string): FormData {
-  const doc = parser.parse(xml) as Node[];
+  let doc: Node[];
+  try {
+    doc = parser.parse(xml) as Node[];
+  } catch (err) {
+    // Well-formed XML the parser still refuses (its nesting and entity limits): the client's file.
+    throw badData(ext === 'xfdf' ? 'XFDF' : 'XML', (err as Error).message);
+  }
   const root = elements(doc)[0];
   if (!root) throw badData('XML', 'no root element');
   const rootName = local(tagOf(root));

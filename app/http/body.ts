@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
 import { AppError } from '../errors.js';
+import { refuseDeep } from './fields.js';
 import type { Store, ResourceRecord } from '../store/index.js';
 
 export interface Body {
@@ -86,6 +87,8 @@ export async function readBody(req: Request, opts: BodyOptions): Promise<Body> {
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new AppError('bad_json', 'The JSON body must be an object of parameters');
     }
+    // Every later step (absent-value checks, validation, error texts) may walk a value recursively.
+    refuseDeep(parsed);
     const fields: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(parsed)) fields[fieldKey(k)] = v;
     return { fields, files: {} };
@@ -158,8 +161,10 @@ function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
     bb.on('partsLimit', () => fail(new AppError('invalid_request', 'Too many parts in the multipart body')));
     bb.on('filesLimit', () => fail(new AppError('invalid_request', 'Too many files in one request (limit 100)')));
     bb.on('fieldsLimit', () => fail(new AppError('invalid_request', 'Too many fields in one request (limit 1000)')));
-    bb.on('error', (err) => fail(new AppError('invalid_request', `Malformed multipart/form-data request: ${(err as Error).message}`)));
-    bb.on('close', async () => {
+    let finished = false;
+    const finish = async () => {
+      if (finished) return;
+      finished = true;
       await Promise.allSettled(pending);
       const stored = Object.values(files).flat().filter(Boolean);
       if (failed) {
@@ -168,7 +173,13 @@ function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
         return;
       }
       resolve({ fields, files });
+    };
+    // busboy emits no 'close' after an error (a part header it cannot parse): the request ends here too.
+    bb.on('error', (err) => {
+      fail(new AppError('invalid_request', `Malformed multipart/form-data request: ${(err as Error).message}`));
+      void finish();
     });
+    bb.on('close', () => void finish());
     requestStream(req)
       .on('error', (err) => {
         fail(new AppError('invalid_request', `The upload was interrupted: ${err.message}`));

@@ -41,17 +41,40 @@ const toText = (v: unknown) => {
   return typeof s === 'number' || typeof s === 'boolean' ? String(s) : s;
 };
 
+/** JSON options nest a few levels; deeper values are refused before anything walks them recursively. */
+const MAX_JSON_DEPTH = 32;
+
+/** Whether arrays and objects nest more than `max` deep (walked without recursion: that is what overflows). */
+function nestedDeeper(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return true;
+    for (const x of Object.values(v)) stack.push([x, depth + 1]);
+  }
+  return false;
+}
+
+/** A JSON value (a field, or a whole JSON body) as it is, or a 400 when it nests too deeply. */
+export const refuseDeep = (v: unknown) => {
+  if (nestedDeeper(v, MAX_JSON_DEPTH)) throw new AppError('bad_json', `JSON data provided is not properly formatted: arrays and objects nest more than ${MAX_JSON_DEPTH} levels deep`);
+  return v;
+};
+
 /** Arrays as JSON arrays, repeated fields, a JSON array inside a string, or one plain value. */
 const toList = (v: unknown) => {
   if (absent(v)) return undefined;
+  refuseDeep(v);
   if (Array.isArray(v)) return v.filter((x) => !absent(x)).map((x) => (typeof x === 'number' ? String(x) : x));
   if (typeof v === 'string' && v.trim().startsWith('[')) {
+    let parsed: unknown;
     try {
-      const parsed = JSON.parse(v);
-      if (Array.isArray(parsed)) return parsed.map((x) => (typeof x === 'number' ? String(x) : x));
+      parsed = JSON.parse(v);
     } catch {
       /* not JSON: one value */
     }
+    if (Array.isArray(refuseDeep(parsed))) return (parsed as unknown[]).map((x) => (typeof x === 'number' ? String(x) : x));
   }
   return [typeof v === 'number' ? String(v) : v];
 };
@@ -135,12 +158,14 @@ export function json<T extends z.ZodType>(schema: T) {
   return z.preprocess((v) => {
     // A repeated multipart field arrives as a one-element array of the JSON text.
     const s = Array.isArray(v) && v.length === 1 && typeof v[0] === 'string' ? v[0] : v;
-    if (typeof s !== 'string') return s;
+    if (typeof s !== 'string') return refuseDeep(s);
+    let parsed: unknown;
     try {
-      return JSON.parse(s);
+      parsed = JSON.parse(s);
     } catch {
       throw new AppError('bad_json', 'JSON data provided is not properly formatted');
     }
+    return refuseDeep(parsed);
   }, schema);
 }
 

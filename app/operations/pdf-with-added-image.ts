@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument, type PDFEmbeddedPage } from '@cantoo/pdf-lib';
-import { AppError, outOfRange } from '../errors.js';
+import { AppError, limitExceeded, outOfRange } from '../errors.js';
 import { int, num, output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import type { EngineContext } from '../../engines/context.js';
-import { imagesToPdf } from '../../engines/image-pdf.js';
+import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
 import { applyStamps, pageFrames } from '../compose/index.js';
 
 export const IMAGE_UNREADABLE = 'There was a problem reading the input image';
@@ -28,7 +28,7 @@ export default operation({
   },
   output: 'file',
   engines: ['qpdf', 'poppler'],
-  run: async ({ fields, inputs, dir, signal, timeoutMs, outputName }) => {
+  run: async ({ fields, inputs, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const pdf = inputs.file[0];
     const frames = await pageFrames(pdf.path, ctx);
@@ -38,7 +38,7 @@ export default operation({
     if (fields.y < 0 || fields.y >= frame.height) throw outOfRange(fields.y, `y (0 to ${frame.height} on page ${fields.page})`);
 
     const doc = await PDFDocument.create();
-    const image = await imagePage(doc, inputs.image_file[0].path, dir, ctx);
+    const image = await imagePage(doc, inputs.image_file[0].path, dir, limits.maxImagePixels, ctx);
     const fit = Math.min(1, (frame.width - fields.x) / image.width, (frame.height - fields.y) / image.height);
     const path = join(dir, 'with-image.pdf');
     await applyStamps(
@@ -58,14 +58,15 @@ export default operation({
  * The image as a page of its own (the images-to-PDF engine: DPI size, EXIF orientation, JPEG pass-through,
  * alpha as a soft mask), embedded in the stamp document as a form.
  */
-async function imagePage(doc: PDFDocument, path: string, dir: string, ctx: EngineContext): Promise<PDFEmbeddedPage> {
+async function imagePage(doc: PDFDocument, path: string, dir: string, maxPixels: number, ctx: EngineContext): Promise<PDFEmbeddedPage> {
   const single = join(dir, 'image.pdf');
   try {
-    await imagesToPdf([path], single, { lossless: true, maxDpi: null }, ctx);
+    await imagesToPdf([path], single, { lossless: true, maxDpi: null, maxPixels }, ctx);
     const src = await PDFDocument.load(await readFile(single), { updateMetadata: false });
     return await doc.embedPage(src.getPage(0));
   } catch (err) {
     if (signalled(ctx)) throw err;
+    if (err instanceof ImageTooLargeError) throw limitExceeded(`The image_file (${err.width}x${err.height} pixels)`, 'MAX_IMAGE_PIXELS', err.limit);
     throw new AppError('invalid_input', IMAGE_UNREADABLE);
   }
 }

@@ -35,13 +35,20 @@ const COMPONENTS = { RGB: 3, CMYK: 4, Gray: 1 } as const;
 export function iccTarget(b: Buffer): ColorFamily {
   const bad = (why: string) => new AppError('out_of_range', `The profile is not a usable ICC output profile: ${why}`);
   if (b.length < 132 || b.toString('latin1', 36, 40) !== 'acsp') throw bad('no ICC header');
+  if (b.readUInt32BE(0) > b.length) throw bad(`it is truncated: its header declares ${b.readUInt32BE(0)} bytes, the file has ${b.length}`);
   const family = FAMILIES[b.toString('latin1', 16, 20)];
   if (!family) throw bad(`its colour space is ${b.toString('latin1', 16, 20).trim()}, not RGB, CMYK or grey`);
   const cls = b.toString('latin1', 12, 16);
   if (!['mntr', 'prtr', 'scnr', 'spac'].includes(cls)) throw bad(`its device class is ${cls}`);
   const tags = new Set<string>();
   const n = b.readUInt32BE(128);
-  for (let i = 0; i < n && 144 + i * 12 <= b.length; i++) tags.add(b.toString('latin1', 132 + i * 12, 136 + i * 12));
+  if (132 + n * 12 > b.length) throw bad(`it is truncated: its tag table lists ${n} tags`);
+  for (let i = 0; i < n; i++) {
+    const at = 132 + i * 12;
+    // A tag whose data lies past the end would have Ghostscript read beyond the profile.
+    if (b.readUInt32BE(at + 4) + b.readUInt32BE(at + 8) > b.length) throw bad(`its tag ${b.toString('latin1', at, at + 4).trim()} lies past the end of the file`);
+    tags.add(b.toString('latin1', at, at + 4));
+  }
   // Converting into a profile needs its PCS-to-device direction: a B2A table, or the matrix/curves of RGB and grey.
   const invertible = tags.has('B2A0') || (family === 'RGB' && tags.has('rTRC') && tags.has('rXYZ')) || (family === 'Gray' && tags.has('kTRC'));
   if (!invertible) throw bad('it has no PCS-to-device table (B2A0), so colours cannot be converted into it');

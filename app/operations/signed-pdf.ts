@@ -2,10 +2,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { z } from 'zod';
-import { AppError, passwordProtected } from '../errors.js';
+import { AppError, limitExceeded, passwordProtected } from '../errors.js';
 import { json, looseBool, looseNumber, output } from '../http/fields.js';
 import { operation, type InputFile } from '../http/operation.js';
-import { decodeBmp } from '../../engines/image-pdf.js';
+import { ImageTooLargeError, checkBmpPixels, decodeBmp } from '../../engines/image-pdf.js';
 import type { EngineContext } from '../../engines/context.js';
 import { openPdf } from '../document/index.js';
 import { commonName, distinguishedName, fromPem, fromPkcs12, type Credentials, signPdf } from '../sign/index.js';
@@ -83,8 +83,9 @@ async function credentials(inputs: Record<string, InputFile[]>, ctx: EngineConte
     if (!pfx) throw new AppError('missing_input', 'pfx_credential_file (or pfx_credential_id) is required with pfx_passphrase_file');
     if (!pass) throw new AppError('missing_input', 'pfx_passphrase_file (or pfx_passphrase_id) is required with pfx_credential_file');
     // OpenSSL reads the first line of a passphrase file; a Windows line end or a BOM is not part of the passphrase.
+    // The line end written after it lets an empty file stand for an empty passphrase (OpenSSL refuses a file without a line).
     const passphrase = join(ctx.cwd, 'passphrase.txt');
-    await writeFile(passphrase, (await readFile(pass.path, 'utf8')).replace(/^\uFEFF/, '').replace(/\r?\n$/, ''), { mode: 0o600 });
+    await writeFile(passphrase, `${(await readFile(pass.path, 'utf8')).replace(/^\uFEFF/, '').replace(/\r?\n$/, '')}\n`, { mode: 0o600 });
     return fromPkcs12(pfx.path, passphrase, ctx);
   }
   if (cert || key) {
@@ -98,14 +99,28 @@ async function credentials(inputs: Record<string, InputFile[]>, ctx: EngineConte
   );
 }
 
-/** JPG, PNG, TIFF or BMP to PNG (what the PDF embeds), at most 1000 px a side: a logo needs no more. */
-async function logoPng(path: string): Promise<Buffer> {
+const LOGO_FORMATS = ['jpeg', 'png', 'tiff', 'gif', 'webp'];
+
+/**
+ * JPG, PNG, TIFF or BMP to PNG (what the PDF embeds), at most 1000 px a side: a logo needs no more. An image
+ * declaring more than `maxPixels` (MAX_IMAGE_PIXELS) is refused on its header, before it is decoded.
+ */
+async function logoPng(path: string, maxPixels: number): Promise<Buffer> {
   try {
     const bytes = await readFile(path);
-    const bmp = bytes.subarray(0, 2).toString('latin1') === 'BM' ? decodeBmp(bytes) : undefined;
-    const img = bmp && typeof bmp !== 'string' ? sharp(bmp.raw, { raw: { width: bmp.width, height: bmp.height, channels: bmp.channels } }) : sharp(bytes).rotate();
+    const bmp = bytes.subarray(0, 2).toString('latin1') === 'BM' ? decodeBmp(checkBmpPixels(bytes, maxPixels)) : undefined;
+    const img = bmp && typeof bmp !== 'string' ? sharp(bmp.raw, { raw: { width: bmp.width, height: bmp.height, channels: bmp.channels } }) : sharp(bytes, { limitInputPixels: false }).rotate();
+    if (!bmp) {
+      const meta = await img.metadata();
+      // sharp also reads SVG (an XML parser and renderer) and other formats the logo does not take.
+      if (!LOGO_FORMATS.includes(meta.format ?? '')) throw new Error('not a logo format');
+      // sharp's own limit (on the header too) would answer as an unreadable image: ours names the setting.
+      const [w, h] = [meta.width ?? 0, meta.pageHeight ?? meta.height ?? 0];
+      if (w * h > maxPixels) throw new ImageTooLargeError(w, h, maxPixels);
+    }
     return await img.resize(1000, 1000, { fit: 'inside', withoutEnlargement: true }).png().toBuffer();
-  } catch {
+  } catch (err) {
+    if (err instanceof ImageTooLargeError) throw limitExceeded(`The logo (${err.width}x${err.height} pixels)`, 'MAX_IMAGE_PIXELS', err.limit);
     throw new AppError('invalid_input', 'The logo (logo_file / logo_id) is not a readable JPG, PNG, TIFF or BMP image');
   }
 }
@@ -131,7 +146,7 @@ export default operation({
   output: 'file',
   engines: ['qpdf', 'openssl'],
   defaultName: (name) => `${name ?? 'service'}_service_signed_pdf`,
-  run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName }) => {
+  run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName, limits }) => {
     const cfg = fields.signature_configuration;
     const info = await openPdf(input.path, { cwd: dir, signal, timeoutMs });
     // Signing an encrypted file would mean encrypting the new revision with its key: decrypt it first.
@@ -151,7 +166,7 @@ export default operation({
       fieldName: cfg.name?.trim() || undefined,
       placement: loc && { page: loc.page, rect: [loc.bottom_left.x, loc.bottom_left.y, loc.top_right.x, loc.top_right.y] },
       lines: appearanceLines(cfg, creds, time),
-      logo: logo && loc ? await logoPng(logo.path) : undefined,
+      logo: logo && loc ? await logoPng(logo.path, limits.maxImagePixels) : undefined,
       logoOpacity: cfg.logo_opacity ?? 0.5,
       name: cfg.display?.name || commonName(creds.certificate),
       reason: cfg.display?.reason,

@@ -40,9 +40,7 @@ export const PROFILE_DOC =
   'object_streams (default true: a final lossless qpdf pass packs objects into compressed object streams and recompresses Flate streams at level 9).';
 
 /** Loose JSON numbers and booleans ("150", "true") as real ones, as everywhere else in the API. */
-function loosen(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(loosen);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, loosen(x)]));
+function loose(v: unknown): unknown {
   if (typeof v === 'string') {
     const t = v.trim();
     if (/^[-+]?\d+(\.\d+)?$/.test(t)) return Number(t);
@@ -50,6 +48,10 @@ function loosen(v: unknown): unknown {
   }
   return v;
 }
+
+/** The profile's own values only: every key holds a scalar, so nothing nested is walked (it may be nested 30,000 deep). */
+const loosen = (v: unknown): unknown =>
+  v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, loose(x)])) : v;
 
 /** Reads a profile; a bad one is a 400 naming the key. */
 export function parseProfile(text: string): CompressionProfile {
@@ -69,7 +71,9 @@ export function parseProfile(text: string): CompressionProfile {
 }
 
 function fail(key: string, value: unknown): never {
-  throw new AppError('out_of_range', `${JSON.stringify(value)} is not within the acceptable range for profile key ${key}`);
+  // An object or array is named, not printed: JSON.stringify overflows the stack on deeply nested values.
+  const shown = value !== null && typeof value === 'object' ? (Array.isArray(value) ? 'An array' : 'An object') : JSON.stringify(value);
+  throw new AppError('out_of_range', `${shown} is not within the acceptable range for profile key ${key}`);
 }
 
 const METHOD = { bicubic: 'Bicubic', average: 'Average', subsample: 'Subsample' } as const;
