@@ -31,7 +31,8 @@ export async function createDeps(config: Config): Promise<Deps> {
   const stale = await jobs.sweepStaleDirs();
   await jobs.sweepRecords();
   if (stale) log.info({ stale }, 'removed temp dirs left by a previous run');
-  onRun((e) => log.debug({ tool: e.tool, exitCode: e.exitCode, ms: e.ms, stderr: e.stderr || undefined }, 'engine'));
+  // stderr as text (run() decodes it also for binary runs), without the tool's trailing newline.
+  onRun((e) => log.debug({ tool: e.tool, exitCode: e.exitCode, ms: e.ms, stderr: e.stderr.trim() || undefined }, 'engine'));
   // Warm LibreOffice instances (OFFICE_INSTANCES), started lazily on the first office conversion.
   configurePool({ size: config.officeInstances });
   const tools = await probeTools();

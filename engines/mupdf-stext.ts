@@ -1,4 +1,5 @@
 import type { EngineContext } from './context.js';
+import { EngineError } from './errors.js';
 import { run } from './run.js';
 
 /**
@@ -66,7 +67,21 @@ export interface TraceGlyph {
   values: number[];
 }
 
-const pageArg = (pages: number[]) => (pages.length ? pages.join(',') : '1-N');
+/**
+ * MuPDF's page list for the given pages, in their order, consecutive runs as ranges ("1-25000" rather than an
+ * argument beyond the kernel's 128 KB per argument). Never "N": that is the /Count a file claims, not its pages.
+ */
+export function pageArg(pages: number[]): string {
+  if (!pages.length) throw new EngineError('mutool', 'no pages to read');
+  const parts: string[] = [];
+  for (let i = 0; i < pages.length; ) {
+    let j = i;
+    while (j + 1 < pages.length && pages[j + 1] === pages[j] + 1) j++;
+    parts.push(j > i ? `${pages[i]}-${pages[j]}` : String(pages[i]));
+    i = j + 1;
+  }
+  return parts.join(',');
+}
 
 /** Structured text of the given pages (1-based, in the order given). */
 export async function structuredText(input: string, pages: number[], ctx: EngineContext): Promise<StextPage[]> {

@@ -12,9 +12,13 @@ export interface PageBox {
   rotate: number;
 }
 
-/** `mutool pages`: every page's boxes and rotation. Fails (EngineError) on a document MuPDF cannot open. */
-export async function readPageBoxes(input: string, ctx: EngineContext): Promise<PageBox[]> {
-  const r = await run('mutool', ['pages', input], ctx);
+/**
+ * `mutool pages` over pages 1 to `pageCount` (the real page tree's count, see qpdf's pageCount): every page's
+ * boxes and rotation. Without the range MuPDF walks to the root's /Count as claimed, 2^31 pages in a hostile
+ * file. Fails (EngineError) on a document MuPDF cannot open.
+ */
+export async function readPageBoxes(input: string, pageCount: number, ctx: EngineContext): Promise<PageBox[]> {
+  const r = await run('mutool', ['pages', '--', input, `1-${pageCount}`], ctx);
   return parsePageBoxes(r.stdout);
 }
 

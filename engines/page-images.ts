@@ -1,4 +1,5 @@
 import type { EngineContext } from './context.js';
+import { pageArg } from './mupdf-stext.js';
 import { run } from './run.js';
 
 /** An image as drawn on a displayed page: device space (points, /Rotate applied, origin top-left, y down). */
@@ -16,7 +17,7 @@ export interface DrawnImage {
  * stencils. Clipping masks do not.
  */
 export async function drawnImages(input: string, pages: number[], ctx: EngineContext): Promise<DrawnImage[]> {
-  const r = await run('mutool', ['trace', '--', input, pages.length ? pages.join(',') : '1-N'], ctx);
+  const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
   return parseDrawnImages(r.stdout);
 }
 

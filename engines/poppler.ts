@@ -67,9 +67,29 @@ const unescapeXml = (s: string) =>
 
 /** `pdftotext -bbox-layout` words of one page: Poppler decodes CMaps MuPDF 1.21 cannot (non-embedded Shift-JIS). */
 export async function popplerWords(input: string, page: number, ctx: EngineContext): Promise<PopplerWord[]> {
-  const r = await run('pdftotext', ['-q', '-bbox-layout', '-f', String(page), '-l', String(page), input, '-'], ctx);
-  return [...r.stdout.matchAll(/<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+  return (await popplerPageWords(input, [page], ctx)).get(page) ?? [];
+}
+
+/**
+ * popplerWords of several pages: one `pdftotext` per run of consecutive pages, one run after another, so a
+ * document with many such pages costs a few processes at a time, not one per page all at once.
+ */
+export async function popplerPageWords(input: string, pages: number[], ctx: EngineContext): Promise<Map<number, PopplerWord[]>> {
+  const sorted = [...new Set(pages)].sort((a, b) => a - b);
+  const out = new Map<number, PopplerWord[]>();
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    const r = await run('pdftotext', ['-q', '-bbox-layout', '-f', String(sorted[i]), '-l', String(sorted[j]), input, '-'], ctx);
+    // One <page> element per page of the run, in order.
+    r.stdout.split(/<page\b/).slice(1).forEach((xml, k) => out.set(sorted[i] + k, parseWords(xml)));
+    i = j + 1;
+  }
+  return out;
+}
+
+const parseWords = (xml: string): PopplerWord[] =>
+  [...xml.matchAll(/<word xMin="([-\d.]+)" yMin="([-\d.]+)" xMax="([-\d.]+)" yMax="([-\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
     text: unescapeXml(m[5]),
     box: [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])],
   }));
-}

@@ -2,14 +2,15 @@ import { invalidInput } from '../errors.js';
 import { inputError } from './pdf-access.js';
 import type { EngineContext } from '../../engines/context.js';
 import { glyphColours, pageGeometry, structuredText, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
-import { popplerWords, type PopplerWord } from '../../engines/poppler.js';
+import { popplerPageWords, type PopplerWord } from '../../engines/poppler.js';
 import { pageCount } from '../../engines/qpdf.js';
 import { buildPages, type PageModel } from './layout.js';
-import { resolvePages } from './pages.js';
+import { selectedPages } from './pages.js';
 
 /**
  * Opens an input PDF for reading: a password-protected file is a 401, a file qpdf cannot read at all is a
- * 400, and the page selection is resolved against the real page count (sorted, each page once).
+ * 400, and the page selection is resolved against the pages of the real page tree (not the /Count the file
+ * claims), sorted, each page once.
  */
 export async function selectPages(path: string, spec: string, ctx: EngineContext): Promise<number[]> {
   let count: number;
@@ -20,7 +21,7 @@ export async function selectPages(path: string, spec: string, ctx: EngineContext
     throw inputError(err);
   }
   if (!Number.isFinite(count) || count < 1) throw invalidInput();
-  return [...new Set(resolvePages(spec, count))].sort((a, b) => a - b);
+  return selectedPages(spec, count);
 }
 
 /** The page model of the selected pages; `colours` adds the original colour spaces (one more engine pass). */
@@ -40,7 +41,11 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
 /** MuPDF's structured text of the pages, with the lines it could not decode read by Poppler (see repairLines). */
 export async function decodedText(path: string, pages: number[], ctx: EngineContext): Promise<StextPage[]> {
   const stext = await structuredText(path, pages, ctx);
-  await Promise.all(stext.filter((p) => undecoded(p).length).map(async (p) => repairLines(p, await popplerWords(path, p.page, ctx))));
+  const broken = stext.filter((p) => undecoded(p).length);
+  if (!broken.length) return stext;
+  // One pdftotext per run of such pages, not one per page at once (a process and two abort listeners each).
+  const words = await popplerPageWords(path, broken.map((p) => p.page), ctx);
+  for (const p of broken) repairLines(p, words.get(p.page) ?? []);
   return stext;
 }
 

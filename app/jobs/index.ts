@@ -206,6 +206,7 @@ export class Jobs {
 
       const weight = this.weightOf(cost);
       const start = async () => {
+        opts.clientSignal?.removeEventListener('abort', onQueuedAbort);
         queue.started(client);
         this.runningIn[cost.lane]++;
         this.cpuUsed += cost.lane === 'cpu' ? weight : 0;
@@ -259,19 +260,17 @@ export class Jobs {
         weight,
         start: () => void start(),
         cancel: (reason) => {
+          opts.clientSignal?.removeEventListener('abort', onQueuedAbort);
+          opts.clientSignal?.removeEventListener('abort', onClientAbort);
           if (record) this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() }));
           reject(reason);
         },
       };
-      if (opts.clientSignal) {
-        opts.clientSignal.addEventListener(
-          'abort',
-          () => {
-            if (queue.remove(entry)) entry.cancel(new AppError('cancelled', 'The client closed the connection.'));
-          },
-          { once: true },
-        );
-      }
+      // Cancels the job while it waits; removed when it starts (or is cancelled), like onClientAbort when it ends.
+      const onQueuedAbort = () => {
+        if (queue.remove(entry)) entry.cancel(new AppError('cancelled', 'The client closed the connection.'));
+      };
+      opts.clientSignal?.addEventListener('abort', onQueuedAbort, { once: true });
       // Behind others of its lane it waits its turn, even when it would fit.
       if (!queue.size && this.canStart(cost.lane, weight)) entry.start();
       else {

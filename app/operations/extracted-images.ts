@@ -5,6 +5,8 @@ import { output, pages } from '../http/fields.js';
 import { operation, pdfInput, type OutputFile } from '../http/operation.js';
 import { listImageObjects, writeImages, type ImageListing } from '../../engines/poppler-images.js';
 import { selectPages } from '../document/index.js';
+import { limitExceeded } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
 
 const pad = (n: number) => String(n).padStart(3, '0');
 
@@ -18,7 +20,7 @@ export default operation({
   fields: { pages: pages(), output: output() },
   output: 'files',
   engines: ['qpdf', 'poppler'],
-  run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
+  run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const selected = await selectPages(input.path, fields.pages, ectx);
     const wanted = new Set(selected);
@@ -27,12 +29,23 @@ export default operation({
     const none = { files: [], warning: 'No files of the specified type were found: the selected pages contain no images.' };
     if (!listed.some((im) => wanted.has(im.page) && isPicture(im))) return none;
 
+    // pdfimages writes every image of a page range, decoding all but JPEG and JPEG 2000 (a few MB of Flate can
+    // inflate to 48000x48000 pixels): pages holding an image above MAX_IMAGE_PIXELS are left out of its runs.
+    const over = listed.filter((im) => !STORED_AS_IS.has(im.encoding) && im.width * im.height > limits.maxImagePixels);
+    const blocked = new Set(over.map((im) => im.page));
+    const lost = listed.filter((im) => blocked.has(im.page) && wanted.has(im.page) && isPicture(im));
+    const tooLarge = over.find((im) => wanted.has(im.page));
+    if (tooLarge && lost.length === listed.filter((im) => wanted.has(im.page) && isPicture(im)).length) {
+      throw limitExceeded(`An image on page ${tooLarge.page} (${tooLarge.width}x${tooLarge.height} pixels)`, 'MAX_IMAGE_PIXELS', limits.maxImagePixels);
+    }
+    const runs = pageRuns(range, blocked);
+
     const raw = join(dir, 'raw');
     await mkdir(raw);
-    const stored = await writeImages(input.path, join(raw, 'im'), range, 'all', ectx);
+    const stored = await writeRuns(input.path, join(raw, 'im'), runs, listed, 'all', ectx);
     progress(0.5);
     const needsDecode = [...stored.values()].some((p) => /\.(ccitt|jb2e)$/.test(p));
-    const decoded = needsDecode ? await writeImages(input.path, join(raw, 'png'), range, 'png', ectx) : new Map<number, string>();
+    const decoded = needsDecode ? await writeRuns(input.path, join(raw, 'png'), runs, listed, 'png', ectx) : new Map<number, string>();
 
     const files: OutputFile[] = [];
     const seen = new Set<number>();
@@ -70,9 +83,43 @@ export default operation({
         files.push({ path: src, name: `${name}.${e}` });
       }
     }
-    return files.length ? { files } : none;
+    const pages = [...new Set(lost.map((im) => im.page))];
+    const warning = pages.length
+      ? `Page${pages.length > 1 ? 's' : ''} ${pages.join(', ')} ${pages.length > 1 ? 'hold' : 'holds'} an image larger than the limit MAX_IMAGE_PIXELS=${limits.maxImagePixels}: ${lost.length} image${lost.length > 1 ? 's' : ''} of ${pages.length > 1 ? 'those pages were' : 'that page was'} not extracted.`
+      : undefined;
+    return files.length ? { files, warning } : none;
   },
 });
+
+/** Encodings pdfimages writes as stored, without decoding them. */
+const STORED_AS_IS = new Set(['jpeg', 'jp2']);
+
+/** The pages of `range` without the blocked ones, as runs of consecutive pages. */
+function pageRuns(range: { first: number; last: number }, blocked: Set<number>): { first: number; last: number }[] {
+  const runs: { first: number; last: number }[] = [];
+  for (let p = range.first; p <= range.last; p++) {
+    if (blocked.has(p)) continue;
+    const last = runs[runs.length - 1];
+    if (last && last.last === p - 1) last.last = p;
+    else runs.push({ first: p, last: p });
+  }
+  return runs;
+}
+
+/**
+ * writeImages over each run, keyed by the image numbers of the listing of the whole range: pdfimages numbers a
+ * run's images from 0 in the listing's order, so the k-th image of a run is the k-th listed on its pages.
+ */
+async function writeRuns(input: string, prefix: string, runs: { first: number; last: number }[], listed: ImageListing[], mode: 'all' | 'png', ectx: EngineContext): Promise<Map<number, string>> {
+  const out = new Map<number, string>();
+  for (const [r, run] of runs.entries()) {
+    const inRun = listed.filter((im) => im.page >= run.first && im.page <= run.last);
+    if (!inRun.length) continue;
+    const written = await writeImages(input, `${prefix}${r}`, run, mode, ectx);
+    for (const [k, path] of written) if (inRun[k]) out.set(inRun[k].num, path);
+  }
+  return out;
+}
 
 /** Soft masks and explicit masks belong to the image they shape; stencil masks are drawn shapes, kept. */
 const isPicture = (im: ImageListing) => im.type === 'image' || im.type === 'stencil';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { list, output, pages } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
 import { addTextLayers, surveyPages } from '../../engines/mupdf-text-layer.js';
-import { inputError, resolvePages } from '../document/index.js';
+import { inputError, selectedPages } from '../document/index.js';
 import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, PAGE_TIMEOUT_MS, recognizePages, tesseractLanguages, openForRendering } from '../render/index.js';
 
 export default operation({
@@ -29,7 +29,7 @@ export default operation({
     const ectx = { cwd: dir, signal, timeoutMs };
     const languages = await tesseractLanguages(fields.languages, ectx);
     const { boxes } = await openForRendering(input.path, ectx);
-    const selected = [...new Set(resolvePages(fields.pages, boxes.length))].sort((a, b) => a - b);
+    const selected = selectedPages(fields.pages, boxes.length);
     const surveys = await surveyPages(input.path, selected, ectx).catch((err) => {
       throw inputError(err);
     });

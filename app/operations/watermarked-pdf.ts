@@ -7,7 +7,7 @@ import { looseNumber, num, oneOf, output, pages, text, trueFalse, int, colorValu
 import { operation } from '../http/operation.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
 import { FontSet, resolveFont, applyStamps, colorOf, pageFrames, turnedExtents, type PageFrame, LINE_SPACING, drawLines, wrapText } from '../compose/index.js';
-import { inputError, resolvePages } from '../document/index.js';
+import { inputError, selectedPages } from '../document/index.js';
 
 /** Where the centre of a w x h box turned by `rotation` goes, from the alignments and offsets (spec 4.6). */
 export function placeCentre(frame: PageFrame, w: number, h: number, f: { rotation: number; horizontal_alignment: string; vertical_alignment: string; x: number; y: number }) {
@@ -71,7 +71,7 @@ export default operation({
     if (!wmFile && f.watermark_text === undefined) throw new AppError('missing_input', 'watermark_text, watermark_file or watermark_file_id is required');
 
     const frames = await pageFrames(inputs.file[0].path, ctx);
-    const targets = [...new Set(resolvePages(f.pages, frames.length))].map((page) => ({ page, frame: frames[page - 1], key: 'watermark' }));
+    const targets = selectedPages(f.pages, frames.length).map((page) => ({ page, frame: frames[page - 1], key: 'watermark' }));
     const doc = await PDFDocument.create();
     let paint: Parameters<typeof applyStamps>[4];
 

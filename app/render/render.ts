@@ -1,11 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError, invalidInput, passwordProtected } from '../errors.js';
+import { AppError, invalidInput } from '../errors.js';
 import { encodeImage, type ColorModel, type ImageFormat } from '../../engines/images.js';
 import { renderWithDevice, type RasterDevice } from '../../engines/ghostscript-raster.js';
 import { drawPages, readPageBoxes, type DrawColorspace, type PageBox } from '../../engines/mupdf.js';
-import { encryptionOf } from '../../engines/qpdf.js';
+import { pageCount } from '../../engines/qpdf.js';
 import { inParallel } from './parallel.js';
 import { inputError } from '../document/index.js';
 
@@ -66,12 +66,17 @@ export interface OpenedPdf {
   boxes: PageBox[];
 }
 
-/** Refuses what cannot be rendered: a password is needed (401), or MuPDF cannot read the file (400). */
+/**
+ * Refuses what cannot be rendered: a password is needed (401), or qpdf or MuPDF cannot read the file (400).
+ * Pages are those of the real page tree, never the /Count a file claims.
+ */
 export async function openForRendering(input: string, ectx: { cwd: string; signal: AbortSignal; timeoutMs?: number }): Promise<OpenedPdf> {
-  if ((await encryptionOf(input, ectx)) === 'needs-password') throw passwordProtected();
   let boxes: PageBox[];
   try {
-    boxes = await readPageBoxes(input, ectx);
+    // qpdf reports a needed password as PasswordError here (inputError: 401).
+    const count = await pageCount(input, ectx);
+    if (count < 1) throw invalidInput();
+    boxes = await readPageBoxes(input, count, ectx);
   } catch (err) {
     throw inputError(err);
   }

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { ImageFormat } from '../../engines/images.js';
 import { deviceArgs } from '../../engines/ghostscript-raster.js';
 import { drawArgs, readPageBoxes } from '../../engines/mupdf.js';
+import { pageCount } from '../../engines/qpdf.js';
 import { renderImages, splitRuns } from '../../app/render/index.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -36,7 +37,7 @@ const POPPLER: Partial<Record<ImageFormat, string>> = { png: '-png', jpg: '-jpeg
 const VIA_GS = new Set<ImageFormat>(['jpg', 'bmp']);
 
 async function main() {
-  const boxes = await readPageBoxes(PDF, { cwd: work });
+  const boxes = await readPageBoxes(PDF, await pageCount(PDF, { cwd: work }), { cwd: work });
   const pages = boxes.map((b) => b.page);
   const workers = Math.min(availableParallelism(), pages.length);
   const firstRun = splitRuns(pages, workers)[0].items;

@@ -1,0 +1,440 @@
+import { getEventListeners } from 'node:events';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { constants, crc32, deflateSync } from 'node:zlib';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { MAX_LISTED_PAGES, resolvePages, selectedPages, decodedText } from '../app/document/index.js';
+import { EngineError } from '../engines/errors.js';
+import { pageArg } from '../engines/mupdf-stext.js';
+import { pageCount } from '../engines/qpdf.js';
+import { onRun, run } from '../engines/run.js';
+import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
+
+/**
+ * Issue 19: hostile inputs that hung the service or exhausted its memory. Each is built here, sent while `/up`
+ * is probed, and must come back fast as a 4xx (or a bounded, correct result) without the server's memory growing
+ * by gigabytes: page trees claiming 2^31 pages, images that decode to billions of pixels, multipart headers busboy
+ * cannot parse, engine stderr in the log, and abort listeners piling up on one signal.
+ */
+
+let t: TestApp;
+const work = mkdtempSync(join(tmpdir(), 'quire-hostile-'));
+test.before(async () => {
+  t = await startApp();
+});
+test.after(async () => {
+  await t.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------- builders
+
+/** A PDF from object bodies (object n is objs[n-1]), with a correct xref table. */
+function pdfOf(objs: (string | Buffer)[]): Buffer {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.5\n')];
+  let size = parts[0].length;
+  const offsets: number[] = [];
+  objs.forEach((o, i) => {
+    const b = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`), Buffer.isBuffer(o) ? o : Buffer.from(o, 'latin1'), Buffer.from('\nendobj\n')]);
+    offsets.push(size);
+    parts.push(b);
+    size += b.length;
+  });
+  const xref = `xref\n0 ${objs.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objs.length + 1} /Root 1 0 R >>\nstartxref\n${size}\n%%EOF\n`));
+  return Buffer.concat(parts);
+}
+
+/** Two real pages saying "Hello", under a page tree whose /Count claims `count`. */
+function claimingPages(count: string): Buffer {
+  const text = 'BT /F1 24 Tf 20 100 Td (Hello) Tj ET';
+  return pdfOf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [3 0 R 4 0 R] /Count ${count} >>`,
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << /Font << /F1 6 0 R >> >> /Contents 5 0 R >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << /Font << /F1 6 0 R >> >> /Contents 5 0 R >>',
+    `<< /Length ${text.length} >>\nstream\n${text}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ]);
+}
+
+/**
+ * A zlib stream of `total` zero bytes, a thousandth of that in size: one full-flush block of 1 MB of zeros
+ * (which refers to nothing before it) repeated, then a final block and the Adler-32 of zeros.
+ */
+function zerosZlib(total: number): Buffer {
+  const CHUNK = 1 << 20;
+  const first = deflateSync(Buffer.alloc(CHUNK), { level: 9, flush: constants.Z_FULL_FLUSH, finishFlush: constants.Z_FULL_FLUSH });
+  const n = Math.floor(total / CHUNK);
+  const last = deflateSync(Buffer.alloc(total - n * CHUNK), { level: 9 });
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE((((total % 65521) << 16) | 1) >>> 0);
+  return Buffer.concat([first.subarray(0, 2), ...Array<Buffer>(n).fill(first.subarray(2)), last.subarray(2, last.length - 4), adler]);
+}
+
+/** A valid 8-bit grey PNG of w x h black pixels: ~875 KB for 30000 x 30000 (900 MB decoded). */
+function blackPng(w: number, h: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, 0, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zerosZlib((w + 1) * h)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** A BMP header claiming w x h 24-bit pixels, without them: refused on the header, before decodeBmp allocates. */
+function bmpClaiming(w: number, h: number): Buffer {
+  const b = Buffer.alloc(54 + 16);
+  b.write('BM', 0, 'latin1');
+  b.writeUInt32LE(b.length, 2);
+  b.writeUInt32LE(54, 10);
+  b.writeUInt32LE(40, 14);
+  b.writeInt32LE(w, 18);
+  b.writeInt32LE(h, 22);
+  b.writeUInt16LE(1, 26);
+  b.writeUInt16LE(24, 28);
+  return b;
+}
+
+/** A grey Flate image object of w x h black pixels (its data inflates to w*h bytes). */
+const greyImage = (w: number, h: number, data = zerosZlib(w * h)) =>
+  Buffer.concat([Buffer.from(`<< /Type /XObject /Subtype /Image /Width ${w} /Height ${h} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${data.length} >>\nstream\n`), data, Buffer.from('\nendstream')]);
+
+/** One page per image, each drawn over the whole page. */
+function pdfWithImages(images: Buffer[]): Buffer {
+  const n = images.length;
+  const draw = 'q 200 0 0 200 0 0 cm /Im1 Do Q';
+  // 1 catalog, 2 pages, 3 contents, then page k at 4+2k and its image at 5+2k.
+  const objs: (string | Buffer)[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${images.map((_, k) => `${4 + 2 * k} 0 R`).join(' ')}] /Count ${n} >>`,
+    `<< /Length ${draw.length} >>\nstream\n${draw}\nendstream`,
+  ];
+  images.forEach((im, k) => {
+    objs.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << /XObject << /Im1 ${5 + 2 * k} 0 R >> >> /Contents 3 0 R >>`);
+    objs.push(im);
+  });
+  return pdfOf(objs);
+}
+
+// ---------------------------------------------------------------- probing
+
+interface Outcome {
+  res: Response;
+  body: Record<string, unknown>;
+  ms: number;
+  /** The slowest `/up` answer while the hostile request ran. */
+  upWorstMs: number;
+  /** Growth of this process's RSS over the request (sampled). */
+  rssGrowthMB: number;
+}
+
+/** Sends one hostile request while `/up` is asked every 50 ms; fails if it takes longer than `limitMs`. */
+async function hostile(send: () => Promise<Response>, limitMs = 30_000): Promise<Outcome> {
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const started = Date.now();
+  let done = false;
+  let upWorstMs = 0;
+  const request = send().finally(() => (done = true));
+  const probe = (async () => {
+    while (!done) {
+      const s = Date.now();
+      const up = await t.request('/up');
+      assert.is(up.status, 200);
+      upWorstMs = Math.max(upWorstMs, Date.now() - s);
+      await sleep(50);
+    }
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const res = await Promise.race([request, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs)))]).finally(() => clearTimeout(timer));
+  await probe;
+  clearInterval(sampler);
+  const text = await res.text();
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    body = { text };
+  }
+  return { res, body, ms: Date.now() - started, upWorstMs, rssGrowthMB: Math.round((peak - rss0) / 1048576) };
+}
+
+/** The server kept answering, stayed small and answered fast. */
+function bounded(o: Outcome, what: string, limitMs = 20_000) {
+  assert.ok(o.ms < limitMs, `${what}: took ${o.ms} ms`);
+  assert.ok(o.upWorstMs < 2000, `${what}: /up took ${o.upWorstMs} ms meanwhile`);
+  assert.ok(o.rssGrowthMB < 1024, `${what}: the server grew by ${o.rssGrowthMB} MB`);
+  assert.ok(o.res.status < 500, `${what}: ${o.res.status} ${JSON.stringify(o.body)}`);
+}
+
+const form = (path: string, fields: Record<string, FormValue>) => () => {
+  const fd = new FormData();
+  for (const [k, v] of Object.entries(fields)) {
+    if (typeof v === 'string') fd.append(k, v);
+    else if ('bytes' in v) fd.append(k, new Blob([v.bytes]), v.name);
+    else throw new Error('bytes only');
+  }
+  return t.request(path, { method: 'POST', body: fd });
+};
+
+// ---------------------------------------------------------------- 1. page trees claiming huge counts
+
+const CLAIMS = ['2147483647', '999999999999', '-5'];
+
+test('page count: the real page tree, not the /Count a file claims', async () => {
+  for (const claim of CLAIMS) {
+    const file = join(work, `claims-${claim}.pdf`);
+    writeFileSync(file, claimingPages(claim));
+    assert.is(await pageCount(file, { cwd: work }), 2, `/Count ${claim}`);
+  }
+});
+
+test('page selections: never listed beyond the pages that exist', () => {
+  // Repeats are merged before anything is listed: each page once, ascending.
+  const many = Array(50_000).fill('1-last').join(',');
+  assert.equal(selectedPages(many, 10), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  assert.equal(selectedPages('7-9,1-3,2,8,even', 10, { reverse: true, parity: true }), [1, 2, 3, 4, 6, 7, 8, 9, 10]);
+  assert.equal(selectedPages('odd', 5, { parity: true }), [1, 3, 5]);
+  assert.throws(() => selectedPages('3', 2), /3 is not within the acceptable range for pages/);
+  // In the order asked, repeats kept, but counted first: no list longer than max(pages, MAX_LISTED_PAGES).
+  assert.equal(resolvePages('3,1-2,2', 3), [3, 1, 2, 2]);
+  const err = (() => {
+    try {
+      resolvePages(many, 10);
+    } catch (e) {
+      return e as Error & { status: number };
+    }
+  })();
+  assert.is(err?.status, 400);
+  assert.match(err!.message, new RegExp(`lists 500000 pages, more than the ${MAX_LISTED_PAGES}`));
+  assert.ok(err!.message.length < 400, 'the selection is not echoed whole');
+  // MuPDF's page list: runs as ranges (an argument stays far below the kernel's 128 KB), order kept, never "N".
+  assert.is(pageArg(Array.from({ length: 30_000 }, (_, i) => i + 1)), '1-30000');
+  assert.is(pageArg([5, 1, 2, 3, 9]), '5,1-3,9');
+  assert.throws(() => pageArg([]), (e: unknown) => e instanceof EngineError);
+});
+
+test('page trees claiming 2^31, 10^12 or -5 pages: fast and bounded on every reading endpoint, correct where readable', async () => {
+  const ENDPOINTS: Record<string, Record<string, FormValue>> = {
+    '/extracted-text': {},
+    '/markdown': {},
+    '/png': { resolution: '36' },
+    '/pdf-with-ocr-text': {},
+    '/split-pdf': {},
+    '/extracted-images': {},
+    '/word': {},
+    '/jpg': { resolution: '36' },
+  };
+  for (const claim of CLAIMS) {
+    const pdf = { bytes: claimingPages(claim), name: `claims-${claim}.pdf` };
+    for (const [path, fields] of Object.entries(ENDPOINTS)) {
+      const o = await hostile(form(path, { file: pdf, ...fields }));
+      const what = `${path} with /Count ${claim}`;
+      bounded(o, what);
+      assert.ok([200, 400].includes(o.res.status), `${what}: ${o.res.status} ${JSON.stringify(o.body)}`);
+      if (o.res.status !== 200) continue;
+      // A result is that of the two real pages.
+      if (path === '/extracted-text') assert.is((o.body.fullText as string).match(/Hello/g)?.length, 2, what);
+      if (path === '/markdown') assert.is((o.body.markdown as string).match(/Hello/g)?.length, 2, what);
+      if (['/png', '/split-pdf', '/jpg'].includes(path)) assert.is((o.body.outputId as string[]).length, 2, what);
+      // Nothing to recognise (the pages carry text): the file comes back as it was, its two pages with it.
+      if (path === '/pdf-with-ocr-text') assert.is(await pageCount(await t.download(String(o.body.outputUrl)), { cwd: work }), 2, what);
+    }
+  }
+  // The claimed pages do not exist: asking for one is a 400 naming pages.
+  const third = await hostile(form('/extracted-text', { file: { bytes: claimingPages('2147483647'), name: 'c.pdf' }, pages: '3' }));
+  assert.is(third.res.status, 400);
+  assert.match(String(third.body.error), /3 is not within the acceptable range for pages/);
+});
+
+// ---------------------------------------------------------------- 2. images decoding to billions of pixels
+
+const HUGE_PNG = blackPng(30_000, 30_000);
+
+test('image inputs above MAX_IMAGE_PIXELS: 422 naming the setting, refused on the header', async () => {
+  assert.ok(HUGE_PNG.length < 1_000_000, `the PNG is ${HUGE_PNG.length} bytes`);
+  const png = { bytes: HUGE_PNG, name: 'huge.png' };
+  const page = { bytes: claimingPages('2'), name: 'doc.pdf' };
+  const cases: [string, () => Promise<Response>][] = [
+    ['/pdf PNG', form('/pdf', { file: png })],
+    ['/pdf BMP header', form('/pdf', { file: { bytes: bmpClaiming(40_000, 40_000), name: 'huge.bmp' } })],
+    ['/pdf-with-added-image', form('/pdf-with-added-image', { file: page, image_file: png, x: '10', y: '10', page: '1' })],
+    [
+      '/signed-pdf logo',
+      form('/signed-pdf', {
+        file: page,
+        certificate_file: { bytes: Buffer.from(readCorpus('signing/gotenberg-localhost-selfsigned-cert.pem')), name: 'cert.pem' },
+        private_key_file: { bytes: Buffer.from(readCorpus('signing/gotenberg-localhost-selfsigned-key.pem')), name: 'key.pem' },
+        logo_file: png,
+        signature_configuration: JSON.stringify({ type: 'new', location: { bottom_left: { x: 10, y: 10 }, top_right: { x: 150, y: 60 }, page: 1 } }),
+      }),
+    ],
+  ];
+  for (const [what, send] of cases) {
+    const o = await hostile(send);
+    bounded(o, what, 10_000);
+    assert.is(o.res.status, 422, `${what}: ${JSON.stringify(o.body)}`);
+    assert.match(String(o.body.error), /MAX_IMAGE_PIXELS=100000000/, what);
+  }
+});
+
+test('MAX_IMAGE_PIXELS is the setting: a small limit refuses an ordinary image, the default takes it', async () => {
+  const small = await startApp({ MAX_IMAGE_PIXELS: '1000' });
+  try {
+    const res = await small.form('/pdf', { file: { file: corpus('images/hopper.png') } });
+    assert.is(res.status, 422);
+    assert.match(((await res.json()) as { error: string }).error, /hopper\.png \(\d+x\d+ pixels\).*MAX_IMAGE_PIXELS=1000\b/);
+  } finally {
+    await small.close();
+  }
+  const ok = await t.form('/pdf', { file: { file: corpus('images/hopper.png') } });
+  assert.is(ok.status, 200);
+  // JPEGs still go in as they are (no decoding): the output holds the DCT stream.
+  const jpg = await t.form('/pdf', { file: { file: corpus('images/hopper.jpg') } });
+  assert.is(jpg.status, 200);
+});
+
+// ---------------------------------------------------------------- 3. multipart headers busboy cannot parse
+
+const BOUNDARY = 'QuireHostileBoundary';
+function multipart(filename: string, opts: { close?: boolean; field?: string } = {}): Buffer {
+  const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${opts.field ?? 'file'}"; filename="${filename}"\r\nContent-Type: application/pdf\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head, 'latin1'), claimingPages('2'), Buffer.from(opts.close === false ? '' : `\r\n--${BOUNDARY}--\r\n`, 'latin1')]);
+}
+const raw = (path: string, body: Buffer) => () => t.request(path, { method: 'POST', body, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } });
+
+test('multipart: a NUL byte in a file name, control characters, a cut body: 400 at once, nothing stored', async () => {
+  const resources = () => readdirSync(join(t.dataDir, 'resources')).length;
+  const before = resources();
+  const cases: [string, Buffer][] = [
+    ['NUL in the file name', multipart('a\0b.pdf')],
+    ['only a NUL', multipart('\0')],
+    ['NUL before the extension', multipart('x.pdf\0.exe')],
+    ['control characters', multipart('\u0001\u0002.pdf')],
+    ['a body cut inside the file', multipart('cut.pdf', { close: false })],
+    ['a part header that never ends', Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="x.pdf"\r\n`, 'latin1')],
+  ];
+  for (const path of ['/upload', '/split-pdf', '/extracted-text']) {
+    for (const [what, body] of cases) {
+      const o = await hostile(raw(path, body), 5000);
+      bounded(o, `${path} ${what}`, 5000);
+      assert.is(o.res.status, 400, `${path} ${what}: ${o.res.status} ${JSON.stringify(o.body)}`);
+      assert.match(String(o.body.error), /multipart|upload/i, `${path} ${what}`);
+    }
+  }
+  assert.is(resources(), before, 'the uploads of refused requests are removed');
+  // The same body with a plain name is taken.
+  const ok = await raw('/split-pdf', multipart('plain.pdf'))();
+  assert.is(ok.status, 200);
+});
+
+// ---------------------------------------------------------------- 4. extracted images inflating past the limit
+
+test('/extracted-images: an image inflating to 48000x48000 is not written; 422 naming MAX_IMAGE_PIXELS, or a warning when others remain', async () => {
+  const bomb = greyImage(48_000, 48_000);
+  assert.ok(bomb.length < 3_000_000);
+  const alone = await hostile(form('/extracted-images', { file: { bytes: pdfWithImages([bomb]), name: 'bomb.pdf' } }));
+  bounded(alone, 'bomb alone', 10_000);
+  assert.is(alone.res.status, 422, JSON.stringify(alone.body));
+  assert.match(String(alone.body.error), /48000x48000 pixels.*MAX_IMAGE_PIXELS=100000000/);
+
+  // With an ordinary image on the next page: that one is extracted, the bomb's page named in the warning.
+  const small = greyImage(20, 10, deflateSync(Buffer.alloc(200, 128)));
+  const mixed = await hostile(form('/extracted-images', { file: { bytes: pdfWithImages([bomb, small]), name: 'mixed.pdf' } }));
+  bounded(mixed, 'bomb and a small image', 10_000);
+  assert.is(mixed.res.status, 200, JSON.stringify(mixed.body));
+  assert.is((mixed.body.outputId as string[]).length, 1);
+  assert.match(String(mixed.body.warning), /Page 1 holds an image larger than the limit MAX_IMAGE_PIXELS=100000000/);
+  const names = await t.request(`/resource/${(mixed.body.outputId as string[])[0]}?format=info`).then((r) => r.json() as Promise<{ name: string }>);
+  assert.match(names.name, /-img001-page002\.png$/);
+
+  // Selecting only the small image's page needs nothing of the bomb.
+  const second = await hostile(form('/extracted-images', { file: { bytes: pdfWithImages([bomb, small]), name: 'mixed.pdf' }, pages: '2' }));
+  assert.is(second.res.status, 200);
+  assert.is(second.body.warning, undefined);
+});
+
+// ---------------------------------------------------------------- 5. engine stderr and abort listeners
+
+test('engine stderr is text, trimmed, in errors and for the log, also for binary runs', async () => {
+  const seen: string[] = [];
+  onRun((e) => e.tool === 'sh' && seen.push(e.stderr));
+  for (const binary of [false, true]) {
+    const err = await run('sh', ['-c', 'printf "first line\\nbad thing happened\\n" >&2; exit 2'], { cwd: work, binary }).catch((e: unknown) => e);
+    assert.instance(err, EngineError);
+    assert.is((err as EngineError).details.stderr, 'first line\nbad thing happened');
+  }
+  assert.equal(seen, ['first line\nbad thing happened', 'first line\nbad thing happened']);
+});
+
+/** Counts the abort listeners of `signal` each time one is added: the most it held at once. */
+function watchListeners(signal: AbortSignal): () => number {
+  let peak = 0;
+  const add = signal.addEventListener.bind(signal);
+  signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
+    add(...args);
+    peak = Math.max(peak, getEventListeners(signal, 'abort').length);
+  }) as AbortSignal['addEventListener'];
+  return () => peak;
+}
+
+test('abort listeners: 30 engine calls on one signal leave none behind, whatever their end', async () => {
+  const controller = new AbortController();
+  const { signal } = controller;
+  const peak = watchListeners(signal);
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  try {
+    const kinds: [string, string[], object][] = [
+      ['true', [], {}],
+      ['false', [], {}],
+      ['quire-no-such-tool', [], {}],
+      ['sleep', ['5'], { timeoutMs: 50 }],
+      ['sh', ['-c', 'head -c 5000 /dev/zero'], { maxBuffer: 100 }],
+      ['sh', ['-c', 'echo x >&2; exit 3'], { binary: true }],
+    ];
+    for (let i = 0; i < 30; i++) {
+      const [tool, args, o] = kinds[i % kinds.length];
+      await run(tool, args, { cwd: work, signal, ...o }).catch(() => undefined);
+    }
+    assert.is(getEventListeners(signal, 'abort').length, 0, 'after 30 sequential calls');
+    assert.ok(peak() <= 2, `sequential calls held ${peak()} listeners at once`);
+
+    // A text read whose pages MuPDF cannot decode (14 pages with Symbol/ZapfDingbats) reads them with Poppler:
+    // a few processes at a time, not one per page at once.
+    await decodedText(corpus('pdf/standard-14-fonts-14-pages.pdf'), Array.from({ length: 14 }, (_, i) => i + 1), { cwd: work, signal });
+    assert.is(getEventListeners(signal, 'abort').length, 0, 'after the text read');
+    assert.ok(peak() <= 4, `the text read held ${peak()} listeners at once`);
+  } finally {
+    process.off('warning', onWarning);
+  }
+  assert.not.ok(warnings.includes('MaxListenersExceededWarning'), warnings.join(', '));
+});
+
+test('abort listeners: jobs run for one client signal leave none on it', async () => {
+  const client = new AbortController();
+  for (let i = 0; i < 30; i++) {
+    await t.deps.jobs.submit(async () => ({ ok: true }), { owner: null, clientSignal: client.signal, cost: { lane: 'light' } }).done;
+    assert.is(getEventListeners(client.signal, 'abort').length, 0, `after job ${i + 1}`);
+  }
+});
+
+function readCorpus(rel: string): string {
+  return readFileSync(corpus(rel), 'utf8');
+}
+
+test.run();
