@@ -65,9 +65,13 @@ async function pdfInfo({ fields, input, dir, signal, limits }: RunContext<{ quer
   const overStream = `a stream of the PDF decodes to more than the limit MAX_STREAM_MB=${limits.maxStreamBytes / 1024 / 1024} allows`;
   let json: QpdfJson;
   let recoveredLengths: Record<string, number>;
+  // Fonts come from another engine: both run at once (the answer costs the slower of the two, not their sum).
+  const needFonts = asked.some((q) => FONT_QUERIES.includes(q));
+  const fontsRead: Promise<FontRow[] | null> = needFonts ? listFonts(input.path, ectx).catch(() => null) : Promise.resolve([]);
   try {
     ({ json, recoveredLengths } = await readPdfJson(input.path, ectx, read));
   } catch (err) {
+    await fontsRead;
     if (err instanceof PasswordError) {
       return partial('The input file is password protected: it needs a password to open, so most queries cannot be answered.', { requires_password_to_open: true });
     }
@@ -82,8 +86,7 @@ async function pdfInfo({ fields, input, dir, signal, limits }: RunContext<{ quer
   }
 
   const pdf = new PdfObjects(json);
-  const needFonts = asked.some((q) => FONT_QUERIES.includes(q));
-  const fonts: FontRow[] | null = needFonts ? await listFonts(input.path, ectx).catch(() => null) : [];
+  const fonts = await fontsRead;
   const xmpRead = asked.some((q) => XMP_QUERIES.includes(q)) ? await readXmp(pdf, input.path, ectx, limits.maxStreamBytes) : '';
   const xmp = xmpRead ?? '';
   let incomplete = fonts === null;
