@@ -53,6 +53,8 @@ const schema = z.object({
   LLM_MODEL: z.string().trim().min(1).optional(),
   LLM_TIMEOUT_SECONDS: int(1).default(120),
   LLM_CONTEXT_TOKENS: int(1024).default(8192),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  ROLE: z.enum(['api', 'worker', 'all']).default('all'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -83,6 +85,10 @@ export interface Config {
   /** Hosts, addresses or CIDR ranges that may be fetched even though they are private. */
   urlAllow: string[];
   logLevel: string;
+  /** Cluster mode: queues, resource index and request records on Redis; unset = embedded (one process). */
+  redisUrl?: string;
+  /** api: answers HTTP and queues jobs; worker: runs jobs (serves only health); all: both. */
+  role: 'api' | 'worker' | 'all';
   /** The language model of the AI text operations; null when LLM_URL is not set (they answer 503). */
   llm: LlmConfig | null;
 }
@@ -142,6 +148,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (parsed.success && parsed.data.API_KEYS) {
     apiKeys = readKeys(parsed.data.API_KEYS, problems);
   }
+  if (parsed.success && parsed.data.ROLE !== 'all' && !parsed.data.REDIS_URL) problems.push(`ROLE=${parsed.data.ROLE}: needs REDIS_URL (replicas share work through Redis)`);
   if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL) problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
   if (problems.length) throw new ConfigError(problems);
   const d = parsed.data!;
@@ -176,6 +183,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     urlFetch: d.URL_FETCH === 'on',
     urlAllow: d.URL_ALLOW,
     logLevel: d.LOG_LEVEL,
+    redisUrl: d.REDIS_URL,
+    role: d.ROLE,
     llm: d.LLM_URL
       ? { url: d.LLM_URL, apiKey: d.LLM_API_KEY, model: d.LLM_MODEL!, timeoutMs: d.LLM_TIMEOUT_SECONDS * 1000, contextTokens: d.LLM_CONTEXT_TOKENS }
       : null,

@@ -1,10 +1,16 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onRun } from '../engines/run.js';
 import { probeTools } from '../engines/tools.js';
 import { configurePool } from '../engines/libreoffice/pool.js';
 import type { Config } from './config.js';
 import type { Deps } from './http/context.js';
-import { Jobs } from './jobs/index.js';
+import { Jobs, type JobQueue } from './jobs/index.js';
+import { ClusterJobs } from './jobs/cluster.js';
+import { executeJob, type JobSpec } from './http/pipeline.js';
+import { LowdbIndex } from './store/lowdb-index.js';
+import { RedisIndex } from './store/redis-index.js';
 import { createLogger } from './log.js';
 import { META } from './meta.js';
 import { operations } from './operations/index.js';
@@ -13,29 +19,73 @@ import { Store } from './store/index.js';
 /** Builds everything the app needs (also used by tests, which call app.request() instead of listening). */
 export async function createDeps(config: Config): Promise<Deps> {
   const log = createLogger(config.logLevel);
-  const store = new Store(config.dataDir, config.resourceTtlMs);
+  const keepMs = Math.max(config.resourceTtlMs, 3600_000);
+  const onError = (err: unknown, jobId: string) => log.error({ err, jobId }, 'job failed');
+  let store: Store;
+  let jobs: JobQueue;
+  let cluster: ClusterJobs | undefined;
+  if (config.redisUrl) {
+    // Cluster mode: Redis holds the queues, the index and the request records; DATA_DIR is shared bytes only.
+    cluster = new ClusterJobs({
+      redisUrl: config.redisUrl,
+      work: config.role !== 'api',
+      lightConcurrency: config.lightConcurrency,
+      cpuBudget: config.cpuBudget,
+      officeInstances: config.officeInstances,
+      browserPages: config.browserPages,
+      timeoutMs: config.maxProcessMs,
+      keepMs,
+      queueMax: config.queueMax,
+      workDir: join(tmpdir(), 'quire-work', String(process.pid)),
+      onError,
+    });
+    store = new Store(config.dataDir, config.resourceTtlMs, new RedisIndex(cluster.redis), { workDir: join(tmpdir(), 'quire-work', String(process.pid)) });
+    jobs = cluster;
+  } else {
+    store = new Store(config.dataDir, config.resourceTtlMs, new LowdbIndex(join(config.dataDir, 'index')));
+    const local = new Jobs({
+      concurrency: config.concurrency,
+      cpuBudget: config.cpuBudget,
+      lightConcurrency: config.lightConcurrency,
+      officeInstances: config.officeInstances,
+      browserPages: config.browserPages,
+      queueMax: config.queueMax,
+      timeoutMs: config.maxProcessMs,
+      workDir: join(config.dataDir, 'work'),
+      keepMs,
+      recordsDir: join(config.dataDir, 'requests'),
+      onError,
+    });
+    const stale = await local.sweepStaleDirs();
+    await local.sweepRecords();
+    if (stale) log.info({ stale }, 'removed temp dirs left by a previous run');
+    jobs = local;
+  }
   await store.init();
-  const jobs = new Jobs({
-    concurrency: config.concurrency,
-    cpuBudget: config.cpuBudget,
-    lightConcurrency: config.lightConcurrency,
-    officeInstances: config.officeInstances,
-    browserPages: config.browserPages,
-    queueMax: config.queueMax,
-    timeoutMs: config.maxProcessMs,
-    workDir: store.workDir,
-    keepMs: Math.max(config.resourceTtlMs, 3600_000),
-    recordsDir: join(config.dataDir, 'requests'),
-    onError: (err, jobId) => log.error({ err, jobId }, 'job failed'),
-  });
-  const stale = await jobs.sweepStaleDirs();
-  await jobs.sweepRecords();
-  if (stale) log.info({ stale }, 'removed temp dirs left by a previous run');
   // stderr as text (run() decodes it also for binary runs), without the tool's trailing newline.
   onRun((e) => log.debug({ tool: e.tool, exitCode: e.exitCode, ms: e.ms, stderr: e.stderr.trim() || undefined }, 'engine'));
   // Warm LibreOffice instances (OFFICE_INSTANCES), started lazily on the first office conversion.
   configurePool({ size: config.officeInstances });
   const tools = await probeTools();
-  return { config, store, jobs, tools, log, operations, meta: META };
+  const deps: Deps = { config, store, jobs, tools, log, operations, meta: META };
+  if (cluster) {
+    const c = cluster;
+    deps.cluster = {
+      ready: async () => ({ redis: { ok: await c.ping() }, storage: { ok: await writable(config.dataDir) } }),
+    };
+    await c.start((spec, ctx) => executeJob(spec as JobSpec, ctx, deps));
+  }
+  return deps;
 }
 
+/** Whether the shared DATA_DIR takes a write (an NFS mount gone read-only or stale fails here). */
+async function writable(dir: string): Promise<boolean> {
+  const probe = join(dir, `.ready-${process.pid}`);
+  try {
+    await writeFile(probe, 'ok');
+    await rm(probe, { force: true });
+    return true;
+  } catch {
+    return false;
+  }
+}

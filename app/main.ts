@@ -3,7 +3,7 @@ import { loadConfig, ConfigError, type Config } from './config.js';
 import { createDeps } from './deps.js';
 import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
-import { createApp } from './server.js';
+import { createApp, createWorkerApp } from './server.js';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -18,14 +18,14 @@ async function main(): Promise<void> {
   }
   const deps = await createDeps(config);
   const { log, store, jobs } = deps;
-  const app = createApp(deps);
+  const app = config.role === 'worker' ? createWorkerApp(deps) : createApp(deps);
   const sweep = setInterval(
     () => store.sweepExpired().then((n) => n && log.info({ removed: n }, 'expired resources removed'), (err) => log.error({ err }, 'sweep failed')),
     Math.min(60_000, Math.max(1000, config.resourceTtlMs / 4 || 60_000)),
   );
   sweep.unref();
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    log.info({ port: info.port, host: config.host, engines: deps.tools, concurrency: config.concurrency, keys: config.apiKeys ? config.apiKeys.size : 'open' }, 'Quire listening');
+    log.info({ port: info.port, host: config.host, engines: deps.tools, role: config.role, mode: config.redisUrl ? 'redis' : 'embedded', concurrency: config.concurrency, keys: config.apiKeys ? config.apiKeys.size : 'open' }, 'Quire listening');
   });
   // Long conversions must not be cut by Node's default request timeout; the job limit governs instead.
   (server as unknown as { requestTimeout: number }).requestTimeout = 0;
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     server.close();
     await jobs.drain(25_000);
     await Promise.all([shutdownPool(), shutdownBrowser()]);
-    await store.flushAll();
+    await store.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

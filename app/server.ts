@@ -8,6 +8,14 @@ import { mountOperation } from './http/pipeline.js';
 import { mountResources } from './http/resources.js';
 import { mountStatus } from './http/status.js';
 
+/** A worker replica (ROLE=worker) runs jobs from Redis and answers only liveness and readiness. */
+export function createWorkerApp(deps: Deps): Hono<Env> {
+  const app = new Hono<Env>();
+  mountStatus(app, deps);
+  app.notFound((c) => c.json({ error: 'This is a worker replica (ROLE=worker): send requests to an api replica.' }, 404));
+  return app;
+}
+
 /** The Hono app: middleware, routes generated from the operation registry, one error mapper. No listen(). */
 export function createApp(deps: Deps): Hono<Env> {
   const app = new Hono<Env>();

@@ -317,7 +317,9 @@ function multipart(filename: string, opts: { close?: boolean; field?: string } =
 const raw = (path: string, body: Buffer) => () => t.request(path, { method: 'POST', body, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } });
 
 test('multipart: a NUL byte in a file name, control characters, a cut body: 400 at once, nothing stored', async () => {
-  const resources = () => readdirSync(join(t.dataDir, 'resources')).length;
+  const names = () => readdirSync(join(t.dataDir, 'resources'));
+  const resources = () => names().length;
+  const known = new Set(names());
   const before = resources();
   const cases: [string, Buffer][] = [
     ['NUL in the file name', multipart('a\0b.pdf')],
@@ -335,7 +337,7 @@ test('multipart: a NUL byte in a file name, control characters, a cut body: 400 
       assert.match(String(o.body.error), /multipart|upload/i, `${path} ${what}`);
     }
   }
-  assert.is(resources(), before, 'the uploads of refused requests are removed');
+  assert.is(resources(), before, `the uploads of refused requests are removed (left: ${names().filter((n) => !known.has(n)).join(', ')})`);
   // The same body with a plain name is taken.
   const ok = await raw('/split-pdf', multipart('plain.pdf'))();
   assert.is(ok.status, 200);

@@ -61,10 +61,10 @@ test('one-of rule: both file and id -> 400 with the spec text; neither -> 400 na
 });
 
 test('both inputs -> the upload of the refused request is not kept', async () => {
-  const before = t.deps.store.count;
+  const before = readdirSync(join(t.dataDir, 'resources')).length;
   const up = await (await t.form('/upload', { file: { file: PDF } })).json();
   await t.form('/pdf-info', { file: { file: PDF }, id: up.files[0].id, queries: 'page_count' });
-  assert.is(t.deps.store.count, before + 1);
+  assert.is(readdirSync(join(t.dataDir, 'resources')).length, before + 1);
 });
 
 test('unknown id -> 404 naming the id field', async () => {
@@ -107,14 +107,14 @@ test('output naming: given name + extension, default pattern, sanitised', async 
 });
 
 test('upload beyond MAX_UPLOAD_MB -> 413 JSON, nothing stored', async () => {
-  const before = t.deps.store.count;
+  const before = readdirSync(join(t.dataDir, 'resources')).length;
   const big = Buffer.alloc(1.5 * 1024 * 1024, 65);
   const res = await t.form('/pdf-info', { file: { bytes: big, name: 'big.pdf' }, queries: 'page_count' });
   assert.is(res.status, 413);
   assert.match((await res.json()).error, /MAX_UPLOAD_MB/);
   const raw = await t.request('/upload', { method: 'POST', headers: { 'content-filename': 'big.bin' }, body: big });
   assert.is(raw.status, 413);
-  assert.is(t.deps.store.count, before);
+  assert.is(readdirSync(join(t.dataDir, 'resources')).length, before);
   assert.equal(readdirSync(join(t.dataDir, 'resources')).filter((f) => f.endsWith('.part')), []);
 });
 

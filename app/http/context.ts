@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Jobs } from '../jobs/index.js';
+import type { JobQueue } from '../jobs/index.js';
 import type { Store } from '../store/index.js';
 import type { ToolVersions } from '../../engines/tools.js';
 import type { Operation } from './operation.js';
@@ -9,11 +9,13 @@ import type { Operation } from './operation.js';
 export interface Deps {
   config: Config;
   store: Store;
-  jobs: Jobs;
+  jobs: JobQueue;
   tools: ToolVersions;
   log: Logger;
   operations: Operation[];
   meta: { product: string; version: string; releaseDate: string };
+  /** Cluster mode only: Redis and shared storage for /ready. */
+  cluster?: { ready: () => Promise<Record<string, { ok: boolean }>> };
 }
 
 export type Env = { Variables: { owner: string | null; requestId: string; log: Logger } };

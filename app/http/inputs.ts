@@ -44,7 +44,7 @@ export async function resolveInputs(
     }
     const files: InputFile[] = uploads.map((r) => ({ id: r.id, name: r.name, type: r.type, path: store.pathOf(r.id) }));
     for (const id of ids) {
-      const rec = store.get(id);
+      const rec = await store.get(id);
       if (!rec) throw new AppError('unknown_resource', `That file does not exist: no resource has the ${spec.idField} ${id.slice(0, 64)}`);
       files.push({ id: rec.id, name: rec.name, type: rec.type, path: store.pathOf(rec.id) });
     }

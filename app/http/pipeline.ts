@@ -8,6 +8,7 @@ import { readBody, discardUploads, type Body } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
 import { resolveInputs } from './inputs.js';
 import type { Operation, OperationResult, InputFile } from './operation.js';
+import type { JobContext } from '../jobs/index.js';
 
 /** `Request-Type: requestId` (spec) or `Response-Type: requestId` (the n8n node) asks for polling. */
 export const wantsPolling = (c: Context) =>
@@ -72,34 +73,15 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
       const baseUrl = baseUrlOf(deps.config, c.req.url);
       const polling = wantsPolling(c);
 
-      const { id, done } = deps.jobs.submit(
-        async (job) => {
-          const started = Date.now();
-          const result = await op.run({
-            fields,
-            inputs,
-            input: all[0],
-            dir: job.dir,
-            signal: job.signal,
-            progress: job.progress,
-            outputName,
-            timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
-            urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
-            concurrency: deps.config.concurrency,
-            limits: deps.config.limits,
-            llm: deps.config.llm,
-          });
-          job.signal.throwIfAborted();
-          return respond(op, result, result.inputs ?? all, outputName, owner, baseUrl, deps);
-        },
-        {
-          owner,
-          track: polling,
-          clientSignal: polling ? undefined : c.req.raw.signal,
-          cost: typeof op.cost === 'function' ? op.cost({ fields, inputs }) : op.cost,
-          client: clientOf(c),
-        },
-      );
+      const spec: JobSpec = { path: op.path, fields: body.fields, inputs: strip(inputs), outputName, owner, baseUrl };
+      const { id, done } = await deps.jobs.submit((job) => executeJob(spec, job, deps), {
+        owner,
+        track: polling,
+        clientSignal: polling ? undefined : c.req.raw.signal,
+        cost: typeof op.cost === 'function' ? op.cost({ fields, inputs }) : op.cost,
+        client: clientOf(c),
+        spec,
+      });
       if (polling) return c.json({ requestId: id });
       return c.json(await done);
     } catch (err) {
@@ -108,6 +90,48 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
       throw err;
     }
   });
+}
+
+/**
+ * A validated request as data, so that any replica can run it (cluster mode sends it through Redis): the raw
+ * fields (parsed again where it runs, by the same schema) and the inputs by id.
+ */
+export interface JobSpec {
+  path: string;
+  fields: Record<string, unknown>;
+  inputs: Record<string, Omit<InputFile, 'path'>[]>;
+  outputName: string;
+  owner: string | null;
+  baseUrl: string;
+}
+
+const strip = (inputs: Record<string, InputFile[]>) =>
+  Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map(({ id, name, type }) => ({ id, name, type }))]));
+
+/** Runs a request inside its job: the operation, then its outputs into the store, then the response body. */
+export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Promise<Record<string, unknown>> {
+  const op = deps.operations.find((o) => o.path === spec.path);
+  if (!op) throw new AppError('not_found', `No operation ${spec.path} on this server`);
+  const fields = parseFields(op, spec.fields);
+  const inputs = Object.fromEntries(Object.entries(spec.inputs).map(([k, files]) => [k, files.map((f) => ({ ...f, path: deps.store.pathOf(f.id) }))]));
+  const all = Object.values(inputs).flat();
+  const started = Date.now();
+  const result = await op.run({
+    fields,
+    inputs,
+    input: all[0],
+    dir: job.dir,
+    signal: job.signal,
+    progress: job.progress,
+    outputName: spec.outputName,
+    timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
+    urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
+    concurrency: deps.config.concurrency,
+    limits: deps.config.limits,
+    llm: deps.config.llm,
+  });
+  job.signal.throwIfAborted();
+  return respond(op, result, result.inputs ?? all, spec.outputName, spec.owner, spec.baseUrl, deps);
 }
 
 async function respond(

@@ -7,13 +7,17 @@ import type { Deps, Env } from './context.js';
 export function mountStatus(app: Hono<Env>, deps: Deps): void {
   app.get('/up', (c) => c.json({ status: 'OK', ...deps.meta }));
   app.get('/health', (c) => c.json({ status: 'ok' }));
-  app.get('/ready', (c) => {
+  app.get('/ready', async (c) => {
     const engines = Object.fromEntries(
       (Object.keys(TOOLS) as ToolName[]).map((t) => [t, deps.tools[t] ? { available: true, version: deps.tools[t] } : { available: false, package: TOOLS[t].pkg }]),
     );
     const missing = Object.keys(engines).filter((t) => !deps.tools[t as ToolName]);
     const disabled = deps.operations.filter((op) => op.engines.some((t) => !deps.tools[t])).map((op) => op.path);
-    return c.json({ status: missing.length ? 'degraded' : 'ready', engines, disabledEndpoints: disabled, queue: deps.jobs.stats });
+    // Cluster mode: without Redis or the shared storage this replica can do nothing (503, so balancers skip it).
+    const shared = (await deps.cluster?.ready()) ?? {};
+    const down = Object.values(shared).some((s) => !s.ok);
+    const status = down ? 'unavailable' : missing.length ? 'degraded' : 'ready';
+    return c.json({ status, engines, disabledEndpoints: disabled, queue: await deps.jobs.snapshot(), ...shared }, down ? 503 : 200);
   });
 
   app.get('/request-status/:id', async (c) => {

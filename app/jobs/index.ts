@@ -112,6 +112,32 @@ class FairQueue {
   }
 }
 
+export interface SubmitOptions {
+  owner: string | null;
+  /** Keep a pollable record and answer its id at once. */
+  track?: boolean;
+  /** A synchronous request's connection: the job is cancelled when the client goes away. */
+  clientSignal?: AbortSignal;
+  cost?: Cost;
+  /** The unit of fairness: API key, else address. */
+  client?: string;
+  /** The request as data, for implementations that run it in another process (the embedded one runs `work`). */
+  spec?: unknown;
+}
+
+/**
+ * The jobs layer, chosen at start: `Jobs` runs everything in this process (the default); `ClusterJobs`
+ * (REDIS_URL) queues the spec on Redis for any worker replica.
+ */
+export interface JobQueue {
+  submit<T extends Record<string, unknown>>(work: (ctx: JobContext) => Promise<T>, opts: SubmitOptions): { id: string; done: Promise<T> } | Promise<{ id: string; done: Promise<T> }>;
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Queue state for /ready. */
+  snapshot(): Promise<Record<string, unknown>>;
+  /** Stops taking work and waits (up to `graceMs`) for running jobs. */
+  drain(graceMs: number): Promise<void>;
+}
+
 export interface JobsOptions {
   /** Upper bound of cpu, office and browser jobs running at once (CONCURRENCY). */
   concurrency: number;
@@ -137,7 +163,7 @@ export interface JobsOptions {
  * lock others out); a time limit aborts the job's signal (engines kill their process groups on it). Engine
  * processes of heavy lanes run at a lower CPU priority, so light requests stay fast on a busy machine.
  */
-export class Jobs {
+export class Jobs implements JobQueue {
   private readonly queues = Object.fromEntries(LANES.map((l) => [l, new FairQueue()])) as Record<Lane, FairQueue>;
   private readonly runningIn: Record<Lane, number> = { light: 0, cpu: 0, office: 0, browser: 0 };
   /** Cores spent by running cpu jobs. */
@@ -164,6 +190,10 @@ export class Jobs {
     return { running: this.running, waiting: this.waitingCount, concurrency: this.opts.concurrency, cpuBudget: this.opts.cpuBudget, cpuUsed: this.cpuUsed, queueMax: this.opts.queueMax, lanes };
   }
 
+  async snapshot(): Promise<Record<string, unknown>> {
+    return this.stats;
+  }
+
   /** Removes temp dirs left by a previous process (crash, kill -9). */
   async sweepStaleDirs(): Promise<number> {
     await mkdir(this.opts.workDir, { recursive: true });
@@ -177,10 +207,7 @@ export class Jobs {
    * `clientSignal` (a synchronous request's connection) cancels the job when the client goes away. `client`
    * (API key, else address) is the unit of fairness.
    */
-  submit<T extends Record<string, unknown>>(
-    work: (ctx: JobContext) => Promise<T>,
-    opts: { owner: string | null; track?: boolean; clientSignal?: AbortSignal; cost?: Cost; client?: string },
-  ): { id: string; done: Promise<T> } {
+  submit<T extends Record<string, unknown>>(work: (ctx: JobContext) => Promise<T>, opts: SubmitOptions): { id: string; done: Promise<T> } {
     if (this.closed) throw new AppError('shutting_down', 'The server is shutting down; try again shortly.');
     const cost = opts.cost ?? { lane: 'cpu', processes: 1 };
     const client = opts.client ?? opts.owner ?? 'anonymous';

@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, stat, copyFile, readdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Low } from 'lowdb';
-import { JSONFile } from 'lowdb/node';
-import { coalesce } from './coalesce.js';
 import { sanitizeName, typeOf } from './names.js';
 
 export interface ResourceRecord {
@@ -28,67 +25,55 @@ export interface ResourceInfo {
   modified: string;
 }
 
-type ShardData = Record<string, ResourceRecord>;
-interface Shard {
-  db: Low<ShardData>;
-  flush: () => Promise<void>;
-}
-
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const isResourceId = (id: string) => UUID_V4.test(id);
 
 /**
- * Resources: bytes in DATA_DIR/resources/<id>, records in a lowdb index split into 256 shards by the id's
- * first byte. lowdb rewrites a whole file per write (195 ms for one 100k-record file), so sharding keeps a
- * write near 1 ms at 100k records and coalescing merges the writes that arrive while one runs.
+ * Where resource records live: a lowdb index in DATA_DIR (embedded mode) or Redis (REDIS_URL, shared by
+ * replicas). Records carry their expiry; the Redis index also lets Redis expire them.
+ */
+export interface ResourceIndex {
+  init(): Promise<void>;
+  get(id: string): Promise<ResourceRecord | undefined>;
+  put(rec: ResourceRecord): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  /** Removes records whose expiry passed and returns their ids (Redis expires its own: none). */
+  sweep(now: number): Promise<string[]>;
+  /** Waits for pending writes (shutdown). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How long a file may sit in the store without a record before a sweep removes it: the moment between another replica moving it in and recording it (milliseconds in practice). */
+const ORPHAN_GRACE_MS = 5_000;
+
+/**
+ * Resources: bytes in DATA_DIR/resources/<id> (a shared directory when replicas run), records in the index.
+ * Files without a record are leftovers of a crash between move and index write, or of records Redis expired.
  */
 export class Store {
   readonly filesDir: string;
   readonly workDir: string;
-  private readonly indexDir: string;
-  private readonly shards = new Map<string, Shard>();
 
   constructor(
     readonly dataDir: string,
     private readonly ttlMs: number,
+    private readonly index: ResourceIndex,
+    opts: { workDir?: string } = {},
   ) {
     this.filesDir = join(dataDir, 'resources');
-    this.workDir = join(dataDir, 'work');
-    this.indexDir = join(dataDir, 'index');
+    this.workDir = opts.workDir ?? join(dataDir, 'work');
   }
 
   async init(): Promise<void> {
-    await Promise.all([this.filesDir, this.workDir, this.indexDir].map((d) => mkdir(d, { recursive: true })));
-    const files = new Set(await readdir(this.indexDir));
-    await Promise.all(
-      Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).map(async (key) => {
-        const db = new Low<ShardData>(new JSONFile(join(this.indexDir, `${key}.json`)), {});
-        if (files.has(`${key}.json`)) await db.read();
-        db.data ??= {};
-        this.shards.set(key, { db, flush: coalesce(() => db.write()) });
-      }),
-    );
-    // Bytes without a record are leftovers of a crash between move and index write.
-    for (const name of await readdir(this.filesDir)) {
-      if (!this.get(name.replace(/\.part$/, '')) || name.endsWith('.part')) await rm(join(this.filesDir, name), { force: true });
-    }
+    await Promise.all([this.filesDir, this.workDir].map((d) => mkdir(d, { recursive: true })));
+    await this.index.init();
+    await this.sweepOrphans(0);
   }
 
-  private shard(id: string): Shard {
-    const s = this.shards.get(id.slice(0, 2));
-    if (!s) throw new Error(`store not initialised or bad id ${id}`);
-    return s;
-  }
-
-  get count(): number {
-    let n = 0;
-    for (const s of this.shards.values()) n += Object.keys(s.db.data).length;
-    return n;
-  }
-
-  get(id: string): ResourceRecord | undefined {
+  async get(id: string): Promise<ResourceRecord | undefined> {
     if (!isResourceId(id)) return undefined;
-    const r = this.shard(id).db.data[id];
+    const r = await this.index.get(id);
     if (r && r.expires && r.expires <= Date.now()) return undefined;
     return r;
   }
@@ -104,12 +89,16 @@ export class Store {
     return { id, path: `${join(this.filesDir, id)}.part` };
   }
 
-  /** Moves a finished file into the store (same filesystem: a rename) and records it. */
+  /** Moves a finished file into the store (a rename; a copy when the job dir is on another filesystem) and records it. */
   async add(src: string, opts: { name: string; owner: string | null; type?: string; copy?: boolean; id?: string }): Promise<ResourceRecord> {
     const id = opts.id ?? randomUUID();
     const dest = join(this.filesDir, id);
     if (opts.copy) await copyFile(src, dest);
-    else await rename(src, dest);
+    else await rename(src, dest).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EXDEV') throw err;
+      await copyFile(src, `${dest}.part`);
+      await rename(`${dest}.part`, dest);
+    });
     const s = await stat(dest);
     const name = sanitizeName(opts.name);
     const rec: ResourceRecord = {
@@ -121,31 +110,35 @@ export class Store {
       owner: opts.owner,
       expires: this.ttlMs > 0 ? Date.now() + this.ttlMs : 0,
     };
-    const shard = this.shard(id);
-    shard.db.data[id] = rec;
-    await shard.flush();
+    await this.index.put(rec);
     return rec;
   }
 
   async remove(id: string): Promise<boolean> {
-    const shard = this.shard(id);
-    if (!shard.db.data[id]) return false;
-    delete shard.db.data[id];
-    await shard.flush();
+    if (!isResourceId(id) || !(await this.index.delete(id))) return false;
     await rm(join(this.filesDir, id), { force: true });
     return true;
   }
 
   /** Files and records go together; returns how many were removed. */
   async sweepExpired(now = Date.now()): Promise<number> {
+    const expired = await this.index.sweep(now);
+    await Promise.all(expired.map((id) => rm(join(this.filesDir, id), { force: true })));
+    return expired.length + (await this.sweepOrphans(ORPHAN_GRACE_MS));
+  }
+
+  /** Removes bytes without a record that are older than `graceMs` (0 at start: nothing else writes yet). */
+  private async sweepOrphans(graceMs: number): Promise<number> {
     let removed = 0;
-    for (const shard of this.shards.values()) {
-      const expired = Object.values(shard.db.data).filter((r) => r.expires && r.expires <= now);
-      if (!expired.length) continue;
-      for (const r of expired) delete shard.db.data[r.id];
-      await shard.flush();
-      await Promise.all(expired.map((r) => rm(join(this.filesDir, r.id), { force: true })));
-      removed += expired.length;
+    for (const name of await readdir(this.filesDir)) {
+      const id = name.replace(/\.part$/, '');
+      if (!name.endsWith('.part') && (await this.index.get(id))) continue;
+      const s = await stat(join(this.filesDir, name)).catch(() => null);
+      // A .part is an upload in progress: only one an hour old (or any at start) is a leftover.
+      const grace = name.endsWith('.part') && graceMs ? 3600_000 : graceMs;
+      if (!s || Date.now() - s.mtimeMs < grace) continue;
+      await rm(join(this.filesDir, name), { force: true });
+      removed++;
     }
     return removed;
   }
@@ -168,7 +161,12 @@ export class Store {
 
   /** Waits for every pending index write (shutdown). */
   async flushAll(): Promise<void> {
-    await Promise.all([...this.shards.values()].map((s) => s.flush()));
+    await this.index.flush();
+  }
+
+  async close(): Promise<void> {
+    await this.index.flush();
+    await this.index.close();
   }
 }
 

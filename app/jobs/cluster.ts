@@ -1,0 +1,265 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { AppError, toClientError, type ErrorCode } from '../errors.js';
+import { withPriority } from '../../engines/run.js';
+import type { Cost, JobContext, JobQueue, JobRecord, Lane, SubmitOptions } from './index.js';
+
+const LANES: Lane[] = ['light', 'cpu', 'office', 'browser'];
+const HEAVY_NICENESS = 10;
+/** A worker that stops renewing its lock (killed, frozen) loses the job after this; another worker reruns it. */
+const LOCK_MS = 10_000;
+const STALLED_CHECK_MS = 5_000;
+/** Reruns after a worker died mid-job; then the request reads failed. */
+const MAX_STALLED = 1;
+const CANCEL_CHANNEL = 'quire:cancel';
+
+export interface ClusterOptions {
+  redisUrl: string;
+  /** Run jobs here (ROLE worker or all); an api replica only queues and answers. */
+  work: boolean;
+  lightConcurrency: number;
+  cpuBudget: number;
+  officeInstances: number;
+  browserPages: number;
+  timeoutMs: number;
+  keepMs: number;
+  queueMax: number;
+  /** This process's own temp dirs (local disk; outputs are copied into the shared store). */
+  workDir: string;
+  onError?: (err: unknown, jobId: string) => void;
+}
+
+interface JobData {
+  spec: unknown;
+  owner: string | null;
+  client: string;
+  weight: number;
+}
+
+/** A failure as it crosses Redis: the client's status and text, never stderr. */
+const encodeFailure = (err: unknown) => {
+  const m = toClientError(err);
+  return JSON.stringify({ status: m.status, error: m.body.error });
+};
+
+function decodeFailure(reason: string | undefined): { status: number; error: string } {
+  try {
+    const v = JSON.parse(reason ?? '') as { status: number; error: string };
+    if (typeof v.status === 'number' && typeof v.error === 'string') return v;
+  } catch {
+    /* BullMQ's own reasons (a stalled job) are plain text */
+  }
+  return { status: 503, error: 'The worker running this request stopped; send it again.' };
+}
+
+const CODE_OF: Record<number, ErrorCode> = { 400: 'invalid_input', 401: 'password', 403: 'forbidden', 404: 'not_found', 413: 'too_large', 422: 'limit', 429: 'queue_full', 499: 'cancelled', 503: 'shutting_down' };
+const toAppError = (f: { status: number; error: string }) => new AppError(CODE_OF[f.status] ?? 'internal', f.error);
+
+/**
+ * The jobs layer of a cluster: one BullMQ queue per cost class on Redis, so a light request is never behind
+ * a heavy one on any replica. Workers take jobs with each lane's own limit (the cpu lane also spends a local
+ * budget of cores by the job's weight); fairness between clients is BullMQ's priority, set to the number of
+ * jobs the client already has waiting in the lane (a client's 50th job waits behind another client's 1st).
+ * A worker killed mid-job stops renewing its lock, and BullMQ's stalled-job check hands the job to another
+ * worker; request records are the BullMQ jobs themselves, kept for `keepMs`.
+ */
+export class ClusterJobs implements JobQueue {
+  private readonly connection: Redis;
+  private readonly queues: Record<Lane, Queue>;
+  private events?: Record<Lane, QueueEvents>;
+  private readonly workers: Worker[] = [];
+  private subscriber?: Redis;
+  private readonly running = new Map<string, AbortController>();
+  private cpuUsed = 0;
+  private readonly cpuWaiters: Array<() => void> = [];
+  private closed = false;
+
+  constructor(private readonly opts: ClusterOptions) {
+    this.connection = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+    this.queues = Object.fromEntries(LANES.map((l) => [l, new Queue(`quire-${l}`, { connection: this.connection })])) as Record<Lane, Queue>;
+  }
+
+  get redis(): Redis {
+    return this.connection;
+  }
+
+  async ping(): Promise<boolean> {
+    return (await this.connection.ping().catch(() => '')) === 'PONG';
+  }
+
+  /** Starts the workers (ROLE worker/all) with the function that runs a spec. */
+  async start(execute: (spec: unknown, ctx: JobContext) => Promise<Record<string, unknown>>): Promise<void> {
+    if (!this.opts.work) return;
+    await this.sweepStaleDirs();
+    this.subscriber = this.connection.duplicate();
+    await this.subscriber.subscribe(CANCEL_CHANNEL);
+    this.subscriber.on('message', (_channel, id: string) => this.running.get(id)?.abort(new AppError('cancelled', 'The client closed the connection.')));
+    const limits: Record<Lane, number> = { light: this.opts.lightConcurrency, cpu: this.opts.cpuBudget, office: this.opts.officeInstances, browser: this.opts.browserPages };
+    for (const lane of LANES) {
+      const worker = new Worker(`quire-${lane}`, (job: Job<JobData>) => this.process(lane, job, execute), {
+        connection: this.connection.duplicate(),
+        concurrency: limits[lane],
+        lockDuration: LOCK_MS,
+        stalledInterval: STALLED_CHECK_MS,
+        maxStalledCount: MAX_STALLED,
+        name: `quire-${process.pid}`,
+      });
+      worker.on('error', (err) => this.opts.onError?.(err, 'worker'));
+      this.workers.push(worker);
+    }
+  }
+
+  private async process(lane: Lane, job: Job<JobData>, execute: (spec: unknown, ctx: JobContext) => Promise<Record<string, unknown>>) {
+    // A job rerun after its worker died was counted once: never below zero.
+    if ((await this.connection.hincrby(`quire:waiting:${lane}`, job.data.client, -1)) < 0) await this.connection.hset(`quire:waiting:${lane}`, job.data.client, 0);
+    const weight = lane === 'cpu' ? job.data.weight : 0;
+    await this.takeCores(weight);
+    const controller = new AbortController();
+    this.running.set(job.id!, controller);
+    const dir = join(this.opts.workDir, `${job.id}-${randomUUID().slice(0, 8)}`);
+    const timer = setTimeout(
+      () => controller.abort(new AppError('timeout', `Processing took longer than the limit of ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped.`)),
+      this.opts.timeoutMs,
+    );
+    let lastProgress = 0;
+    try {
+      await mkdir(dir, { recursive: true });
+      const progress = (f: number) => {
+        // Progress goes through Redis: at most every 5 %.
+        if (f - lastProgress < 0.05) return;
+        lastProgress = f;
+        void job.updateProgress(Math.round(f * 1000) / 1000).catch(() => undefined);
+      };
+      const run = () => execute(job.data.spec, { id: job.id!, dir, signal: controller.signal, progress });
+      const value = await (lane === 'light' ? run() : withPriority(HEAVY_NICENESS, run));
+      if (controller.signal.aborted) throw controller.signal.reason;
+      return value;
+    } catch (err) {
+      const reason = controller.signal.aborted ? controller.signal.reason : err;
+      if (!(reason instanceof AppError)) this.opts.onError?.(err, job.id!);
+      throw new Error(encodeFailure(reason));
+    } finally {
+      clearTimeout(timer);
+      this.running.delete(job.id!);
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      this.releaseCores(weight);
+    }
+  }
+
+  /** The cpu lane's local budget: a job counting N processes waits for N free cores on this worker. */
+  private async takeCores(n: number): Promise<void> {
+    while (n && this.cpuUsed > 0 && this.cpuUsed + n > this.opts.cpuBudget) await new Promise<void>((r) => this.cpuWaiters.push(r));
+    this.cpuUsed += n;
+  }
+
+  private releaseCores(n: number): void {
+    if (!n) return;
+    this.cpuUsed -= n;
+    for (const wake of this.cpuWaiters.splice(0)) wake();
+  }
+
+  private queueEvents(lane: Lane): QueueEvents {
+    this.events ??= Object.fromEntries(LANES.map((l) => [l, new QueueEvents(`quire-${l}`, { connection: this.connection.duplicate() })])) as Record<Lane, QueueEvents>;
+    return this.events[lane];
+  }
+
+  async submit<T extends Record<string, unknown>>(_work: unknown, opts: SubmitOptions): Promise<{ id: string; done: Promise<T> }> {
+    if (this.closed) throw new AppError('shutting_down', 'The server is shutting down; try again shortly.');
+    const cost: Cost = opts.cost ?? { lane: 'cpu', processes: 1 };
+    const lane = cost.lane;
+    const queue = this.queues[lane];
+    const client = opts.client ?? opts.owner ?? 'anonymous';
+    const waiting = await queue.getJobCountByTypes('waiting', 'prioritized');
+    const mine = Number((await this.connection.hget(`quire:waiting:${lane}`, client)) ?? 0);
+    if (waiting >= this.opts.queueMax && (mine > 0 || waiting >= 2 * this.opts.queueMax)) {
+      throw new AppError('queue_full', 'Too many requests are queued; retry later.', { 'Retry-After': '5' });
+    }
+    const position = await this.connection.hincrby(`quire:waiting:${lane}`, client, 1);
+    const weight = cost.lane === 'cpu' ? Math.max(1, Math.min(cost.processes, this.opts.cpuBudget)) : 1;
+    const id = randomUUID();
+    const events = opts.track ? undefined : this.queueEvents(lane);
+    if (events) await events.waitUntilReady();
+    const keep = { age: Math.ceil(this.opts.keepMs / 1000) };
+    const job = await queue.add('job', { spec: opts.spec, owner: opts.owner, client, weight } satisfies JobData, {
+      jobId: id,
+      priority: Math.min(Math.max(1, position), 2_000_000),
+      attempts: 1,
+      removeOnComplete: keep,
+      removeOnFail: keep,
+    });
+    if (!events) return { id, done: new Promise<T>(() => undefined) };
+    opts.clientSignal?.addEventListener('abort', () => void this.cancel(job), { once: true });
+    const done = job.waitUntilFinished(events).then(
+      (v) => v as T,
+      (err: Error) => {
+        throw toAppError(decodeFailure(err.message));
+      },
+    );
+    return { id, done };
+  }
+
+  /** A client that went away: a waiting job is removed, a running one aborted wherever it runs. */
+  private async cancel(job: Job): Promise<void> {
+    const removed = await job.remove().then(
+      () => true,
+      () => false,
+    );
+    if (!removed) await this.connection.publish(CANCEL_CHANNEL, job.id!);
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    for (const lane of LANES) {
+      const job = (await this.queues[lane].getJob(id)) as Job<JobData> | undefined;
+      if (!job) continue;
+      const state = await job.getState();
+      const base = { id, owner: job.data.owner };
+      if (state === 'completed') return { ...base, status: 'completed', result: job.returnvalue as Record<string, unknown>, finishedAt: job.finishedOn };
+      if (state === 'failed') return { ...base, status: 'failed', error: decodeFailure(job.failedReason), finishedAt: job.finishedOn };
+      return { ...base, status: 'pending', progress: typeof job.progress === 'number' ? job.progress : undefined };
+    }
+    return undefined;
+  }
+
+  async snapshot(): Promise<Record<string, unknown>> {
+    const lanes = Object.fromEntries(
+      await Promise.all(LANES.map(async (l) => [l, await this.queues[l].getJobCounts('waiting', 'prioritized', 'active', 'delayed')] as const)),
+    );
+    return { mode: 'redis', lanes, localRunning: this.running.size, cpuUsed: this.cpuUsed, cpuBudget: this.opts.cpuBudget };
+  }
+
+  async drain(graceMs: number): Promise<void> {
+    this.closed = true;
+    const deadline = Date.now() + graceMs;
+    // Workers stop taking jobs at once; running ones get the grace time, then are aborted (their jobs stall and rerun elsewhere).
+    const closing = this.workers.map((w) => w.close());
+    while (this.running.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    for (const c of this.running.values()) c.abort(new AppError('shutting_down', 'The server is shutting down.'));
+    await Promise.allSettled(closing);
+    await Promise.allSettled([...Object.values(this.queues).map((q) => q.close()), ...Object.values(this.events ?? {}).map((e) => e.close())]);
+    this.subscriber?.disconnect();
+    this.connection.disconnect();
+  }
+
+  /** Temp dirs of earlier processes on this host whose process is gone. */
+  private async sweepStaleDirs(): Promise<void> {
+    const parent = join(this.opts.workDir, '..');
+    await mkdir(this.opts.workDir, { recursive: true });
+    for (const name of await readdir(parent)) {
+      const pid = Number(name);
+      if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
+      await rm(join(parent, name), { recursive: true, force: true });
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
