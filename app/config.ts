@@ -55,6 +55,13 @@ const schema = z.object({
   LLM_CONTEXT_TOKENS: int(1024).default(8192),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  // A bucket name as S3 and the stores compatible with it accept (never a path: objects go under resources/).
+  S3_BUCKET: z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{1,254}$/, 'must be a bucket name (letters, digits, dots, hyphens, underscores)').optional(),
+  S3_ENDPOINT: z
+    .url({ protocol: /^https?$/ })
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  S3_REGION: z.string().trim().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').default('us-east-1'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -91,6 +98,19 @@ export interface Config {
   role: 'api' | 'worker' | 'all';
   /** The language model of the AI text operations; null when LLM_URL is not set (they answer 503). */
   llm: LlmConfig | null;
+  /** Resource bytes in an S3 bucket (S3_BUCKET); unset = in DATA_DIR/resources. */
+  s3?: S3Config;
+}
+
+/**
+ * Where resource bytes go when S3_BUCKET is set: objects `resources/<id>`. Credentials are not settings of ours:
+ * the AWS SDK reads its standard variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE...) itself.
+ */
+export interface S3Config {
+  bucket: string;
+  /** An S3-compatible store (MinIO, Ceph...), addressed path-style; unset = AWS. */
+  endpoint?: string;
+  region: string;
 }
 
 /**
@@ -149,6 +169,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKeys = readKeys(parsed.data.API_KEYS, problems);
   }
   if (parsed.success && parsed.data.ROLE !== 'all' && !parsed.data.REDIS_URL) problems.push(`ROLE=${parsed.data.ROLE}: needs REDIS_URL (replicas share work through Redis)`);
+  if (parsed.success && parsed.data.S3_ENDPOINT && !parsed.data.S3_BUCKET) problems.push('S3_ENDPOINT: needs S3_BUCKET (the bucket that holds the resources)');
   if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL) problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
   if (problems.length) throw new ConfigError(problems);
   const d = parsed.data!;
@@ -188,6 +209,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llm: d.LLM_URL
       ? { url: d.LLM_URL, apiKey: d.LLM_API_KEY, model: d.LLM_MODEL!, timeoutMs: d.LLM_TIMEOUT_SECONDS * 1000, contextTokens: d.LLM_CONTEXT_TOKENS }
       : null,
+    s3: d.S3_BUCKET ? { bucket: d.S3_BUCKET, endpoint: d.S3_ENDPOINT, region: d.S3_REGION } : undefined,
   };
 }
 

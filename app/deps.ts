@@ -1,4 +1,3 @@
-import { rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onRun } from '../engines/run.js';
@@ -15,6 +14,7 @@ import { createLogger } from './log.js';
 import { META } from './meta.js';
 import { operations } from './operations/index.js';
 import { Store } from './store/index.js';
+import type { ResourceBytes } from './store/bytes.js';
 
 /** Builds everything the app needs (also used by tests, which call app.request() instead of listening). */
 export async function createDeps(config: Config): Promise<Deps> {
@@ -24,8 +24,17 @@ export async function createDeps(config: Config): Promise<Deps> {
   let store: Store;
   let jobs: JobQueue;
   let cluster: ClusterJobs | undefined;
+  // Bytes: S3 (S3_BUCKET), else DATA_DIR/resources. Engines read S3 inputs from a local cache beside the job dirs
+  // (same filesystem, so a job's dir gets a hard link, which no eviction can pull away). The SDK is loaded only
+  // then (~100 ms and its memory at every start otherwise).
+  const bytesFor = async (workDir: string): Promise<ResourceBytes | undefined> => {
+    if (!config.s3) return undefined;
+    const { S3Bytes } = await import('./store/s3-bytes.js');
+    return new S3Bytes(config.s3, { cacheDir: join(workDir, '.cache'), cacheWrites: config.role !== 'api' });
+  };
   if (config.redisUrl) {
-    // Cluster mode: Redis holds the queues, the index and the request records; DATA_DIR is shared bytes only.
+    // Cluster mode: Redis holds the queues, the index and the request records; a shared DATA_DIR or S3 the bytes.
+    const workDir = join(tmpdir(), 'quire-work', String(process.pid));
     cluster = new ClusterJobs({
       redisUrl: config.redisUrl,
       work: config.role !== 'api',
@@ -36,13 +45,13 @@ export async function createDeps(config: Config): Promise<Deps> {
       timeoutMs: config.maxProcessMs,
       keepMs,
       queueMax: config.queueMax,
-      workDir: join(tmpdir(), 'quire-work', String(process.pid)),
+      workDir,
       onError,
     });
-    store = new Store(config.dataDir, config.resourceTtlMs, new RedisIndex(cluster.redis), { workDir: join(tmpdir(), 'quire-work', String(process.pid)) });
+    store = new Store(config.dataDir, config.resourceTtlMs, new RedisIndex(cluster.redis), { workDir, bytes: await bytesFor(workDir) });
     jobs = cluster;
   } else {
-    store = new Store(config.dataDir, config.resourceTtlMs, new LowdbIndex(join(config.dataDir, 'index')));
+    store = new Store(config.dataDir, config.resourceTtlMs, new LowdbIndex(join(config.dataDir, 'index')), { bytes: await bytesFor(join(config.dataDir, 'work')) });
     const local = new Jobs({
       concurrency: config.concurrency,
       cpuBudget: config.cpuBudget,
@@ -71,21 +80,12 @@ export async function createDeps(config: Config): Promise<Deps> {
   if (cluster) {
     const c = cluster;
     deps.cluster = {
-      ready: async () => ({ redis: { ok: await c.ping() }, storage: { ok: await writable(config.dataDir) } }),
+      ready: async () => ({ redis: { ok: await c.ping() }, storage: { ok: await store.ready() } }),
     };
     await c.start((spec, ctx) => executeJob(spec as JobSpec, ctx, deps));
+  } else if (config.s3) {
+    // One process, bytes in a bucket: /ready reports whether the bucket answers.
+    deps.cluster = { ready: async () => ({ storage: { ok: await store.ready() } }) };
   }
   return deps;
-}
-
-/** Whether the shared DATA_DIR takes a write (an NFS mount gone read-only or stale fails here). */
-async function writable(dir: string): Promise<boolean> {
-  const probe = join(dir, `.ready-${process.pid}`);
-  try {
-    await writeFile(probe, 'ok');
-    await rm(probe, { force: true });
-    return true;
-  } catch {
-    return false;
-  }
 }

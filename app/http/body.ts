@@ -1,7 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
 import { AppError } from '../errors.js';
@@ -48,16 +45,9 @@ function byteLimit(max: number): Transform {
   });
 }
 
-/** Streams one upload to disk and registers it; memory stays flat whatever the size. */
-export async function storeStream(stream: Readable, name: string, opts: BodyOptions, type?: string): Promise<ResourceRecord> {
-  const { id, path } = opts.store.reserve();
-  try {
-    await pipeline(stream, byteLimit(opts.maxBytes), createWriteStream(path, { flags: 'wx' }));
-    return await opts.store.add(path, { id, name, owner: opts.owner, type });
-  } catch (err) {
-    await rm(path, { force: true });
-    throw err;
-  }
+/** Streams one upload into the store (a file, or an S3 object) and registers it; memory stays flat whatever the size. */
+export function storeStream(stream: Readable, name: string, opts: BodyOptions, type?: string): Promise<ResourceRecord> {
+  return opts.store.addStream(stream, { name, owner: opts.owner, type }, [byteLimit(opts.maxBytes)]);
 }
 
 function requestStream(req: Request): Readable {

@@ -14,7 +14,7 @@ export interface Deps {
   log: Logger;
   operations: Operation[];
   meta: { product: string; version: string; releaseDate: string };
-  /** Cluster mode only: Redis and shared storage for /ready. */
+  /** Shared services for /ready: Redis and the shared storage (cluster mode), or the S3 bucket of one process. */
   cluster?: { ready: () => Promise<Record<string, { ok: boolean }>> };
 }
 

@@ -1,9 +1,9 @@
-import { AppError, invalidInput } from '../errors.js';
+import { AppError, invalidInput, TEXT } from '../errors.js';
 import { isPdfHeader } from '../document/index.js';
 import { extensionOf } from '../store/names.js';
 import type { Store } from '../store/index.js';
 import type { Body } from './body.js';
-import type { InputFile, InputSpec } from './operation.js';
+import type { InputSpec, StoredFile } from './operation.js';
 
 const asIds = (v: unknown): string[] => {
   if (v === undefined || v === null || v === '') return [];
@@ -21,8 +21,8 @@ export async function resolveInputs(
   body: Body,
   store: Store,
   opts: { sniffPdf: boolean } = { sniffPdf: true },
-): Promise<Record<string, InputFile[]>> {
-  const resolved: Record<string, InputFile[]> = {};
+): Promise<Record<string, StoredFile[]>> {
+  const resolved: Record<string, StoredFile[]> = {};
   for (const [fileField, spec] of Object.entries(specs)) {
     const uploads = (body.files[fileField] ?? []).filter(Boolean);
     const ids = asIds(body.fields[spec.idField]);
@@ -42,11 +42,11 @@ export async function resolveInputs(
     if (!spec.multiple && (uploads.length > 1 || ids.length > 1)) {
       throw new AppError('invalid_request', `Only one ${fileField} or ${spec.idField} is accepted by this route`);
     }
-    const files: InputFile[] = uploads.map((r) => ({ id: r.id, name: r.name, type: r.type, path: store.pathOf(r.id) }));
+    const files: StoredFile[] = uploads.map((r) => ({ id: r.id, name: r.name, type: r.type }));
     for (const id of ids) {
       const rec = await store.get(id);
       if (!rec) throw new AppError('unknown_resource', `That file does not exist: no resource has the ${spec.idField} ${id.slice(0, 64)}`);
-      files.push({ id: rec.id, name: rec.name, type: rec.type, path: store.pathOf(rec.id) });
+      files.push({ id: rec.id, name: rec.name, type: rec.type });
     }
     for (const f of files) await checkKind(f, spec, store, opts.sniffPdf);
     resolved[fileField] = files;
@@ -54,9 +54,13 @@ export async function resolveInputs(
   return resolved;
 }
 
-async function checkKind(file: InputFile, spec: InputSpec, store: Store, sniffPdf: boolean): Promise<void> {
+async function checkKind(file: StoredFile, spec: InputSpec, store: Store, sniffPdf: boolean): Promise<void> {
   if (spec.kind === 'pdf' && sniffPdf) {
-    const head = await store.head(file.id);
+    const head = await store.head(file.id).catch((err: NodeJS.ErrnoException) => {
+      // Recorded, but its bytes are gone (a shared dir or bucket cleaned by something else).
+      if (err.code === 'ENOENT') throw new AppError('unknown_resource', TEXT.unknownResource);
+      throw err;
+    });
     if (!isPdfHeader(head)) throw invalidInput(`${file.name} is not a PDF`);
   }
   if (spec.extensions && !spec.extensions.includes(extensionOf(file.name))) {

@@ -25,9 +25,12 @@ export interface InputFile {
   id: string;
   name: string;
   type: string;
-  /** Read-only path of the stored bytes. */
+  /** Read-only local path of the stored bytes (with S3, a copy fetched for the job). */
   path: string;
 }
+
+/** An input as the request names it, before its job runs: no local path yet (it may be an S3 object). */
+export type StoredFile = Omit<InputFile, 'path'>;
 
 export interface OutputFile {
   path: string;
@@ -82,7 +85,7 @@ export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
    * What a job costs the scheduler (lane and, for cpu, engine processes at once); may depend on the request
    * (/pdf: office, browser or cpu by input type). Default: one cpu process.
    */
-  cost?: Cost | ((req: { fields: z.infer<z.ZodObject<S>>; inputs: Record<string, InputFile[]> }) => Cost);
+  cost?: Cost | ((req: { fields: z.infer<z.ZodObject<S>>; inputs: Record<string, StoredFile[]> }) => Cost);
   /** Default output name; default `[input name]_service_<path>`. */
   defaultName?: (inputName: string | undefined) => string;
   /** Extra checks across fields (zod checks one field at a time). */

@@ -1,13 +1,13 @@
 import type { Hono, Context } from 'hono';
 import { z } from 'zod';
-import { AppError, outOfRange } from '../errors.js';
+import { AppError, outOfRange, TEXT } from '../errors.js';
 import { resourceUrl } from '../store/index.js';
 import { stripExtension } from '../store/names.js';
 import { TOOLS } from '../../engines/tools.js';
 import { readBody, discardUploads, type Body } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
 import { resolveInputs } from './inputs.js';
-import type { Operation, OperationResult, InputFile } from './operation.js';
+import type { Operation, OperationResult, InputFile, StoredFile } from './operation.js';
 import type { JobContext } from '../jobs/index.js';
 
 /** `Request-Type: requestId` (spec) or `Response-Type: requestId` (the n8n node) asks for polling. */
@@ -54,7 +54,7 @@ function requireEngines(op: Operation, deps: Deps): void {
   }
 }
 
-const defaultName = (op: Operation, first: InputFile | undefined) =>
+const defaultName = (op: Operation, first: StoredFile | undefined) =>
   op.defaultName ? op.defaultName(first && stripExtension(first.name)) : `${first ? stripExtension(first.name) : 'service'}_service_${op.path.slice(1)}`;
 
 /** Mounts one declared operation: parse, resolve, validate, queue, run, store, answer. */
@@ -99,13 +99,13 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
 export interface JobSpec {
   path: string;
   fields: Record<string, unknown>;
-  inputs: Record<string, Omit<InputFile, 'path'>[]>;
+  inputs: Record<string, StoredFile[]>;
   outputName: string;
   owner: string | null;
   baseUrl: string;
 }
 
-const strip = (inputs: Record<string, InputFile[]>) =>
+const strip = (inputs: Record<string, StoredFile[]>) =>
   Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map(({ id, name, type }) => ({ id, name, type }))]));
 
 /** Runs a request inside its job: the operation, then its outputs into the store, then the response body. */
@@ -113,7 +113,15 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
   const op = deps.operations.find((o) => o.path === spec.path);
   if (!op) throw new AppError('not_found', `No operation ${spec.path} on this server`);
   const fields = parseFields(op, spec.fields);
-  const inputs = Object.fromEntries(Object.entries(spec.inputs).map(([k, files]) => [k, files.map((f) => ({ ...f, path: deps.store.pathOf(f.id) }))]));
+  // Engines read local files: the stored ones, or (S3) copies fetched into the job's dir before the operation runs.
+  const inputs: Record<string, InputFile[]> = {};
+  const local = (id: string) =>
+    deps.store.localPath(id, job.dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') throw new AppError('unknown_resource', TEXT.unknownResource);
+      throw err;
+    });
+  for (const [k, files] of Object.entries(spec.inputs)) inputs[k] = await Promise.all(files.map(async (f) => ({ ...f, path: await local(f.id) })));
+  job.signal.throwIfAborted();
   const all = Object.values(inputs).flat();
   const started = Date.now();
   const result = await op.run({

@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import { AppError, TEXT } from '../errors.js';
@@ -33,8 +32,10 @@ export function mountResources(app: Hono<Env>, deps: Deps): void {
     const base = baseUrlOf(config, c.req.url);
     if (format === 'info') return c.json(store.info(rec, base));
     if (format === 'url') return c.json({ url: store.info(rec, base).url });
-    const stream = Readable.toWeb(createReadStream(store.pathOf(rec.id))) as unknown as ReadableStream;
-    return new Response(stream, {
+    // Streamed from the file or the S3 object, never buffered.
+    const bytes = await store.read(rec.id);
+    if (!bytes) throw notFound();
+    return new Response(Readable.toWeb(bytes) as unknown as ReadableStream, {
       headers: {
         'Content-Type': rec.type,
         'Content-Length': String(rec.size),

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm, stat, copyFile, readdir, open } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sanitizeName, typeOf } from './names.js';
+import type { Readable } from 'node:stream';
+import { DirBytes, readHead, type ResourceBytes } from './bytes.js';
+import { isResourceId, sanitizeName, typeOf, UUID_V4 } from './names.js';
 
 export interface ResourceRecord {
   id: string;
@@ -25,8 +27,7 @@ export interface ResourceInfo {
   modified: string;
 }
 
-export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-export const isResourceId = (id: string) => UUID_V4.test(id);
+export { UUID_V4, isResourceId };
 
 /**
  * Where resource records live: a lowdb index in DATA_DIR (embedded mode) or Redis (REDIS_URL, shared by
@@ -44,32 +45,33 @@ export interface ResourceIndex {
   close(): Promise<void>;
 }
 
-/** How long a file may sit in the store without a record before a sweep removes it: the moment between another replica moving it in and recording it (milliseconds in practice). */
-const ORPHAN_GRACE_MS = 5_000;
-
 /**
- * Resources: bytes in DATA_DIR/resources/<id> (a shared directory when replicas run), records in the index.
- * Files without a record are leftovers of a crash between move and index write, or of records Redis expired.
+ * Resources: bytes in a ResourceBytes (DATA_DIR/resources/<id>, a shared directory when replicas run, or S3
+ * objects), records in the index. Bytes without a record are leftovers of a crash between storing and
+ * recording, or of records Redis expired.
  */
 export class Store {
-  readonly filesDir: string;
   readonly workDir: string;
+  readonly bytes: ResourceBytes;
 
   constructor(
     readonly dataDir: string,
     private readonly ttlMs: number,
     private readonly index: ResourceIndex,
-    opts: { workDir?: string } = {},
+    opts: { workDir?: string; bytes?: ResourceBytes } = {},
   ) {
-    this.filesDir = join(dataDir, 'resources');
     this.workDir = opts.workDir ?? join(dataDir, 'work');
+    this.bytes = opts.bytes ?? new DirBytes(join(dataDir, 'resources'));
   }
 
   async init(): Promise<void> {
-    await Promise.all([this.filesDir, this.workDir].map((d) => mkdir(d, { recursive: true })));
+    await mkdir(this.workDir, { recursive: true });
+    await this.bytes.init();
     await this.index.init();
-    await this.sweepOrphans(0);
+    await this.bytes.sweepOrphans(this.known, true);
   }
+
+  private readonly known = async (id: string) => !!(await this.index.get(id));
 
   async get(id: string): Promise<ResourceRecord | undefined> {
     if (!isResourceId(id)) return undefined;
@@ -78,69 +80,77 @@ export class Store {
     return r;
   }
 
-  pathOf(id: string): string {
+  /**
+   * A local file with the bytes of `id` for engines, read only: the stored file itself, or (S3) a copy fetched
+   * into the local cache and linked into `dir`, the job's temp dir.
+   */
+  localPath(id: string, dir: string): Promise<string> {
     if (!isResourceId(id)) throw new Error('bad id');
-    return join(this.filesDir, id);
+    return this.bytes.localPath(id, dir);
   }
 
-  /** A fresh id and the path where its bytes should be written before `register`. */
+  /** The bytes as a stream (downloads); undefined when they are gone. */
+  read(id: string): Promise<Readable | undefined> {
+    if (!isResourceId(id)) throw new Error('bad id');
+    return this.bytes.read(id);
+  }
+
+  /** A fresh id and a local path where its bytes may be written before `add` moves them in. */
   reserve(): { id: string; path: string } {
     const id = randomUUID();
-    return { id, path: `${join(this.filesDir, id)}.part` };
+    return { id, path: this.bytes.staging(id) };
   }
 
-  /** Moves a finished file into the store (a rename; a copy when the job dir is on another filesystem) and records it. */
+  /** Moves a finished file into the store (a rename, or an upload to S3) and records it. */
   async add(src: string, opts: { name: string; owner: string | null; type?: string; copy?: boolean; id?: string }): Promise<ResourceRecord> {
     const id = opts.id ?? randomUUID();
-    const dest = join(this.filesDir, id);
-    if (opts.copy) await copyFile(src, dest);
-    else await rename(src, dest).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EXDEV') throw err;
-      await copyFile(src, `${dest}.part`);
-      await rename(`${dest}.part`, dest);
-    });
-    const s = await stat(dest);
+    const size = await this.bytes.put(id, src, !!opts.copy);
+    return this.record(id, size, opts);
+  }
+
+  /** Streams bytes into the store (through `via`, e.g. a size limit) and records them; memory stays flat. */
+  async addStream(source: Readable, opts: { name: string; owner: string | null; type?: string }, via: NodeJS.ReadWriteStream[] = []): Promise<ResourceRecord> {
+    const id = randomUUID();
+    const size = await this.bytes.write(id, [source, ...via]);
+    return this.record(id, size, opts);
+  }
+
+  private async record(id: string, size: number, opts: { name: string; owner: string | null; type?: string }): Promise<ResourceRecord> {
     const name = sanitizeName(opts.name);
     const rec: ResourceRecord = {
       id,
       name,
       type: opts.type ?? typeOf(name),
-      size: s.size,
+      size,
       modified: Date.now(),
       owner: opts.owner,
       expires: this.ttlMs > 0 ? Date.now() + this.ttlMs : 0,
     };
-    await this.index.put(rec);
+    try {
+      await this.index.put(rec);
+    } catch (err) {
+      await this.bytes.remove(id).catch(() => undefined);
+      throw err;
+    }
     return rec;
   }
 
   async remove(id: string): Promise<boolean> {
     if (!isResourceId(id) || !(await this.index.delete(id))) return false;
-    await rm(join(this.filesDir, id), { force: true });
+    await this.bytes.remove(id);
     return true;
   }
 
-  /** Files and records go together; returns how many were removed. */
+  /** Bytes and records go together; returns how many were removed. */
   async sweepExpired(now = Date.now()): Promise<number> {
     const expired = await this.index.sweep(now);
-    await Promise.all(expired.map((id) => rm(join(this.filesDir, id), { force: true })));
-    return expired.length + (await this.sweepOrphans(ORPHAN_GRACE_MS));
+    await Promise.all(expired.map((id) => this.bytes.remove(id)));
+    return expired.length + (await this.bytes.sweepOrphans(this.known, false));
   }
 
-  /** Removes bytes without a record that are older than `graceMs` (0 at start: nothing else writes yet). */
-  private async sweepOrphans(graceMs: number): Promise<number> {
-    let removed = 0;
-    for (const name of await readdir(this.filesDir)) {
-      const id = name.replace(/\.part$/, '');
-      if (!name.endsWith('.part') && (await this.index.get(id))) continue;
-      const s = await stat(join(this.filesDir, name)).catch(() => null);
-      // A .part is an upload in progress: only one an hour old (or any at start) is a leftover.
-      const grace = name.endsWith('.part') && graceMs ? 3600_000 : graceMs;
-      if (!s || Date.now() - s.mtimeMs < grace) continue;
-      await rm(join(this.filesDir, name), { force: true });
-      removed++;
-    }
-    return removed;
+  /** Whether the storage of bytes takes writes (/ready). */
+  ready(): Promise<boolean> {
+    return this.bytes.ready();
   }
 
   info(rec: ResourceRecord, baseUrl: string): ResourceInfo {
@@ -154,9 +164,10 @@ export class Store {
     };
   }
 
-  /** Reads the first bytes of a stored file (type sniffing). */
+  /** Reads the first bytes of a stored file (type sniffing; a ranged GET on S3). */
   head(id: string, bytes = 1024): Promise<Buffer> {
-    return readHead(this.pathOf(id), bytes);
+    if (!isResourceId(id)) throw new Error('bad id');
+    return this.bytes.head(id, bytes);
   }
 
   /** Waits for every pending index write (shutdown). */
@@ -167,19 +178,10 @@ export class Store {
   async close(): Promise<void> {
     await this.index.flush();
     await this.index.close();
+    await this.bytes.close();
   }
 }
 
 export const resourceUrl = (baseUrl: string, id: string) => `${baseUrl}/resource/${id}?format=file`;
 
-/** The first bytes of a file (type sniffing). */
-export async function readHead(path: string, bytes = 1024): Promise<Buffer> {
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(bytes);
-    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
-}
+export { readHead };

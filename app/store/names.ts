@@ -1,5 +1,9 @@
 import mime from 'mime';
 
+/** Resource ids: random UUID v4, the only names bytes are stored under. */
+export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+export const isResourceId = (id: string) => UUID_V4.test(id);
+
 /**
  * A user-supplied name made safe to show and to send back in Content-Disposition: no path separators,
  * no control characters, no leading dots, bounded length. It is never used as a path (bytes live under the id).

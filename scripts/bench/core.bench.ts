@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import { Store, type ResourceRecord } from '../../app/store/index.js';
+import { LowdbIndex } from '../../app/store/lowdb-index.js';
 
 const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -22,7 +23,7 @@ async function sharded(n: number): Promise<number> {
   const shards: Record<string, Record<string, ResourceRecord>> = {};
   for (const r of fakeRecords(n)) (shards[r.id.slice(0, 2)] ??= {})[r.id] = r;
   for (const [k, v] of Object.entries(shards)) writeFileSync(join(dir, 'index', `${k}.json`), JSON.stringify(v));
-  const store = new Store(dir, 0);
+  const store = new Store(dir, 0, new LowdbIndex(join(dir, 'index')));
   await store.init();
   const times: number[] = [];
   for (let i = 0; i < 200; i++) {
