@@ -113,8 +113,11 @@ export class ClusterJobs implements JobQueue {
   }
 
   private async process(lane: Lane, job: Job<JobData>, execute: (spec: unknown, ctx: JobContext) => Promise<Record<string, unknown>>) {
-    // A job rerun after its worker died was counted once: never below zero.
-    if ((await this.connection.hincrby(`quire:waiting:${lane}`, job.data.client, -1)) < 0) await this.connection.hset(`quire:waiting:${lane}`, job.data.client, 0);
+    // Not awaited: the job need not wait for the bookkeeping. A job rerun after its worker died was counted once: never below zero.
+    void this.connection
+      .hincrby(`quire:waiting:${lane}`, job.data.client, -1)
+      .then((n) => (n < 0 ? this.connection.hset(`quire:waiting:${lane}`, job.data.client, 0) : 0))
+      .catch(() => undefined);
     const weight = lane === 'cpu' ? job.data.weight : 0;
     await this.takeCores(weight);
     const controller = new AbortController();
@@ -172,12 +175,12 @@ export class ClusterJobs implements JobQueue {
     const lane = cost.lane;
     const queue = this.queues[lane];
     const client = opts.client ?? opts.owner ?? 'anonymous';
-    const waiting = await queue.getJobCountByTypes('waiting', 'prioritized');
-    const mine = Number((await this.connection.hget(`quire:waiting:${lane}`, client)) ?? 0);
-    if (waiting >= this.opts.queueMax && (mine > 0 || waiting >= 2 * this.opts.queueMax)) {
+    // One round trip for both: the lane's backlog and this client's place in it (undone when refused).
+    const [waiting, position] = await Promise.all([queue.getJobCountByTypes('waiting', 'prioritized'), this.connection.hincrby(`quire:waiting:${lane}`, client, 1)]);
+    if (waiting >= this.opts.queueMax && (position > 1 || waiting >= 2 * this.opts.queueMax)) {
+      await this.connection.hincrby(`quire:waiting:${lane}`, client, -1);
       throw new AppError('queue_full', 'Too many requests are queued; retry later.', { 'Retry-After': '5' });
     }
-    const position = await this.connection.hincrby(`quire:waiting:${lane}`, client, 1);
     const weight = cost.lane === 'cpu' ? Math.max(1, Math.min(cost.processes, this.opts.cpuBudget)) : 1;
     const id = randomUUID();
     const events = opts.track ? undefined : this.queueEvents(lane);
