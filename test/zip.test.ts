@@ -1,0 +1,299 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { uniqueNames, entryBaseName } from '../app/archive/index.js';
+import { corpus, sleep, startApp, UUID_V4, type TestApp } from './helpers.js';
+
+let t: TestApp;
+const tmp = mkdtempSync(join(tmpdir(), 'quire-zip-'));
+const A = corpus('pdf/federal-register-15-pages.pdf');
+const B = corpus('pdf/google-docs-export.pdf');
+const has7z = (() => {
+  try {
+    execFileSync('7z', ['i'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+test.before(async () => {
+  t = await startApp();
+});
+test.after(async () => {
+  await t.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const body = async (res: Response, status = 200) => {
+  const b = (await res.json()) as Record<string, any>;
+  assert.is(res.status, status, JSON.stringify(b));
+  return b;
+};
+const upload = async (path: string, name?: string) => (await body(await t.form('/upload', { file: { file: path, name } }))).files[0].id as string;
+const uploadBytes = async (bytes: Buffer, name: string) => (await body(await t.form('/upload', { file: { bytes, name } }))).files[0].id as string;
+
+/** A zip written byte by byte (no library): for entries no archiver would write (bombs, lying sizes, hostile names). */
+function buildZip(entries: { name: string; data: Buffer; method?: 0 | 8; crc?: number; size?: number }[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const e of entries) {
+    const name = Buffer.from(e.name, 'utf8');
+    const method = e.method ?? 0;
+    const crc = e.crc ?? crc32(e.data);
+    const size = e.size ?? e.data.length;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x800, 6);
+    local.writeUInt16LE(method, 8);
+    local.writeUInt32LE(crc >>> 0, 14);
+    local.writeUInt32LE(e.data.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x800, 8);
+    central.writeUInt16LE(method, 10);
+    central.writeUInt32LE(crc >>> 0, 16);
+    central.writeUInt32LE(e.data.length, 20);
+    central.writeUInt32LE(size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, e.data);
+    centrals.push(central, name);
+    offset += 30 + name.length + e.data.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
+
+/**
+ * 2 GiB of zeros as one deflate stream of ~2 MB without compressing 2 GiB: 1 MiB of zeros deflated from a fresh
+ * state and ended by a full flush is a byte-aligned block that references nothing before it, so repeating it
+ * 2048 times (then an empty final stored block) is a valid stream of 2048 MiB.
+ */
+function zerosDeflated(mib: number): Buffer {
+  const block = deflateRawSync(Buffer.alloc(1 << 20), { finishFlush: constants.Z_FULL_FLUSH });
+  return Buffer.concat([...Array.from({ length: mib }, () => block), Buffer.from([0x01, 0x00, 0x00, 0xff, 0xff])]);
+}
+
+/** Every file under `dir` (missing dirs are empty). */
+const walk = (dir: string): string[] =>
+  existsSync(dir) ? readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)])) : [];
+
+test('uniqueNames and entryBaseName', () => {
+  assert.equal(uniqueNames(['a.pdf', 'A.pdf', 'a.pdf', 'b', 'b']), ['a.pdf', 'A (2).pdf', 'a (3).pdf', 'b', 'b (2)']);
+  assert.is(entryBaseName('../../etc/evil'), 'evil');
+  assert.is(entryBaseName('/abs/path'), 'path');
+  assert.is(entryBaseName('C:\\win\\x.txt'), 'x.txt');
+});
+
+let zipId = '';
+let zipPath = '';
+const sourceA = readFileSync(A);
+const sourceB = readFileSync(B);
+
+test('/zip: 3 PDFs by id (one twice) -> one zip read back with unzip; inputId lists them in order', async () => {
+  const [a, b, a2] = [await upload(A), await upload(B), await upload(A)];
+  const r = await body(await t.json('/zip', { id: [a, b, a2] }));
+  assert.equal(r.inputId, [a, b, a2]);
+  assert.match(r.outputId, UUID_V4);
+  const info = await body(await t.request(`/resource/${r.outputId}?format=info`));
+  assert.is(info.name, 'pdfrest_zip.zip');
+  assert.is(info.type, 'application/zip');
+  zipId = r.outputId;
+  zipPath = await t.download(r.outputUrl);
+  const listing = execFileSync('unzip', ['-Z1', zipPath], { encoding: 'utf8' }).trim().split('\n');
+  assert.equal(listing, ['federal-register-15-pages.pdf', 'google-docs-export.pdf', 'federal-register-15-pages (2).pdf']);
+  execFileSync('unzip', ['-tq', zipPath]); // CRCs check out
+  const p = (name: string) => execFileSync('unzip', ['-p', zipPath, name], { maxBuffer: 1 << 28 });
+  assert.is(sha(p('federal-register-15-pages.pdf')), sha(sourceA));
+  assert.is(sha(p('google-docs-export.pdf')), sha(sourceB));
+  assert.is(sha(p('federal-register-15-pages (2).pdf')), sha(sourceA));
+});
+
+test('/zip: multipart uploads plus id[], output name, n8n JSON key "id[]", any file type', async () => {
+  const id = await upload(corpus('icc/sRGB.icc'));
+  const res = await t.form('/zip', { file: [{ file: B }, { file: A }], 'id[]': [id], output: 'bundle' });
+  const r = await body(res);
+  assert.is(r.inputId.length, 3);
+  assert.is(r.inputId[2], id);
+  const info = await body(await t.request(`/resource/${r.outputId}?format=info`));
+  assert.is(info.name, 'bundle.zip');
+  const listing = execFileSync('unzip', ['-Z1', await t.download(r.outputUrl)], { encoding: 'utf8' }).trim().split('\n');
+  assert.equal(listing, ['google-docs-export.pdf', 'federal-register-15-pages.pdf', 'sRGB.icc']);
+  const n8n = await body(await t.json('/zip', { 'id[]': [id, id] }));
+  assert.equal(n8n.inputId, [id, id]);
+});
+
+test('/zip: polling with Request-Type: requestId', async () => {
+  const id = await upload(B);
+  const { requestId } = await body(await t.json('/zip', { id: [id] }, { 'Request-Type': 'requestId' }));
+  let s: Record<string, any> = {};
+  for (let i = 0; i < 100; i++) {
+    s = await body(await t.request(`/request-status/${requestId}`));
+    if (s.status !== 'pending') break;
+    await sleep(50);
+  }
+  assert.is(s.status, 'completed');
+  assert.is(s.inputId, id);
+  assert.match(s.outputId, UUID_V4);
+});
+
+test('/zip: an unknown id names id', async () => {
+  const r = await t.json('/zip', { id: ['not-a-uuid'] });
+  assert.ok(r.status >= 400 && r.status < 500);
+  assert.match(((await r.json()) as { error: string }).error, /\bid\b/);
+});
+
+test('/unzip: the zip back by id -> files[] {name, id, outputUrl} plus outputId/outputUrl lists; same bytes', async () => {
+  const r = await body(await t.json('/unzip', { id: zipId }));
+  assert.is(r.inputId, zipId);
+  assert.equal(r.files.map((f: any) => f.name), ['federal-register-15-pages.pdf', 'google-docs-export.pdf', 'federal-register-15-pages (2).pdf']);
+  assert.equal(r.files.map((f: any) => f.id), r.outputId);
+  assert.equal(r.files.map((f: any) => f.outputUrl), r.outputUrl);
+  const sums = await Promise.all(r.files.map(async (f: any) => sha(readFileSync(await t.download(f.outputUrl)))));
+  assert.equal(sums, [sha(sourceA), sha(sourceB), sha(sourceA)]);
+  const info = await body(await t.request(`/resource/${r.files[1].id}?format=info`));
+  assert.is(info.type, 'application/pdf');
+  // With output: output_<n>.<ext>
+  const named = await body(await t.form('/unzip', { file: { file: zipPath, name: 'x.zip' }, output: 'part' }));
+  assert.equal(named.files.map((f: any) => f.name), ['part_1.pdf', 'part_2.pdf', 'part_3.pdf']);
+});
+
+test(`/unzip: AES-256 (${has7z ? '7z' : 'missing 7z: skipped'}) and ZipCrypto (zip -P): right password extracts, none or a wrong one is 401 naming password`, async () => {
+  const src = join(tmp, 'src');
+  mkdirSync(src, { recursive: true });
+  writeFileSync(join(src, 'secret.pdf'), sourceB);
+  const archives: { path: string; kind: string }[] = [];
+  if (has7z) {
+    const aes = join(tmp, 'aes.zip');
+    execFileSync('7z', ['a', '-tzip', '-mem=AES256', '-pS3cret!', aes, 'secret.pdf'], { cwd: src, stdio: 'ignore' });
+    assert.match(execFileSync('7z', ['l', '-slt', '-pS3cret!', aes], { encoding: 'utf8' }), /Method = AES-256/);
+    archives.push({ path: aes, kind: 'AES-256' });
+  }
+  const legacy = join(tmp, 'zipcrypto.zip');
+  execFileSync('zip', ['-q', '-P', 'S3cret!', legacy, 'secret.pdf'], { cwd: src });
+  archives.push({ path: legacy, kind: 'ZipCrypto' });
+  for (const a of archives) {
+    const id = await upload(a.path);
+    const r = await body(await t.json('/unzip', { id, password: 'S3cret!' }));
+    assert.is(r.files[0].name, 'secret.pdf', a.kind);
+    assert.is(sha(readFileSync(await t.download(r.files[0].outputUrl))), sha(sourceB), a.kind);
+    for (const password of [undefined, 'wrong-password']) {
+      const res = await t.json('/unzip', { id, password });
+      const err = (await res.json()) as { error: string };
+      assert.is(res.status, 401, `${a.kind} ${password}: ${err.error}`);
+      assert.match(err.error, /password/);
+    }
+  }
+});
+
+test('/unzip: one entry of 2 GiB of zeros -> 422 naming ZIP_MAX_RATIO / ZIP_MAX_MB, from the central directory, quickly', async () => {
+  const data = zerosDeflated(2048);
+  assert.ok(data.length < 4 << 20);
+  const bomb = buildZip([{ name: 'zeros.bin', data, method: 8, crc: 0, size: 2048 * 1024 * 1024 }]);
+  const id = await uploadBytes(bomb, 'bomb.zip');
+  const started = Date.now();
+  const res = await t.json('/unzip', { id });
+  const err = (await res.json()) as { error: string };
+  assert.is(res.status, 422, err.error);
+  assert.match(err.error, /ZIP_MAX_RATIO=200/);
+  assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+});
+
+test('/unzip: declared sizes that lie are caught while inflating (2 GiB declared as 1 KiB)', async () => {
+  const bomb = buildZip([{ name: 'small.txt', data: zerosDeflated(2048), method: 8, crc: 0, size: 1024 }]);
+  const id = await uploadBytes(bomb, 'liar.zip');
+  const started = Date.now();
+  const res = await t.json('/unzip', { id });
+  const err = (await res.json()) as { error: string };
+  assert.is(res.status, 400, err.error);
+  assert.match(err.error, /inflates past the size its header declares/);
+  assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+});
+
+test('/unzip: real bytes count against ZIP_MAX_MB even when every header is honest but small limits apply', async () => {
+  const small = await startApp({ ZIP_MAX_MB: '1' });
+  try {
+    // Honest 3 x 512 KiB: declared total 1.5 MiB > 1 MiB -> refused before extracting.
+    const chunk = Buffer.alloc(512 * 1024, 7);
+    const zip = buildZip([0, 1, 2].map((i) => ({ name: `p${i}.bin`, data: chunk })));
+    const res = await small.form('/unzip', { file: { bytes: zip, name: 'big.zip' } });
+    const err = (await res.json()) as { error: string };
+    assert.is(res.status, 422, err.error);
+    assert.match(err.error, /ZIP_MAX_MB=1/);
+  } finally {
+    await small.close();
+  }
+});
+
+test('/unzip: 5000 tiny entries -> 422 naming ZIP_MAX_ENTRIES, quickly', async () => {
+  const zip = buildZip(Array.from({ length: 5000 }, (_, i) => ({ name: `f${i}.txt`, data: Buffer.from('x') })));
+  const id = await uploadBytes(zip, 'many.zip');
+  const started = Date.now();
+  const res = await t.json('/unzip', { id });
+  const err = (await res.json()) as { error: string };
+  assert.is(res.status, 422, err.error);
+  assert.match(err.error, /ZIP_MAX_ENTRIES=1000/);
+  assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`);
+});
+
+test('/unzip: hostile entry names are stored under safe base names; nothing lands outside the job dir; dirs skipped; nested zip is a file', async () => {
+  const marker = `quire-evil-${process.pid}`;
+  const inner = buildZip([{ name: 'inner.txt', data: Buffer.from('inner') }]);
+  const zip = buildZip([
+    { name: `../../etc/${marker}`, data: Buffer.from('evil') },
+    { name: `/abs/${marker}-abs`, data: Buffer.from('abs') },
+    { name: 'folder/', data: Buffer.alloc(0) },
+    { name: `..\\..\\${marker}-win`, data: Buffer.from('win') },
+    { name: 'nested.zip', data: inner },
+  ]);
+  const workRoot = join(tmpdir(), 'quire-work');
+  const r = await body(await t.form('/unzip', { file: { bytes: zip, name: 'hostile.zip' } }));
+  assert.equal(r.files.map((f: any) => f.name), [marker, `${marker}-abs`, `${marker}-win`, 'nested.zip']);
+  assert.is(readFileSync(await t.download(r.files[0].outputUrl), 'utf8'), 'evil');
+  assert.equal(readFileSync(await t.download(r.files[3].outputUrl)), inner);
+  assert.not.ok(existsSync(`/abs/${marker}-abs`));
+  assert.not.ok(existsSync('/abs'));
+  for (const root of [t.dataDir, workRoot, tmpdir(), join(tmpdir(), 'etc'), '/etc']) {
+    const stray = (root === tmpdir() || root === '/etc' ? readdirSync(root).map((n) => join(root, n)) : walk(root)).filter((p) => p.includes(marker));
+    // Inside DATA_DIR only the stored resources (resources/<id>/...) may carry the name.
+    assert.ok(stray.every((p) => p.startsWith(join(t.dataDir, 'resources'))), `${root}: ${stray.join(', ')}`);
+  }
+});
+
+test('/unzip: a non-zip input is 400; a file and an id together is 400', async () => {
+  const id = await upload(B);
+  const res = await t.json('/unzip', { id });
+  const err = (await res.json()) as { error: string };
+  assert.is(res.status, 400, err.error);
+  assert.match(err.error, /zip/i);
+  const both = await t.form('/unzip', { file: { file: zipPath, name: 'a.zip' }, id });
+  assert.is(both.status, 400);
+});
+
+test('OpenAPI lists /zip and /unzip with their fields', async () => {
+  const doc = await body(await t.request('/openapi.json'));
+  assert.ok(doc.paths['/zip']?.post);
+  assert.ok(doc.paths['/unzip']?.post);
+  assert.match(JSON.stringify(doc.paths['/unzip'].post), /password/);
+});
+
+test.run();
