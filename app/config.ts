@@ -40,6 +40,9 @@ const schema = z.object({
   MAX_STREAM_MB: int(1).default(256),
   MAX_OBJECTS: int(1000).default(2_000_000),
   MAX_IMAGE_PIXELS: int(1).default(100_000_000),
+  ZIP_MAX_ENTRIES: int(1).default(1000),
+  ZIP_MAX_MB: int(1).default(1024),
+  ZIP_MAX_RATIO: int(1).default(200),
   QUEUE_MAX: int(0).default(100),
   RESOURCE_TTL_SECONDS: int(0).default(1800),
   API_KEYS: z.string().optional(),
@@ -148,6 +151,12 @@ export interface Limits {
   maxObjects: number;
   /** Decoded pixels of one input image. */
   maxImagePixels: number;
+  /** Entries of one archive (/unzip) or inputs of one /zip. */
+  zipMaxEntries: number;
+  /** Uncompressed bytes of one archive, declared and really inflated. */
+  zipMaxBytes: number;
+  /** Uncompressed / compressed size of one archive entry (past 1 MiB). */
+  zipMaxRatio: number;
 }
 
 export class ConfigError extends Error {
@@ -197,6 +206,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxStreamBytes: d.MAX_STREAM_MB * 1024 * 1024,
       maxObjects: d.MAX_OBJECTS,
       maxImagePixels: d.MAX_IMAGE_PIXELS,
+      zipMaxEntries: d.ZIP_MAX_ENTRIES,
+      zipMaxBytes: d.ZIP_MAX_MB * 1024 * 1024,
+      zipMaxRatio: d.ZIP_MAX_RATIO,
     },
     queueMax: d.QUEUE_MAX,
     resourceTtlMs: d.RESOURCE_TTL_SECONDS * 1000,

@@ -137,3 +137,62 @@ export async function enforceImagePolicy(input: string, output: string, o: Pick<
   await expectOutput('gs', output);
   return true;
 }
+
+/**
+ * PDF to PostScript. Poppler's pdftops writes the PostScript, because it honours LanguageLevel 3 (Ghostscript's
+ * ps2write writes the same Level 2 program whatever -dLanguageLevel says); a Ghostscript pdfwrite pass runs
+ * first only when an option pdftops lacks is asked for (a page list, annotations off, a scale, auto-rotation).
+ * Both write 7-bit clean data (ASCII85 / hex) at levels 2 and 3.
+ */
+export interface PdfToPsOptions {
+  /** PostScript LanguageLevel of the output. */
+  level: 2 | 3;
+  /** Pages to write, 1-based, in order (all when absent). */
+  pages?: number[];
+  /** Draw annotations (their appearance streams). */
+  annotations: boolean;
+  /** Turn each page so its text runs upright (Ghostscript AutoRotatePages=/PageByPage); else keep /Rotate as is. */
+  autoRotate: boolean;
+  /** Factor applied to the page content about the page's centre; the page size stays. */
+  scale: number;
+}
+
+/** The PostScript run before the PDF: an Install procedure scaling every page about its centre (none at scale 1). */
+export function scaleProlog(scale: number): string | null {
+  if (scale === 1) return null;
+  const s = Number(scale.toFixed(6));
+  return `<< /Install { currentpagedevice /PageSize get aload pop 2 div exch 2 div exch 2 copy translate ${s} ${s} scale neg exch neg exch translate } bind >> setpagedevice`;
+}
+
+export const needsPrepass = (o: PdfToPsOptions) => !!o.pages?.length || !o.annotations || o.autoRotate || o.scale !== 1;
+
+/** Ghostscript pdfwrite: the page list, annotations, rotation and scale applied to a PDF, before pdftops. */
+export function psPrepassArgs(input: string, output: string, o: PdfToPsOptions): string[] {
+  const args = [...PDFWRITE];
+  if (o.pages?.length) args.push(`-sPageList=${o.pages.join(',')}`);
+  if (!o.annotations) args.push('-dShowAnnots=false');
+  args.push(`-dAutoRotatePages=${o.autoRotate ? '/PageByPage' : '/None'}`, `-sOutputFile=${output}`);
+  const prolog = scaleProlog(o.scale);
+  if (prolog) args.push('-c', prolog, '-f');
+  args.push('--', input);
+  return args;
+}
+
+/** pdftops: each page on paper of its own size (never shrunk onto Letter), at the level asked for. */
+export const pdfToPsArgs = (input: string, output: string, o: Pick<PdfToPsOptions, 'level'>): string[] => [`-level${o.level}`, '-paper', 'match', input, output];
+
+export async function pdfToPs(input: string, output: string, o: PdfToPsOptions, ctx: EngineContext): Promise<void> {
+  const opts = { cwd: ctx.cwd, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
+  let src = input;
+  if (needsPrepass(o)) {
+    src = `${output}.prepass.pdf`;
+    await run('gs', psPrepassArgs(input, src, o), opts);
+    await expectOutput('gs', src);
+  }
+  try {
+    await run('pdftops', pdfToPsArgs(src, output, o), opts);
+    await expectOutput('pdftops', output);
+  } finally {
+    if (src !== input) await rm(src, { force: true });
+  }
+}

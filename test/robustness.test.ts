@@ -68,6 +68,15 @@ const ENDPOINTS: Record<string, Record<string, FormValue>> = {
   '/watermarked-pdf': { watermark_text: 'DRAFT' },
   '/pdf-with-added-text': { text_objects: '[{"text":"Hi","page":"1","x":"20","y":"20","font":"Helvetica","text_size":"12","text_color_rgb":"0,0,0"}]' },
   '/pdf-with-added-image': { image_file: image, x: '10', y: '10', page: '1' },
+  '/unzip': {},
+  '/flattened-forms-pdf': {},
+  '/flattened-annotations-pdf': {},
+  '/flattened-layers-pdf': {},
+  '/flattened-transparencies-pdf': { quality: 'low' },
+  '/tdm-reserved-pdf': { policy: 'https://example.com/policy' },
+  '/postscript': {},
+  '/exported-form-data': { data_format: 'xfdf' },
+  '/pdf-with-acroforms': {},
 };
 
 const INPUTS: [string, string, number][] = [
@@ -77,12 +86,16 @@ const INPUTS: [string, string, number][] = [
 ];
 
 test('the table covers every processing endpoint', () => {
-  const served = t.deps.operations.map((op) => op.path).filter((p) => p !== '/blank-pdf' && p !== '/pdf');
+  // /blank-pdf takes no input; /pdf and /zip take any file as it is.
+  const served = t.deps.operations.map((op) => op.path).filter((p) => !['/blank-pdf', '/pdf', '/zip'].includes(p));
   assert.equal([...served].sort(), Object.keys(ENDPOINTS).sort());
 });
 
-/** The owner password also opens a file, so the permissions password sent is tried as one and named when wrong. */
-const EXCEPT: Record<string, Record<string, number>> = { '/unrestricted-pdf': { password: 400 } };
+/**
+ * The owner password also opens a file, so the permissions password sent is tried as one and named when wrong;
+ * /unzip reads any PDF as a broken zip (its password is the zip's).
+ */
+const EXCEPT: Record<string, Record<string, number>> = { '/unrestricted-pdf': { password: 400 }, '/unzip': { password: 400 } };
 
 for (const [kind, file, status] of INPUTS) {
   test(`${kind} input: a JSON client error from every endpoint, never a 5xx`, async () => {

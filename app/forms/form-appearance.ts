@@ -19,7 +19,8 @@ export const beyondWinAnsi = (text: string) => [...text].some((c) => {
 export async function redrawUnicodeFields(path: string): Promise<number> {
   let doc: PDFDocument;
   try {
-    doc = await PDFDocument.load(await readFile(path), { updateMetadata: false });
+    // preserveXFA: pdf-lib would otherwise drop an XFA form's packets, and the form would stop being XFA.
+    doc = await PDFDocument.load(await readFile(path), { updateMetadata: false, preserveXFA: true });
   } catch {
     return 0; // encrypted, or beyond pdf-lib: qpdf's appearances stay
   }

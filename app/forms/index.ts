@@ -5,3 +5,5 @@
  */
 export * from './form-appearance.js';
 export * from './form-data.js';
+export * from './form-export.js';
+export * from './xfa-packets.js';

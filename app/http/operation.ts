@@ -79,6 +79,8 @@ export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
   fields: S;
   /** The kind of success body, for the docs: single file, several files, or JSON (text output). */
   output: 'file' | 'files' | 'json' | 'json-or-file';
+  /** Also answer `files: [{name, id, outputUrl}]`, one per output (/unzip, as pdfRest answers it). */
+  listFiles?: boolean;
   /** Native tools needed; if one is missing the endpoint answers 503 naming its Debian package. */
   engines: ToolName[];
   /**

@@ -2,7 +2,7 @@ import type { Hono, Context } from 'hono';
 import { z } from 'zod';
 import { AppError, outOfRange, TEXT } from '../errors.js';
 import { resourceUrl } from '../store/index.js';
-import { stripExtension } from '../store/names.js';
+import { extensionOf, stripExtension } from '../store/names.js';
 import { TOOLS } from '../../engines/tools.js';
 import { readBody, discardUploads, type Body } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
@@ -155,11 +155,16 @@ async function respond(
   const body: Record<string, unknown> = { ...(result.json ?? {}) };
   if (result.files) {
     const ids: string[] = [];
+    const listed: { name: string; id: string; outputUrl: string }[] = [];
     for (const f of result.files) {
-      const name = f.name ?? `${outputName}${f.ext ? `.${f.ext}` : ''}`;
+      // Without a name or ext, the extension of the file the engine wrote: the name carries the type (typeOf).
+      const ext = f.ext ?? extensionOf(f.path);
+      const name = f.name ?? `${outputName}${ext ? `.${ext}` : ''}`;
       const rec = await deps.store.add(f.path, { name, owner });
       ids.push(rec.id);
+      listed.push({ name: rec.name, id: rec.id, outputUrl: resourceUrl(baseUrl, rec.id) });
     }
+    if (op.listFiles) body.files = listed;
     const single = op.output === 'file' || op.output === 'json-or-file';
     body.outputUrl = single ? resourceUrl(baseUrl, ids[0]) : ids.map((i) => resourceUrl(baseUrl, i));
     body.outputId = single ? ids[0] : ids;

@@ -1,4 +1,5 @@
 import type { Operation } from '../http/operation.js';
+import flattenOperations from './flatten.js';
 import blankPdf from './blank-pdf.js';
 import pdfInfo from './pdf-info.js';
 import toPdf from './pdf.js';
@@ -24,12 +25,17 @@ import translatedPdfText from './translated-pdf-text.js';
 import redactionPreview from './pdf-with-redacted-text-preview.js';
 import redactionApplied from './pdf-with-redacted-text-applied.js';
 import importedFormData from './pdf-with-imported-form-data.js';
+import exportedFormData from './exported-form-data.js';
+import pdfWithAcroforms from './pdf-with-acroforms.js';
 import watermarkedPdf from './watermarked-pdf.js';
 import pdfWithAddedText from './pdf-with-added-text.js';
 import pdfWithAddedImage from './pdf-with-added-image.js';
 import word from './word.js';
 import excel from './excel.js';
 import powerpoint from './powerpoint.js';
+import zipOperations from './zip.js';
+import tdmReservedPdf from './tdm-reserved-pdf.js';
+import postscript from './postscript.js';
 
 /** Every endpoint, in the order the docs list them. Adding an endpoint is adding its module here. */
-export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, word, excel, powerpoint, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, signedPdf, summarizedPdfText, translatedPdfText, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage] as unknown as Operation[];
+export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, word, excel, powerpoint, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, exportedFormData, pdfWithAcroforms, signedPdf, summarizedPdfText, translatedPdfText, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage, tdmReservedPdf, postscript, ...flattenOperations, ...zipOperations] as unknown as Operation[];

@@ -108,7 +108,7 @@ async function convert(ctx: RunContext<Fields>) {
   if (f.url) {
     const html = await fetchPage(f.url, ctx.urlPolicy, ctx.signal, ctx.limits);
     await printPage(injectPageCss(html.text, pageCss(setupOf(f)), html.url), out, f, ctx);
-    return { files: [{ path: out }] };
+    return { files: [{ path: out, ext: 'pdf' }] };
   }
 
   const input = files[0];
@@ -157,7 +157,7 @@ async function convert(ctx: RunContext<Fields>) {
     throw invalidInput(`${input.name}: .${ext || '(no extension)'} cannot be converted; supported: ${SUPPORTED.map((e) => `.${e}`).join(', ')}`);
   }
   if (!(await stat(out).catch(() => null))?.size) throw invalidInput(`${input.name} produced no pages`);
-  return { files: [{ path: out }] };
+  return { files: [{ path: out, ext: 'pdf' }] };
 }
 
 const setupOf = (f: Fields): PageSetup => ({ size: f.page_size, orientation: f.page_orientation, marginPt: parseMargin(f.page_margin)!, layout: f.web_layout });

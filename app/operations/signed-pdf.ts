@@ -17,7 +17,7 @@ const point = z.object({ x: coord, y: coord });
 
 /** Spec 4.6; numbers and booleans may arrive as strings (CLIENTS.md). */
 const configuration = z.object({
-  type: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.literal('new')),
+  type: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(['new', 'existing'])),
   name: str.optional(),
   logo_opacity: z.preprocess(looseNumber, z.number().min(0).max(1)).optional(),
   location: z
@@ -130,7 +130,7 @@ export default operation({
   tag: 'Signing, redaction, watermark',
   summary: 'Digitally sign a PDF',
   description:
-    'Adds a PDF signature (adbe.pkcs7.detached CMS, SHA-256) in a new signature field, as an incremental update: the original bytes are kept, so earlier signatures stay valid. Credentials: a PKCS#12 file and a passphrase file, or a certificate (PEM with optional chain, or DER) and an unencrypted private key (PEM or DER); RSA, RSA-PSS, ECDSA or Ed25519 keys (signed by OpenSSL). Without signature_configuration.location the signature is invisible; with it, the box (PDF units of the unrotated page, origin bottom-left) shows "Digitally signed by <display.name or the certificate CN>", the DN if display.include_distinguished_name, the date unless display.include_datetime is false, and the reason, location and contact given; a logo (visible signatures only) is drawn behind the text at logo_opacity (default 0.5). signature_configuration.name names the field (default Signature1, 2, ...). Encrypted PDFs (401) and PDFs certified with "no changes allowed" (400) are refused.',
+    'Adds a PDF signature (adbe.pkcs7.detached CMS, SHA-256) in a new signature field, as an incremental update: the original bytes are kept, so earlier signatures stay valid. Credentials: a PKCS#12 file and a passphrase file, or a certificate (PEM with optional chain, or DER) and an unencrypted private key (PEM or DER); RSA, RSA-PSS, ECDSA or Ed25519 keys (signed by OpenSSL). Without signature_configuration.location the signature is invisible; with it, the box (PDF units of the unrotated page, origin bottom-left) shows "Digitally signed by <display.name or the certificate CN>", the DN if display.include_distinguished_name, the date unless display.include_datetime is false, and the reason, location and contact given; a logo (visible signatures only) is drawn behind the text at logo_opacity (default 0.5). signature_configuration.name names the field (default Signature1, 2, ...). With signature_configuration.type existing, name names an empty signature field of the PDF, which is signed in place: the box and page of its widget hold the appearance (none for a zero-size widget) and location is ignored; an unknown name, a field that is not a signature field, or one already signed is refused (400). Encrypted PDFs (401) and PDFs certified with "no changes allowed" (400) are refused.',
   inputs: {
     file: { idField: 'id', kind: 'pdf', description: 'The PDF to sign' },
     pfx_credential_file: { idField: 'pfx_credential_id', kind: 'any', required: false, description: 'PKCS#12 credential (.pfx/.p12)' },
@@ -148,6 +148,8 @@ export default operation({
   defaultName: (name) => `${name ?? 'service'}_service_signed_pdf`,
   run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName, limits }) => {
     const cfg = fields.signature_configuration;
+    const existing = cfg.type === 'existing';
+    if (existing && !cfg.name?.trim()) throw new AppError('missing_input', 'signature_configuration.name is required when signature_configuration.type is existing: it names the empty signature field to sign');
     const info = await openPdf(input.path, { cwd: dir, signal, timeoutMs });
     // Signing an encrypted file would mean encrypting the new revision with its key: decrypt it first.
     if (info.encrypt.encrypted) throw passwordProtected();
@@ -164,9 +166,11 @@ export default operation({
     const time = new Date();
     const signed = await signPdf(await readFile(input.path), creds, {
       fieldName: cfg.name?.trim() || undefined,
-      placement: loc && { page: loc.page, rect: [loc.bottom_left.x, loc.bottom_left.y, loc.top_right.x, loc.top_right.y] },
+      existing,
+      // An existing field's widget gives the box; location is only for a new field.
+      placement: existing || !loc ? undefined : { page: loc.page, rect: [loc.bottom_left.x, loc.bottom_left.y, loc.top_right.x, loc.top_right.y] },
       lines: appearanceLines(cfg, creds, time),
-      logo: logo && loc ? await logoPng(logo.path, limits.maxImagePixels) : undefined,
+      logo: logo && (loc || existing) ? await logoPng(logo.path, limits.maxImagePixels) : undefined,
       logoOpacity: cfg.logo_opacity ?? 0.5,
       name: cfg.display?.name || commonName(creds.certificate),
       reason: cfg.display?.reason,

@@ -32,6 +32,8 @@ import { CmsSigner, signatureSize, type Credentials } from './sign-credentials.j
 export interface SignRequest {
   /** Field name; default `Signature<n>`, the first one free. */
   fieldName?: string;
+  /** Sign the existing empty signature field `fieldName` (its widget's box and page), instead of adding a field. */
+  existing?: boolean;
   /** A visible signature: page (1-based) and rectangle in default user space of the unrotated page. */
   placement?: { page: number; rect: [number, number, number, number] };
   /** Lines of the visible appearance, top to bottom. */
@@ -56,6 +58,8 @@ export async function signPdf(input: Buffer, creds: Credentials, req: SignReques
   }
   refuseIfCertifiedLocked(doc);
   const pages = doc.getPages();
+  const target = req.existing ? existingSignatureField(doc, req.fieldName ?? '') : undefined;
+  if (target) req = { ...req, placement: target.placement };
   const pageNo = req.placement?.page ?? 1;
   if (pageNo > pages.length) throw outOfRange(pageNo, 'signature_configuration.location.page');
   const page = pages[pageNo - 1];
@@ -69,8 +73,8 @@ export async function signPdf(input: Buffer, creds: Credentials, req: SignReques
   const ctx = doc.context;
 
   const acroForm = doc.catalog.getOrCreateAcroForm();
-  const fieldName = req.fieldName ?? freeFieldName(acroForm.getAllFields().map(([f]) => f.getFullyQualifiedName() ?? ''));
-  if (req.fieldName && acroForm.getAllFields().some(([f]) => f.getFullyQualifiedName() === req.fieldName)) {
+  const fieldName = req.existing ? req.fieldName! : req.fieldName ?? freeFieldName(acroForm.getAllFields().map(([f]) => f.getFullyQualifiedName() ?? ''));
+  if (!req.existing && req.fieldName && acroForm.getAllFields().some(([f]) => f.getFullyQualifiedName() === req.fieldName)) {
     throw new AppError('out_of_range', `A field named ${req.fieldName} already exists in this PDF: choose another signature_configuration.name`);
   }
 
@@ -89,6 +93,15 @@ export async function signPdf(input: Buffer, creds: Credentials, req: SignReques
   if (req.location) sig.set(PDFName.of('Location'), PDFHexString.fromText(req.location));
   if (req.contact) sig.set(PDFName.of('ContactInfo'), PDFHexString.fromText(req.contact));
   const sigRef = ctx.register(sig);
+
+  if (target) {
+    // The field gets its value; its widget (the field itself, or its first kid) the appearance.
+    target.field.set(PDFName.of('V'), sigRef);
+    if (req.placement) target.widget.set(PDFName.of('AP'), ctx.obj({ N: await appearance(doc, pages[req.placement.page - 1], req) }));
+    acroForm.dict.set(PDFName.of('SigFlags'), PDFNumber.of(3));
+    const ready = Buffer.from(await doc.commit({ useObjectStreams: false }));
+    return new SignPdf().sign(ready, new CmsSigner(creds, ectx), req.time);
+  }
 
   const rect = req.placement?.rect ?? [0, 0, 0, 0];
   const widget = ctx.obj({
@@ -180,4 +193,49 @@ function fitText(texts: { chars: string[]; fonts: PDFFont[] }[], width: number, 
     if (lines.length * size * LINE_SPACING <= height && lines.every((l) => l.width <= width)) return { size, lines };
   }
   return { size: 3, lines };
+}
+
+/**
+ * The empty signature field `name` (fully qualified), with its widget and, when the widget has a box on a
+ * page, the placement of the visible signature. Unknown, non-signature and already signed fields are refused.
+ */
+function existingSignatureField(doc: PDFDocument, name: string): { field: PDFDict; widget: PDFDict; placement?: SignRequest['placement'] } {
+  const form = doc.catalog.getAcroForm();
+  const all = form?.getAllFields() ?? [];
+  const isSig = (f: (typeof all)[number][0]) => f.getInheritableAttribute(PDFName.of('FT')) === PDFName.of('Sig');
+  const entry = all.find(([f]) => f.getFullyQualifiedName() === name);
+  if (!entry) {
+    const sigs = all.filter(([f]) => isSig(f)).map(([f]) => f.getFullyQualifiedName());
+    const known = sigs.length ? `its signature fields are ${sigs.join(', ')}` : 'it has no signature field';
+    throw new AppError('out_of_range', `${name} is not within the acceptable range for signature_configuration.name: this PDF has no field named ${name} (${known})`);
+  }
+  const [field, fieldRef] = entry;
+  if (!isSig(field)) throw new AppError('out_of_range', `The field ${name} (signature_configuration.name) is not a signature field`);
+  if (field.dict.lookup(PDFName.of('V')) !== undefined) {
+    throw new AppError('invalid_input', `The signature field ${name} (signature_configuration.name) is already signed: sign an empty field, or use signature_configuration.type new`);
+  }
+  // The widget: the field itself when merged with it, else its first kid.
+  let widget = field.dict;
+  let widgetRef: PDFRef | undefined = fieldRef;
+  if (field.dict.lookup(PDFName.of('Subtype')) !== PDFName.of('Widget')) {
+    const kids = field.dict.lookupMaybe(PDFName.of('Kids'), PDFArray);
+    const kid = kids && kids.size() ? kids.get(0) : undefined;
+    widgetRef = kid instanceof PDFRef ? kid : undefined;
+    widget = (kids && kids.size() && kids.lookupMaybe(0, PDFDict)) || field.dict;
+  }
+  const rect = widget.lookupMaybe(PDFName.of('Rect'), PDFArray)?.asArray().map((v) => (v instanceof PDFNumber ? v.asNumber() : 0));
+  const pages = doc.getPages();
+  const p = widget.get(PDFName.of('P'));
+  let index = p instanceof PDFRef ? pages.findIndex((pg) => pg.ref === p || (pg.ref.objectNumber === p.objectNumber && pg.ref.generationNumber === p.generationNumber)) : -1;
+  if (index < 0 && widgetRef) {
+    index = pages.findIndex((pg) => {
+      const annots = pg.node.Annots();
+      return !!annots && annots.asArray().some((a) => a instanceof PDFRef && a.objectNumber === widgetRef!.objectNumber);
+    });
+  }
+  if (!rect || rect.length !== 4 || index < 0) return { field: field.dict, widget };
+  const [x1, y1, x2, y2] = [Math.min(rect[0], rect[2]), Math.min(rect[1], rect[3]), Math.max(rect[0], rect[2]), Math.max(rect[1], rect[3])];
+  // A zero-size widget is an invisible signature: no appearance is drawn.
+  if (x2 - x1 < 1 || y2 - y1 < 1) return { field: field.dict, widget };
+  return { field: field.dict, widget, placement: { page: index + 1, rect: [x1, y1, x2, y2] } };
 }

@@ -29,6 +29,8 @@ const OVERRIDES: Record<string, string> = {
   pem: 'application/x-pem-file',
   der: 'application/x-x509-ca-cert',
   xfd: 'application/vnd.adobe.xfd+xml',
+  fdf: 'application/vnd.fdf',
+  xfdf: 'application/vnd.adobe.xfdf',
 };
 
 /** The media type for a name, by extension (every format Quire reads or writes is known to `mime`). */

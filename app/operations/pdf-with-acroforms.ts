@@ -1,0 +1,92 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AppError } from '../errors.js';
+import { output } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
+import { readPdfJson } from '../../engines/qpdf.js';
+import { unpackObjects, writeFilledForm } from '../../engines/qpdf-form.js';
+import { beyondWinAnsi, normalName, planFill, readFormData, readXfaPackets, redrawUnicodeFields, type FieldValue, type FormWidget } from '../forms/index.js';
+import { inputError, PdfObjects, selectPages } from '../document/index.js';
+
+export const NO_XFA = 'No XFA forms were detected in the input PDF. No output was produced.';
+const DYNAMIC =
+  'The input PDF holds a dynamic XFA form without AcroForm widgets: its pages are laid out by an XFA viewer at run time, and Quire does not lay out XFA, so no AcroForm could be made from it.';
+
+export default operation({
+  path: '/pdf-with-acroforms',
+  tag: 'Forms',
+  summary: 'Convert an XFA form to an AcroForm',
+  description:
+    'Turns an XFA form into an AcroForm. Static XFA forms carry AcroForm widgets beside the XFA: the /XFA entry (and /NeedsRendering) is removed, so every viewer uses the AcroForm, and the AcroForm fields are filled from the XFA datasets (matched by name without [n] indices, as /pdf-with-imported-form-data does), with new appearances. Dynamic XFA forms without widgets are refused (400): their pages exist only once an XFA viewer lays them out. A PDF without XFA answers 200 with a warning and no output.',
+  inputs: pdfInput('The XFA form'),
+  fields: { output: output() },
+  output: 'file',
+  engines: ['qpdf'],
+  cost: { lane: 'light' },
+  run: async ({ input, dir, signal, timeoutMs, outputName, limits }) => {
+    const ctx = { cwd: dir, signal, timeoutMs };
+    const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
+    await selectPages(input.path, '1-last', ctx);
+    const source = join(dir, 'unpacked.pdf');
+    const { json } = await unpackObjects(input.path, source, ctx)
+      .then(() => readPdfJson(source, ctx, read))
+      .catch((err) => {
+        throw inputError(err);
+      });
+    const objects = new PdfObjects(json);
+    const acroRef = objects.catalog['/AcroForm'];
+    const acro = objects.dict(acroRef);
+    const xfa = acro?.['/XFA'];
+    if (!acro || xfa === undefined || xfa === null) return { warning: NO_XFA };
+    const widgets = (json.acroform?.fields ?? []) as FormWidget[];
+    if (!widgets.length) throw new AppError('invalid_input', DYNAMIC);
+
+    // The XFA data, read by our importer, onto the AcroForm fields.
+    const packets = await readXfaPackets(source, objects, xfa, ctx, read.maxBytes);
+    let values: FieldValue[] = [];
+    const datasets = packets.get('datasets');
+    if (datasets) {
+      const file = join(dir, 'datasets.xfd');
+      await writeFile(file, datasets.includes('xmlns:xfa') ? datasets : datasets.replace(/^<xfa:datasets/, '<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"'));
+      values = (await readFormData(file, 'datasets.xfd', ctx).catch(() => ({ fields: [] as FieldValue[] }))).fields;
+    }
+    // Designer names AcroForm fields after the whole XFA path (form1[0].page1[0].Name[0]); other producers
+    // leave the root subform out: a data path that matches nothing is tried without its root.
+    const names = new Set(widgets.map((w) => normalName(w.fullname)));
+    values = values.map((v) => {
+      const n = normalName(v.name);
+      const rest = n.split('.').slice(1).join('.');
+      return names.has(n) || !names.has(rest) ? v : { ...v, name: rest };
+    });
+    const plan = planFill(objects, widgets, values);
+
+    const rootRef = objects.trailer['/Root'] as string;
+    const root = plan.updates.get(rootRef) ?? { ...objects.catalog };
+    delete root['/NeedsRendering'];
+    const change = (d: Record<string, unknown>) => {
+      const next = { ...d };
+      delete next['/XFA'];
+      if (plan.filled.length) next['/NeedAppearances'] = true;
+      return next;
+    };
+    if (typeof acroRef === 'string' && / R$/.test(acroRef)) plan.updates.set(acroRef, change(plan.updates.get(acroRef) ?? { ...acro }));
+    else root['/AcroForm'] = change(acro);
+    plan.updates.set(rootRef, root);
+
+    const header = json.qpdf![0] as { maxobjectid: number };
+    const updates: Record<string, unknown> = {};
+    for (const [ref, value] of plan.updates) updates[`obj:${ref}`] = { value };
+    const update = join(dir, 'form-update.json');
+    await writeFile(update, JSON.stringify({ qpdf: [header, updates] }));
+    const path = join(dir, 'acroform.pdf');
+    await writeFilledForm(source, path, update, ctx).catch((err) => {
+      throw inputError(err);
+    });
+    if (values.some((f) => f.values.some(beyondWinAnsi))) await redrawUnicodeFields(path);
+    const missed = [...plan.unknown, ...plan.skipped];
+    return {
+      files: [{ path, name: `${outputName}.pdf` }],
+      warning: missed.length ? `${missed.length} value${missed.length > 1 ? 's' : ''} of the XFA data had no AcroForm field to go to: ${missed.slice(0, 10).join(', ')}${missed.length > 10 ? ` and ${missed.length - 10} more` : ''}.` : undefined,
+    };
+  },
+});
