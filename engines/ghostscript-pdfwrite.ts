@@ -20,7 +20,18 @@ export interface ImageSettings {
   encoding?: 'jpeg' | 'lossless' | 'auto';
   /** 1-100; maps to the DCT QFactor. */
   jpegQuality?: number;
+  /** Per image class: downsample threshold (overrides `threshold`). */
+  thresholds?: Partial<Record<ImageClass, number>>;
+  /**
+   * Per image class: the filter images are written with (overrides `encoding` for that class; AutoFilter off,
+   * JPEG/JPX pass-through off), or 'auto' (Ghostscript picks DCT or Flate per image).
+   */
+  filters?: Partial<Record<ImageClass, 'DCTEncode' | 'FlateEncode' | 'CCITTFaxEncode' | 'auto'>>;
+  /** Per class (Color, Gray) JPEG quality 1-100 (overrides `jpegQuality` for that class). */
+  qualities?: Partial<Record<'Color' | 'Gray', number>>;
 }
+
+export type ImageClass = 'Color' | 'Gray' | 'Mono';
 
 export interface PdfwriteOptions {
   /** PostScript files run before the input (pdfmark prologs in the job dir). */
@@ -40,6 +51,8 @@ export interface PdfwriteOptions {
   compressFonts?: boolean;
   dropAnnotations?: boolean;
   dropOutlines?: boolean;
+  /** -dDetectDuplicateImages (pdfwrite writes identical images once). */
+  detectDuplicateImages?: boolean;
   /** Resolution at which transparency is flattened when the output level has none (PDF 1.3 / PDF/X-1a, X-3). */
   flattenDpi?: number;
 }
@@ -70,6 +83,7 @@ export function pdfwriteArgs(input: string, output: string, o: PdfwriteOptions =
   if (o.compressFonts !== undefined) a.push(`-dCompressFonts=${bool(o.compressFonts)}`);
   if (o.dropAnnotations) a.push('-dShowAnnots=false');
   if (o.dropOutlines) a.push('-dNO_PDFMARK_OUTLINES');
+  if (o.detectDuplicateImages !== undefined) a.push(`-dDetectDuplicateImages=${bool(o.detectDuplicateImages)}`);
   const im = o.images;
   const ps: string[] = [];
   if (im) {
@@ -77,7 +91,7 @@ export function pdfwriteArgs(input: string, output: string, o: PdfwriteOptions =
       a.push(`-dDownsample${kind}Images=${bool(dpi !== undefined)}`);
       if (dpi !== undefined) {
         a.push(`-d${kind}ImageResolution=${dpi}`, `-d${kind}ImageDownsampleType=/${kind === 'Mono' ? 'Subsample' : (im.method ?? 'Bicubic')}`);
-        a.push(`-d${kind}ImageDownsampleThreshold=${im.threshold ?? 1.5}`);
+        a.push(`-d${kind}ImageDownsampleThreshold=${im.thresholds?.[kind] ?? im.threshold ?? 1.5}`);
       }
     }
     if (im.encoding === 'jpeg' || im.encoding === 'lossless') {
@@ -87,10 +101,22 @@ export function pdfwriteArgs(input: string, output: string, o: PdfwriteOptions =
         a.push(`-dAutoFilter${kind}Images=false`, `-d${kind}ImageFilter=/${im.encoding === 'jpeg' ? 'DCTEncode' : 'FlateEncode'}`);
       }
     }
-    if (im.jpegQuality !== undefined) {
-      const dict = `<< /QFactor ${qFactor(im.jpegQuality)} /Blend 1 /HSamples [2 1 1 2] /VSamples [2 1 1 2] >>`;
-      ps.push(`<< /ColorImageDict ${dict} /ColorACSImageDict ${dict} /GrayImageDict ${dict} /GrayACSImageDict ${dict} >> setdistillerparams`);
+    for (const [kind, filter] of Object.entries(im.filters ?? {}) as [ImageClass, string][]) {
+      if (filter === 'auto') {
+        if (kind !== 'Mono') a.push(`-dAutoFilter${kind}Images=true`);
+        continue;
+      }
+      if (!a.includes('-dPassThroughJPEGImages=false')) a.push('-dPassThroughJPEGImages=false', '-dPassThroughJPXImages=false');
+      if (kind !== 'Mono') a.push(`-dAutoFilter${kind}Images=false`);
+      a.push(`-d${kind}ImageFilter=/${filter}`);
     }
+    const dict = (q: number) => `<< /QFactor ${qFactor(q)} /Blend 1 /HSamples [2 1 1 2] /VSamples [2 1 1 2] >>`;
+    const entries: string[] = [];
+    for (const kind of ['Color', 'Gray'] as const) {
+      const q = im.qualities?.[kind] ?? im.jpegQuality;
+      if (q !== undefined) entries.push(`/${kind}ImageDict ${dict(q)} /${kind}ACSImageDict ${dict(q)}`);
+    }
+    if (entries.length) ps.push(`<< ${entries.join(' ')} >> setdistillerparams`);
   }
   a.push(`-sOutputFile=${output}`);
   if (ps.length) a.push('-c', ps.join(' '), '-f');

@@ -42,8 +42,11 @@ export function uniqueNames(names: string[]): string[] {
 /** The last segment of an entry's name, whichever separator it uses (the caller still sanitises it). */
 export const entryBaseName = (entryName: string) => entryName.replace(/[\\/]+$/, '').replace(/^.*[\\/]/, '');
 
-/** Writes `files` into one deflated zip at `out`, in order, under the names given (safe, made unique). */
-export async function writeZip(files: { path: string; name: string }[], out: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+/**
+ * Writes `files` into one deflated zip at `out`, in order, under the names given (safe, made unique), in the
+ * calling thread (the service runs it in a worker: `writeZip` of thread.ts).
+ */
+export async function writeZipHere(files: { path: string; name: string }[], out: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
   const names = uniqueNames(files.map((f) => f.name));
   const writer = new ZipWriter(Writable.toWeb(createWriteStream(out)) as WritableStream<Uint8Array>, { signal: opts.signal, level: 6 });
   try {
@@ -85,8 +88,9 @@ async function openZip(path: string): Promise<{ reader: ZipReader<Blob>; entries
  * central directory before anything is inflated, then on the bytes really produced (declared sizes lie):
  * an entry that inflates past its declared size, past the ratio or past the total stops the job with a 422.
  * Nested archives come out as files; nothing is extracted recursively. Directory entries are skipped.
+ * Runs in the calling thread (the service runs it in a worker: `extractZip` of thread.ts).
  */
-export async function extractZip(
+export async function extractZipHere(
   path: string,
   dir: string,
   limits: ZipLimits,

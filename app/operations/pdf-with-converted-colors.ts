@@ -1,5 +1,7 @@
 import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { AppError } from '../errors.js';
 import { oneOf, output, trueFalse } from '../http/fields.js';
 import { operation } from '../http/operation.js';
@@ -8,22 +10,31 @@ import { openPdf } from '../document/index.js';
 
 /** colord-data's profiles (Debian package colord-data, listed in scripts/apt-packages.txt). */
 const COLORD = '/usr/share/color/icc/colord';
+/**
+ * Quire's generated profiles (engines/icc, made by scripts/make-icc-profiles.mjs from their definitions and from the
+ * CGATS/Fogra characterisation data of Debian icc-profiles-free); next to the sources, or next to dist/ in the image.
+ */
+const OWN = [new URL('../../engines/icc/', import.meta.url), new URL('../../../engines/icc/', import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((d) => existsSync(join(d, 'lab-d50.icc'))) ?? fileURLToPath(new URL('../../engines/icc/', import.meta.url));
 
-type Preset = { file: string; family: ColorFamily; name: string } | { unavailable: string };
-const NOT_IN_DEBIAN = 'send color_profile=custom with the ICC profile as profile or profile_id';
+/** lab: colours become CIELAB D50 values, written as ICCBased colour spaces with the Lab D50 profile (two passes). */
+type Preset = { file: string; family: ColorFamily; name: string; lab?: boolean } | { unavailable: string };
 
-/** Every name of the spec: the ones Debian ships a profile for, and why the others are refused. */
+/** Every name of the spec and the profile that stands for it (README: "/pdf-with-converted-colors"). */
 export const PRESETS: Record<string, Preset> = {
   srgb: { file: `${GS_ICC_DIR}/srgb.icc`, family: 'RGB', name: 'sRGB IEC61966-2.1 (Ghostscript srgb.icc)' },
   'vendor-rgb': { file: `${COLORD}/AppleRGB.icc`, family: 'RGB', name: 'Apple RGB (colord-data AppleRGB.icc)' },
   'color-match-rgb': { file: `${COLORD}/ColorMatchRGB.icc`, family: 'RGB', name: 'ColorMatch RGB (colord-data ColorMatchRGB.icc)' },
-  'gamma-18': { file: `${GS_ICC_DIR}/sgray.icc`, family: 'Gray', name: 'Gray gamma 1.8 (Ghostscript sgray.icc, a pure 1.8 tone curve)' },
-  'gamma-22': { unavailable: `no grey gamma 2.2 profile is packaged in Debian 12 (Ghostscript's default_gray.icc has the sRGB curve, not a 2.2 power); ${NOT_IN_DEBIAN}` },
-  'lab-d50': { unavailable: "Ghostscript's pdfwrite converts to RGB, CMYK or grey only and cannot write Lab colour" },
-  'monitor-rgb': { unavailable: `a server has no monitor, so no monitor profile; ${NOT_IN_DEBIAN}` },
-  ...Object.fromEntries([10, 15, 20, 25, 30].map((n) => [`dot-gain-${n}`, { unavailable: `Adobe's Dot Gain ${n}% grey profile is not packaged in Debian; ${NOT_IN_DEBIAN}` }])),
-  'viewer5-cmyk': { unavailable: `Adobe's Acrobat 5 CMYK profile is not packaged in Debian; ${NOT_IN_DEBIAN}` },
-  'viewer9-cmyk': { unavailable: `Adobe's Acrobat 9 CMYK profile is not packaged in Debian; ${NOT_IN_DEBIAN}` },
+  'monitor-rgb': { file: `${COLORD}/sRGB.icc`, family: 'RGB', name: 'sRGB display profile (colord-data sRGB.icc)' },
+  'gamma-18': { file: join(OWN, 'gray-gamma-1.8.icc'), family: 'Gray', name: 'Gray Gamma 1.8 (Quire engines/icc)' },
+  'gamma-22': { file: join(OWN, 'gray-gamma-2.2.icc'), family: 'Gray', name: 'Gray Gamma 2.2 (Quire engines/icc)' },
+  ...Object.fromEntries(
+    [10, 15, 20, 25, 30].map((n) => [`dot-gain-${n}`, { file: join(OWN, `dot-gain-${n}.icc`), family: 'Gray', name: `Dot Gain ${n}% grey (Quire engines/icc)` }]),
+  ),
+  'lab-d50': { file: join(OWN, 'lab-d50.icc'), family: 'RGB', lab: true, name: 'Lab D50 (CIELAB values, Quire engines/icc)' },
+  'viewer5-cmyk': { file: join(OWN, 'swop-tr003.icc'), family: 'CMYK', name: 'U.S. Web Coated SWOP, CGATS TR 003 (Acrobat 5 CMYK stand-in, ArgyllCMS from Debian icc-profiles-free)' },
+  'viewer9-cmyk': { file: join(OWN, 'fogra39.icc'), family: 'CMYK', name: 'Coated FOGRA39, ISO 12647-2:2004 (Acrobat 9 CMYK stand-in, ArgyllCMS from Debian icc-profiles-free)' },
   custom: { unavailable: 'profile or profile_id is required when color_profile is custom' },
 };
 const NAMES = Object.keys(PRESETS) as [string, ...string[]];
@@ -61,9 +72,9 @@ export default operation({
   summary: 'Convert the colours of a PDF to an ICC profile',
   description:
     'Ghostscript pdfwrite converts every colour to the family of the profile (RGB, CMYK or grey) with that profile as the destination of the conversion, and embeds it as the document\'s OutputIntent. ' +
-    'Profiles from Debian packages: srgb (Ghostscript srgb.icc), vendor-rgb / apple-rgb (colord-data AppleRGB.icc), color-match-rgb (colord-data ColorMatchRGB.icc), gamma-18 (Ghostscript sgray.icc). ' +
-    'Refused with 400 rather than approximated: lab-d50 (pdfwrite cannot write Lab), gamma-22, dot-gain-10..30, viewer5-cmyk / acrobat5-cmyk, viewer9-cmyk / acrobat9-cmyk (Adobe profiles, not in Debian) and monitor-rgb (no monitor on a server): ' +
-    'send them as color_profile=custom with profile (ICC upload) or profile_id. ' +
+    'Profiles (README table): srgb (Ghostscript srgb.icc), vendor-rgb / apple-rgb (colord-data AppleRGB.icc), color-match-rgb (colord-data ColorMatchRGB.icc), monitor-rgb (colord-data sRGB.icc display profile), ' +
+    'gamma-18 / gamma-22 (grey power curves 1.8 / 2.2), dot-gain-10..30 (grey with that dot gain at 50% tint), viewer5-cmyk / acrobat5-cmyk (SWOP, built from CGATS TR 003 data), ' +
+    'viewer9-cmyk / acrobat9-cmyk (Coated FOGRA39, built from Fogra data), both with ArgyllCMS from Debian icc-profiles-free; lab-d50 writes CIELAB D50 values as ICCBased colour spaces with a Lab D50 profile (pdfwrite has no /Lab output). ' +
     'Limits of Ghostscript 10.00: colours already in the target family as device colours (DeviceRGB into an RGB profile, DeviceCMYK into a CMYK one) keep their values and are ' +
     'tagged with the profile by the OutputIntent; ICC-tagged colours of the same family keep their own profile. preserve_black=true sets Ghostscript\'s DeviceGrayToK (grey on the K plate only) and ' +
     'lcms2 black-plane preservation for CMYK-to-CMYK (KPreserve=2); false turns both off. (Ghostscript 10.00 already writes pure black and DeviceGray content as grey, i.e. K only, in CMYK output.)',
@@ -86,7 +97,7 @@ export default operation({
     const ctx = { cwd: dir, signal, timeoutMs };
     const custom = inputs.profile?.[0];
     const preset = PRESETS[fields.color_profile];
-    let target: { file: string; family: ColorFamily; name: string };
+    let target: { file: string; family: ColorFamily; name: string; lab?: boolean };
     if (fields.color_profile === 'custom') {
       if (!custom) throw new AppError('out_of_range', 'profile or profile_id is required when color_profile is custom');
       const bytes = await readFile(custom.path);
@@ -106,19 +117,32 @@ export default operation({
     for (const f of await readdir(GS_ICC_DIR)) if (f !== defaults[target.family]) await symlink(join(GS_ICC_DIR, f), join(icc, f));
     await copyFile(target.file, join(icc, defaults[target.family]));
 
+    const out = join(dir, 'converted.pdf');
+    const opts = { iccDir: icc, preserveBlack: fields.preserve_black, readable: [target.file, icc] };
+    if (target.lab) {
+      // pdfwrite cannot write /Lab spaces. Pass 1 converts every colour into the Lab D50 profile, whose three
+      // channels are L*, a*, b* (written as DeviceRGB numbers); pass 2 reads those DeviceRGB numbers as that profile
+      // and writes them unchanged as ICCBased colour spaces embedding it (UseDeviceIndependentColor), so readers
+      // see the right colours and the numbers are CIELAB D50. No OutputIntent: Lab is no output condition.
+      const lab = join(dir, 'lab.pdf');
+      const e1 = await rewritePdf(input.path, lab, { ...opts, colorConversion: 'RGB' }, { ...ctx, pages: pageCount });
+      const strategy = join(dir, 'strategy.ps');
+      await writeFile(strategy, '%!\n<< /ColorConversionStrategy /UseDeviceIndependentColor >> setdistillerparams\n');
+      const e2 = await rewritePdf(lab, out, { iccDir: icc, readable: [icc], prologs: [strategy] }, { ...ctx, pages: pageCount });
+      failedLink(e1.stderr + e2.stderr);
+      return { files: [{ path: out, name: `${outputName}.pdf` }] };
+    }
     const prolog = join(dir, 'intent.ps');
     await writeFile(prolog, outputIntentProlog({ profile: target.file, components: COMPONENTS[target.family], subtype: 'GTS_PDFA1', identifier: 'Custom', info: target.name }));
-    const out = join(dir, 'converted.pdf');
-    const { stderr } = await rewritePdf(
-      input.path,
-      out,
-      { colorConversion: target.family, iccDir: icc, preserveBlack: fields.preserve_black, readable: [target.file, icc], prologs: [prolog] },
-      { ...ctx, pages: pageCount },
-    );
-    // Ghostscript exits 0 and leaves colours out when it cannot build a transform from a profile.
-    if (/failed to create ICC profile link|icc.*error/i.test(stderr)) {
-      throw new AppError('out_of_range', 'The profile could not be used for the conversion (Ghostscript could not build a colour transform with it)');
-    }
+    const { stderr } = await rewritePdf(input.path, out, { ...opts, colorConversion: target.family, prologs: [prolog] }, { ...ctx, pages: pageCount });
+    failedLink(stderr);
     return { files: [{ path: out, name: `${outputName}.pdf` }] };
   },
 });
+
+/** Ghostscript exits 0 and leaves colours out when it cannot build a transform from a profile. */
+function failedLink(stderr: string): void {
+  if (/failed to create ICC profile link|icc.*error/i.test(stderr)) {
+    throw new AppError('out_of_range', 'The profile could not be used for the conversion (Ghostscript could not build a colour transform with it)');
+  }
+}

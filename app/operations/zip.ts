@@ -18,7 +18,8 @@ const zip = operation({
   fields: { output: output() },
   output: 'file',
   engines: [],
-  // Deflate runs in Node's zlib thread pool (CompressionStream); documents are mostly compressed already.
+  // zip.js runs in a worker thread of its own (app/archive); deflate in Node's zlib thread pool, and documents
+  // are mostly compressed already.
   cost: { lane: 'light' },
   defaultName: () => 'pdfrest_zip',
   run: async ({ inputs, dir, signal, outputName, limits }) => {
@@ -44,7 +45,7 @@ const unzip = operation({
   output: 'files',
   listFiles: true,
   engines: [],
-  // Inflating (up to ZIP_MAX_MB) and AES decryption are CPU work in this process: one core.
+  // Inflating (up to ZIP_MAX_MB) and AES decryption are CPU work in one worker thread (app/archive): one core.
   cost: { lane: 'cpu', processes: 1 },
   run: async ({ fields, input, dir, signal, progress, limits }) => {
     const extracted = await extractZip(
