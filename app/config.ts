@@ -33,6 +33,7 @@ const schema = z.object({
   HTML_TIMEOUT_SECONDS: int(1).default(20),
   HTML_MAX_PAGES: int(1).default(1000),
   HTML_MAX_MB: int(1).default(50),
+  HTML_MAX_MEMORY_MB: int(1).default(1024),
   PS_TIMEOUT_SECONDS: int(1).default(25),
   PS_MAX_PAGES: int(1).default(2000),
   OFFICE_TIMEOUT_SECONDS: int(1).default(120),
@@ -141,6 +142,8 @@ export interface Limits {
   htmlMaxPages: number;
   /** Bytes a page may load in total (the document and every sub-resource). */
   htmlMaxBytes: number;
+  /** Resident memory of one page's renderer process (sampled every 250 ms). */
+  htmlMaxMemoryBytes: number;
   psTimeoutMs: number;
   psMaxPages: number;
   officeTimeoutMs: number;
@@ -199,6 +202,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       htmlTimeoutMs: d.HTML_TIMEOUT_SECONDS * 1000,
       htmlMaxPages: d.HTML_MAX_PAGES,
       htmlMaxBytes: d.HTML_MAX_MB * 1024 * 1024,
+      htmlMaxMemoryBytes: d.HTML_MAX_MEMORY_MB * 1024 * 1024,
       psTimeoutMs: d.PS_TIMEOUT_SECONDS * 1000,
       psMaxPages: d.PS_MAX_PAGES,
       officeTimeoutMs: d.OFFICE_TIMEOUT_SECONDS * 1000,

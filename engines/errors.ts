@@ -9,8 +9,8 @@ export class EngineError extends Error {
       timedOut?: boolean;
       aborted?: boolean;
       missing?: boolean;
-      /** The input hit a limit the caller set (time, pages, bytes): the caller names its setting (422). */
-      limit?: 'time' | 'pages' | 'bytes';
+      /** The input hit a limit the caller set (time, pages, bytes, memory): the caller names its setting (422). */
+      limit?: 'time' | 'pages' | 'bytes' | 'memory';
     } = {},
   ) {
     super(`${tool}: ${message}`);

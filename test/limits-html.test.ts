@@ -15,6 +15,8 @@ const test = suite('limits-html');
 let t: TestApp;
 /** The same, with HTML_MAX_PAGES=5. */
 let few: TestApp;
+/** HTML_MAX_MEMORY_MB=300, HTML_TIMEOUT_SECONDS=30. */
+let lean: TestApp;
 let site: http.Server;
 let base = '';
 /** Bytes the local site has sent for /stream, and whether that response was cut. */
@@ -48,10 +50,11 @@ test.before(async () => {
   const env = { HTML_TIMEOUT_SECONDS: '5', HTML_MAX_MB: '2', URL_ALLOW: '127.0.0.1' };
   t = await startApp(env);
   few = await startApp({ ...env, HTML_MAX_PAGES: '5' });
+  lean = await startApp({ ...env, HTML_TIMEOUT_SECONDS: '30', HTML_MAX_MEMORY_MB: '300' });
 });
 
 test.after(async () => {
-  await Promise.all([t.close(), few.close()]);
+  await Promise.all([t.close(), few.close(), lean.close()]);
   await shutdownBrowser();
   site.close();
 });
@@ -115,9 +118,19 @@ test('an endless script is cut at HTML_TIMEOUT_SECONDS, uploaded or fetched', as
   await leftClean(t);
 });
 
-test('a script building a DOM of millions of nodes is cut at HTML_TIMEOUT_SECONDS', async () => {
+test('a script growing its DOM past HTML_MAX_MEMORY_MB is cut well before HTML_TIMEOUT_SECONDS', async () => {
+  // Big nodes appended on a timer: the main thread yields, so only the memory grows without end.
+  const html = '<html><body><p>Swelling page</p><script>let n = 0; setInterval(() => { const d = document.createElement("div"); for (let i = 0; i < 2000; i++) { const p = document.createElement("p"); p.textContent = "Row " + n++ + " " + "x".repeat(200); d.append(p) } document.body.append(d) }, 1)</script></body></html>';
+  const { seconds, error } = await refused(lean, { file: { bytes: Buffer.from(html), name: 'swell.html' } }, /HTML_MAX_MEMORY_MB=300\b/);
+  assert.match(error, /memory/);
+  assert.ok(seconds < 20, `answered after ${seconds} s`);
+  console.log(`memory limit: cut after ${seconds} s, largest renderer seen ${Math.round(browserStats().rendererPeakBytes / 1024 / 1024)} MB`);
+  await leftClean(lean);
+});
+
+test('a script building a DOM of millions of nodes is cut at HTML_TIMEOUT_SECONDS or, first, HTML_MAX_MEMORY_MB', async () => {
   const html = '<html><body><p>Growing page</p><script>for (let i = 0; i < 5e7; i++) { const d = document.createElement("div"); d.textContent = "Row " + i; document.body.append(d) }</script></body></html>';
-  const { seconds } = await refused(t, { file: { bytes: Buffer.from(html), name: 'dom.html' } }, /HTML_TIMEOUT_SECONDS=5\b/);
+  const { seconds } = await refused(t, { file: { bytes: Buffer.from(html), name: 'dom.html' } }, /HTML_TIMEOUT_SECONDS=5\b|HTML_MAX_MEMORY_MB=1024\b/);
   assert.ok(seconds < 20, `answered after ${seconds} s`);
   await leftClean(t);
 });

@@ -182,7 +182,7 @@ async function printPage(html: string, out: string, f: Fields, ctx: RunContext<F
       settleMs: SETTLE_MS,
       javascript: !o.mail,
       resolveHost: o.mail ? async () => null : (h) => resolveAllowedHost(h, ctx.urlPolicy),
-      limits: { timeoutMs: ctx.limits.htmlTimeoutMs, maxPages: ctx.limits.htmlMaxPages, maxBytes: ctx.limits.htmlMaxBytes },
+      limits: { timeoutMs: ctx.limits.htmlTimeoutMs, maxPages: ctx.limits.htmlMaxPages, maxBytes: ctx.limits.htmlMaxBytes, maxMemoryBytes: ctx.limits.htmlMaxMemoryBytes },
     },
     { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs },
   ).catch((err) => {
@@ -193,9 +193,10 @@ async function printPage(html: string, out: string, f: Fields, ctx: RunContext<F
 }
 
 /** One of the HTML limits (HTML, web pages, e-mail) as the 422 naming its setting. */
-function htmlLimitExceeded(limit: 'time' | 'pages' | 'bytes', limits: RunContext<Fields>['limits']) {
+function htmlLimitExceeded(limit: 'time' | 'pages' | 'bytes' | 'memory', limits: RunContext<Fields>['limits']) {
   if (limit === 'time') return limitExceeded("The page's load, scripts and printing", 'HTML_TIMEOUT_SECONDS', limits.htmlTimeoutMs / 1000);
   if (limit === 'pages') return limitExceeded('The number of pages the page prints', 'HTML_MAX_PAGES', limits.htmlMaxPages);
+  if (limit === 'memory') return limitExceeded("The memory of the page's renderer", 'HTML_MAX_MEMORY_MB', limits.htmlMaxMemoryBytes / 1024 / 1024);
   return limitExceeded('The bytes the page loads (the document and its sub-resources)', 'HTML_MAX_MB', limits.htmlMaxBytes / 1024 / 1024);
 }
 

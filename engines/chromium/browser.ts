@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Page } from 'puppeteer-core';
 import type { EngineContext } from '../context.js';
 import { EngineError } from '../errors.js';
 import { killGroupAndWait } from '../process-group.js';
@@ -59,6 +59,12 @@ interface Instance {
   active: number;
   retiring: boolean;
   dead: boolean;
+  /** Memory watches of the jobs running now (watchMemory), and the sampler serving them. */
+  watches: Set<MemoryWatch>;
+  sampler?: NodeJS.Timeout;
+  session?: Promise<CDPSession>;
+  /** When a renderer was last killed for its memory (ms since the epoch). */
+  memoryKilledAt: number;
 }
 
 let currentInst: Instance | null = null;
@@ -104,7 +110,7 @@ async function launch(): Promise<Instance> {
     throw new EngineError('chromium', `could not start: ${(err as Error).message.split('\n')[0]}`, { missing });
   }
   launches++;
-  const inst: Instance = { browser, pid: browser.process()?.pid, dir, jobs: 0, active: 0, retiring: false, dead: false };
+  const inst: Instance = { browser, pid: browser.process()?.pid, dir, jobs: 0, active: 0, retiring: false, dead: false, watches: new Set(), memoryKilledAt: 0 };
   instances.add(inst);
   browser.on('disconnected', () => void end(inst));
   return inst;
@@ -115,6 +121,7 @@ async function end(inst: Instance, graceMs = 5000): Promise<void> {
   if (inst.dead) return;
   inst.dead = true;
   if (currentInst === inst) currentInst = null;
+  clearInterval(inst.sampler);
   await Promise.race([inst.browser.close().catch(() => undefined), new Promise((r) => setTimeout(r, graceMs).unref())]);
   // Renderers and the zygote may outlive the main process: empty the whole group.
   await killGroupAndWait(inst.pid);
@@ -215,6 +222,87 @@ export async function bounded<T>(work: () => Promise<T>, ctx: EngineContext, lat
   }
 }
 
+/**
+ * Renderer memory. A page's renderer cannot be named reliably from outside: CDP tells no target's pid, and
+ * comparing renderer pids before and after a page opens is fooled by Chromium's spare renderer (made ahead,
+ * taken by the next page) and by pages opening at once. So no page is mapped to a pid: while jobs with a memory
+ * limit run on a browser, every 250 ms its renderers are listed (CDP SystemInfo.getProcessInfo, browser
+ * session) and their resident memory read (/proc/<pid>/status, VmRSS); a renderer over the limit is killed at
+ * once (SIGKILL, as closing its context would: its pages and nothing else die with it, each context having
+ * renderers of its own). The job whose page this was learns it from its page crashing (Inspector.targetCrashed)
+ * within a moment of such a kill, and is cut with the memory limit; every other job runs on. (A cross-site frame
+ * over the limit is killed too; its page then prints without it.)
+ */
+interface MemoryWatch {
+  maxBytes: number;
+}
+
+const SAMPLE_MS = 250;
+
+/** Resident bytes of a process, or 0 once it is gone. */
+function residentBytes(pid: number): number {
+  try {
+    const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Largest renderer resident size seen over the run, for tests and the benchmark. */
+let rendererPeakBytes = 0;
+
+async function sample(inst: Instance): Promise<void> {
+  if (inst.dead || !inst.watches.size) return;
+  const maxBytes = Math.min(...[...inst.watches].map((w) => w.maxBytes));
+  inst.session ??= inst.browser.target().createCDPSession();
+  const session = await inst.session;
+  const { processInfo } = (await session.send('SystemInfo.getProcessInfo')) as { processInfo: { type: string; id: number }[] };
+  for (const p of processInfo) {
+    if (p.type !== 'renderer') continue;
+    const rss = residentBytes(p.id);
+    rendererPeakBytes = Math.max(rendererPeakBytes, rss);
+    if (rss <= maxBytes) continue;
+    inst.memoryKilledAt = Date.now();
+    try {
+      process.kill(p.id, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/**
+ * Watches the renderer memory of the lease's browser until the returned `stop`: `onExceeded` runs when the
+ * lease's page crashes because its renderer passed `maxBytes` and was killed (see above).
+ */
+export function watchMemory(l: Lease, maxBytes: number, onExceeded: () => void): () => void {
+  const inst = l.inst;
+  const watch: MemoryWatch = { maxBytes };
+  const onCrash = () => {
+    // The kill is noted before it is sent; the crash reaches us after it.
+    if (Date.now() - inst.memoryKilledAt < 5000) onExceeded();
+  };
+  l.page.on('error', onCrash);
+  inst.watches.add(watch);
+  let busy = false;
+  inst.sampler ??= setInterval(() => {
+    if (busy) return;
+    busy = true;
+    sample(inst)
+      .catch(() => undefined)
+      .finally(() => (busy = false));
+  }, SAMPLE_MS).unref();
+  return () => {
+    l.page.off('error', onCrash);
+    inst.watches.delete(watch);
+    if (!inst.watches.size) {
+      clearInterval(inst.sampler);
+      inst.sampler = undefined;
+    }
+  };
+}
+
 function browserError(inst: Instance, err: unknown): EngineError {
   if (err instanceof EngineError) return err;
   if (inst.dead || !inst.browser.connected) return new EngineError('chromium', 'the browser crashed');
@@ -245,4 +333,4 @@ export async function shutdownBrowser(): Promise<void> {
 }
 
 /** For tests and the benchmark: browsers running now, and launches so far. */
-export const browserStats = () => ({ running: [...instances].filter((i) => !i.dead).length, launches, pids: [...instances].map((i) => i.pid) });
+export const browserStats = () => ({ running: [...instances].filter((i) => !i.dead).length, launches, pids: [...instances].map((i) => i.pid), rendererPeakBytes });

@@ -5,7 +5,7 @@ import type { EngineContext } from '../context.js';
 import { EngineError } from '../errors.js';
 import { pageCount } from '../qpdf.js';
 import { expectOutput } from '../run.js';
-import { beforeBrowserShutdown, bounded, closeLease, leaseUsable, openLease, usePage, type Lease } from './browser.js';
+import { beforeBrowserShutdown, bounded, closeLease, leaseUsable, openLease, usePage, watchMemory, type Lease } from './browser.js';
 
 /**
  * HTML to PDF on the shared headless Chromium (browser.ts), one fresh incognito context per job. The page
@@ -46,9 +46,11 @@ export interface HtmlLimits {
   maxPages: number;
   /** Bytes the page may load: the document itself and every response the proxy passes it. */
   maxBytes: number;
+  /** Resident bytes the page's renderer may use (sampled every 250 ms, see browser.ts watchMemory). */
+  maxMemoryBytes: number;
 }
 
-const limitError = (limit: 'time' | 'pages' | 'bytes', message: string) => new EngineError('chromium', message, { limit });
+const limitError = (limit: 'time' | 'pages' | 'bytes' | 'memory', message: string) => new EngineError('chromium', message, { limit });
 
 const inches = (pt: number) => `${Number((pt / 72).toFixed(4))}in`;
 
@@ -108,7 +110,7 @@ beforeBrowserShutdown(async () => {
 
 /** Prints `html` (already prepared: page CSS injected) to `output`. */
 export async function printHtml(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {
-  const limits: HtmlLimits = { timeoutMs: Infinity, maxPages: Infinity, maxBytes: Infinity, ...o.limits };
+  const limits: HtmlLimits = { timeoutMs: Infinity, maxPages: Infinity, maxBytes: Infinity, maxMemoryBytes: Infinity, ...o.limits };
   const page = await readFile(htmlFile);
   if (page.length > limits.maxBytes) throw limitError('bytes', `the document alone is ${page.length} bytes`);
   // A station half made is nearer than a new one.
@@ -125,6 +127,13 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
   budgetSpent.catch(() => undefined); // spent after the print: nobody waits any more
   st.proxy.serve(page, o.resolveHost, { maxBytes: limits.maxBytes, onExceeded: overBudget });
   const scale = Math.min(2, Math.max(0.1, o.scale));
+  // A page whose renderer passes its memory limit has that renderer killed (browser.ts watchMemory), which ends
+  // it as closing its context would; the job is then cut like a timeout.
+  let overMemory = false;
+  let memoryExceeded!: () => void;
+  const memorySpent = new Promise<never>((_, reject) => (memoryExceeded = () => ((overMemory = true), reject(limitError('memory', `the page used more than ${limits.maxMemoryBytes} bytes of memory`)))));
+  memorySpent.catch(() => undefined);
+  const stopWatch = Number.isFinite(limits.maxMemoryBytes) ? watchMemory(st.lease, limits.maxMemoryBytes, memoryExceeded) : () => undefined;
   try {
     // The time limit is a timer outside the page: a page whose main thread spins answers no CDP call (evaluate,
     // printToPDF, close). Closing its context below kills its renderer; a context that cannot be closed takes
@@ -167,11 +176,19 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
       },
       ctx,
     );
-    await limited(printing, limits.timeoutMs, budgetSpent);
+    // A killed renderer may fail the print (navigation or print aborted) before its crash is reported: wait a
+    // moment for that report, so the job is cut with the memory limit rather than a bare browser error.
+    const printed = printing.catch(async (err) => {
+      if (Number.isFinite(limits.maxMemoryBytes) && !overMemory) await new Promise((r) => setTimeout(r, 300));
+      throw err;
+    });
+    printed.catch(() => undefined);
+    await limited(printed, limits.timeoutMs, Promise.race([budgetSpent, memorySpent]));
     await expectOutput('chromium', output);
     // Forced page breaks escape the estimate: the print stopped after maxPages + 1, so one more means too many.
     if (Number.isFinite(limits.maxPages) && (await pageCount(output, ctx)) > limits.maxPages) throw limitError('pages', `the page prints more than ${limits.maxPages} pages`);
   } finally {
+    stopWatch();
     await closeStation(st);
     prepareSpare();
   }
