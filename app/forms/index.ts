@@ -7,3 +7,4 @@ export * from './form-appearance.js';
 export * from './form-data.js';
 export * from './form-export.js';
 export * from './xfa-packets.js';
+export * from './open-form.js';

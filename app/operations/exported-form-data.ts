@@ -3,9 +3,7 @@ import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { oneOf, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { readPdfJson } from '../../engines/qpdf.js';
-import { acroFormValues, readXfaPackets, writeAcroXml, writeFdf, writeXfa, writeXfdf, xfaDataFromTemplate, xfaDataOf, type FormWidget } from '../forms/index.js';
-import { inputError, PdfObjects, selectPages } from '../document/index.js';
+import { acroFormValues, readXfaPackets, writeAcroXml, writeFdf, writeXfa, writeXfdf, xfaDataFromTemplate, xfaDataOf, openForm } from '../forms/index.js';
 
 const FORMATS = ['fdf', 'xfdf', 'xml', 'xdp', 'xfd'] as const;
 const ACRO = ['fdf', 'xfdf', 'xml'];
@@ -26,14 +24,7 @@ export default operation({
   run: async ({ input, fields, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
-    await selectPages(input.path, '1-last', ctx);
-    const { json } = await readPdfJson(input.path, ctx, read).catch((err) => {
-      throw inputError(err);
-    });
-    const objects = new PdfObjects(json);
-    const acro = objects.dict(objects.catalog['/AcroForm']);
-    const widgets = (json.acroform?.fields ?? []) as (FormWidget & { value?: unknown })[];
-    const xfa = acro?.['/XFA'];
+    const { objects, acro, widgets, xfa } = await openForm(input.path, ctx, read);
     const format = fields.data_format;
     if (!acro || (!widgets.length && !xfa)) throw new AppError('invalid_input', NO_FORM);
     const pdfName = input.name;

@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { readPdfJson } from '../../engines/qpdf.js';
-import { unpackObjects, writeFilledForm } from '../../engines/qpdf-form.js';
-import { beyondWinAnsi, normalName, planFill, readFormData, readXfaPackets, redrawUnicodeFields, type FieldValue, type FormWidget } from '../forms/index.js';
-import { inputError, PdfObjects, selectPages } from '../document/index.js';
+import { writeFilledForm } from '../../engines/qpdf-form.js';
+import { beyondWinAnsi, normalName, planFill, readFormData, readXfaPackets, openForm, redrawUnicodeFields, type FieldValue } from '../forms/index.js';
+import { inputError } from '../document/index.js';
 
 export const NO_XFA = 'No XFA forms were detected in the input PDF. No output was produced.';
 const DYNAMIC =
@@ -26,19 +25,8 @@ export default operation({
   run: async ({ input, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
-    await selectPages(input.path, '1-last', ctx);
-    const source = join(dir, 'unpacked.pdf');
-    const { json } = await unpackObjects(input.path, source, ctx)
-      .then(() => readPdfJson(source, ctx, read))
-      .catch((err) => {
-        throw inputError(err);
-      });
-    const objects = new PdfObjects(json);
-    const acroRef = objects.catalog['/AcroForm'];
-    const acro = objects.dict(acroRef);
-    const xfa = acro?.['/XFA'];
+    const { path: source, json, objects, acroRef, acro, widgets, xfa } = await openForm(input.path, ctx, read, { unpackTo: join(dir, 'unpacked.pdf') });
     if (!acro || xfa === undefined || xfa === null) return { warning: NO_XFA };
-    const widgets = (json.acroform?.fields ?? []) as FormWidget[];
     if (!widgets.length) throw new AppError('invalid_input', DYNAMIC);
 
     // The XFA data, read by our importer, onto the AcroForm fields.

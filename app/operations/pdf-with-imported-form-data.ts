@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
-import { unpackObjects, writeFilledForm } from '../../engines/qpdf-form.js';
-import { DATA_EXTENSIONS, planFill, readFormData, type FormWidget, beyondWinAnsi, redrawUnicodeFields } from '../forms/index.js';
-import { inputError, PdfObjects, pdfText, selectPages } from '../document/index.js';
+import { ReadLimitError, streamData } from '../../engines/qpdf.js';
+import { writeFilledForm } from '../../engines/qpdf-form.js';
+import { DATA_EXTENSIONS, planFill, readFormData, beyondWinAnsi, openForm, redrawUnicodeFields } from '../forms/index.js';
+import { inputError, PdfObjects, pdfText } from '../document/index.js';
 
 const NO_FORM = 'The input PDF has no form fields to fill: it is not a form-based PDF (no AcroForm fields, no XFA form).';
 const list = (names: string[]) => (names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', '));
@@ -30,19 +30,8 @@ export default operation({
     const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
     const pdf = inputs.file[0];
     const dataFile = inputs.data_file[0];
-    await selectPages(pdf.path, '1-last', ctx);
+    const { path: source, json, objects, acroRef, acro, widgets, xfa } = await openForm(pdf.path, ctx, read, { unpackTo: join(dir, 'unpacked.pdf') });
     const data = await readFormData(dataFile.path, dataFile.name, ctx);
-    const source = join(dir, 'unpacked.pdf');
-    const { json } = await unpackObjects(pdf.path, source, ctx)
-      .then(() => readPdfJson(source, ctx, read))
-      .catch((err) => {
-        throw inputError(err);
-      });
-    const objects = new PdfObjects(json);
-    const acroRef = objects.catalog['/AcroForm'];
-    const acro = objects.dict(acroRef);
-    const widgets = (json.acroform?.fields ?? []) as FormWidget[];
-    const xfa = acro?.['/XFA'];
     if (!acro || (!widgets.length && !xfa)) throw new AppError('invalid_input', NO_FORM);
 
     const plan = planFill(objects, widgets, data.fields);
