@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
+import { deflateSync } from 'node:zlib';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { constants, crc32, deflateSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_LISTED_PAGES, resolvePages, selectedPages, decodedText } from '../app/document/index.js';
@@ -10,7 +10,8 @@ import { EngineError } from '../engines/errors.js';
 import { pageArg } from '../engines/mupdf-stext.js';
 import { pageCount } from '../engines/qpdf.js';
 import { onRun, run } from '../engines/run.js';
-import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
+import { pdfFromObjects, pngOf, zerosZlib } from './fixtures.js';
+import { corpus, sleep, startApp, type FormValue, type TestApp } from './helpers.js';
 
 /**
  * Issue 19: hostile inputs that hung the service or exhausted its memory. Each is built here, sent while `/up`
@@ -29,30 +30,12 @@ test.after(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 // ---------------------------------------------------------------- builders
-
-/** A PDF from object bodies (object n is objs[n-1]), with a correct xref table. */
-function pdfOf(objs: (string | Buffer)[]): Buffer {
-  const parts: Buffer[] = [Buffer.from('%PDF-1.5\n')];
-  let size = parts[0].length;
-  const offsets: number[] = [];
-  objs.forEach((o, i) => {
-    const b = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`), Buffer.isBuffer(o) ? o : Buffer.from(o, 'latin1'), Buffer.from('\nendobj\n')]);
-    offsets.push(size);
-    parts.push(b);
-    size += b.length;
-  });
-  const xref = `xref\n0 ${objs.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objs.length + 1} /Root 1 0 R >>\nstartxref\n${size}\n%%EOF\n`));
-  return Buffer.concat(parts);
-}
 
 /** Two real pages saying "Hello", under a page tree whose /Count claims `count`. */
 function claimingPages(count: string): Buffer {
   const text = 'BT /F1 24 Tf 20 100 Td (Hello) Tj ET';
-  return pdfOf([
+  return pdfFromObjects([
     '<< /Type /Catalog /Pages 2 0 R >>',
     `<< /Type /Pages /Kids [3 0 R 4 0 R] /Count ${count} >>`,
     '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << /Font << /F1 6 0 R >> >> /Contents 5 0 R >>',
@@ -62,36 +45,9 @@ function claimingPages(count: string): Buffer {
   ]);
 }
 
-/**
- * A zlib stream of `total` zero bytes, a thousandth of that in size: one full-flush block of 1 MB of zeros
- * (which refers to nothing before it) repeated, then a final block and the Adler-32 of zeros.
- */
-function zerosZlib(total: number): Buffer {
-  const CHUNK = 1 << 20;
-  const first = deflateSync(Buffer.alloc(CHUNK), { level: 9, flush: constants.Z_FULL_FLUSH, finishFlush: constants.Z_FULL_FLUSH });
-  const n = Math.floor(total / CHUNK);
-  const last = deflateSync(Buffer.alloc(total - n * CHUNK), { level: 9 });
-  const adler = Buffer.alloc(4);
-  adler.writeUInt32BE((((total % 65521) << 16) | 1) >>> 0);
-  return Buffer.concat([first.subarray(0, 2), ...Array<Buffer>(n).fill(first.subarray(2)), last.subarray(2, last.length - 4), adler]);
-}
-
 /** A valid 8-bit grey PNG of w x h black pixels: ~875 KB for 30000 x 30000 (900 MB decoded). */
-function blackPng(w: number, h: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 0, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zerosZlib((w + 1) * h)), chunk('IEND', Buffer.alloc(0))]);
-}
+const blackPng = (w: number, h: number) => pngOf(w, h, 0, zerosZlib((w + 1) * h));
+
 
 /** A BMP header claiming w x h 24-bit pixels, without them: refused on the header, before decodeBmp allocates. */
 function bmpClaiming(w: number, h: number): Buffer {
@@ -125,7 +81,7 @@ function pdfWithImages(images: Buffer[]): Buffer {
     objs.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Resources << /XObject << /Im1 ${5 + 2 * k} 0 R >> >> /Contents 3 0 R >>`);
     objs.push(im);
   });
-  return pdfOf(objs);
+  return pdfFromObjects(objs);
 }
 
 // ---------------------------------------------------------------- probing

@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { constants, deflateRawSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { pdfFromObjects, zerosZlib } from './fixtures.js';
 import { corpus, sleep, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 /**
@@ -24,51 +24,16 @@ const file = (name: string, content: string | Buffer) => {
   return path;
 };
 
-/** The raw bytes of a minimal PDF; `objects[i]` is object i + 1 (a dictionary, or [dictionary, stream data]). */
-function pdf(objects: (string | [string, Buffer])[], root = 1): Buffer {
-  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
-  let at = parts[0].length;
-  const offsets: number[] = [];
-  const push = (b: Buffer) => {
-    parts.push(b);
-    at += b.length;
-  };
-  objects.forEach((o, i) => {
-    offsets.push(at);
-    if (typeof o === 'string') return push(Buffer.from(`${i + 1} 0 obj\n${o}\nendobj\n`));
-    push(Buffer.from(`${i + 1} 0 obj\n${o[0].replace('>>', ` /Length ${o[1].length} >>`)}\nstream\n`));
-    push(o[1]);
-    push(Buffer.from('\nendstream\nendobj\n'));
-  });
-  const xref = at;
-  const rows = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
-  push(Buffer.from(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${rows}trailer\n<< /Size ${objects.length + 1} /Root ${root} 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
-  return Buffer.concat(parts);
-}
-
-/**
- * A zlib stream of `chunks` x 8 MiB of zeros, ~1 KB compressed per 8 MiB. Each chunk is deflated with a full
- * flush (byte-aligned, history reset), so every chunk's bytes are the same and are simply repeated; then an
- * empty final block and the Adler-32 of n zeros (a = 1, b = n mod 65521).
- */
-function zeros(chunks: number): Buffer {
-  const size = 8 * 1024 * 1024;
-  const block = deflateRawSync(Buffer.alloc(size), { level: 9, finishFlush: constants.Z_FULL_FLUSH });
-  const adler = Buffer.alloc(4);
-  adler.writeUInt32BE(((((size * chunks) % 65521) << 16) | 1) >>> 0);
-  return Buffer.concat([Buffer.from([0x78, 0xda]), ...Array<Buffer>(chunks).fill(block), Buffer.from([0x03, 0x00]), adler]);
-}
-
 /** One page whose content stream (also the catalog's XMP metadata) inflates to 2 GiB of zeros. */
-const BOMB = pdf([
+const BOMB = pdfFromObjects([
   '<< /Type /Catalog /Pages 2 0 R /Metadata 4 0 R >>',
   '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
   '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>',
-  ['<< /Filter /FlateDecode >>', zeros(256)],
+  ['<< /Filter /FlateDecode >>', zerosZlib(2 * 1024 ** 3)],
 ]);
 
 /** A one-page PDF with 1500 more objects than it needs (MAX_OBJECTS=1000 in `t`). */
-const CROWDED = pdf([
+const CROWDED = pdfFromObjects([
   '<< /Type /Catalog /Pages 2 0 R >>',
   '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
   '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>',

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { crc32 } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { corpus, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { pngOf } from './fixtures.js';
 
 /**
  * Secondary inputs (form data files, credentials, ICC and JSON profiles, images, attachments, JSON fields), broken,
@@ -41,21 +41,7 @@ const junk = randomBytes(4096);
 const EMPTY = Buffer.alloc(0);
 
 /** A PNG whose header claims `w` x `h` pixels, with a few bytes of pixel data: refused before decoding. */
-function pngClaiming(w: number, h: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', Buffer.from([0x78, 0x9c, 0x63, 0, 0, 0, 1, 0, 1])), chunk('IEND', EMPTY)]);
-}
+const pngClaiming = (w: number, h: number) => pngOf(w, h, 2, Buffer.from([0x78, 0x9c, 0x63, 0, 0, 0, 1, 0, 1]));
 
 /** A baseline JPEG header claiming `w` x `h` pixels (its scan holds nothing): embedded as is, it would pass unseen. */
 function jpegClaiming(w: number, h: number): Buffer {

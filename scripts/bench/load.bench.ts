@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { deflateSync } from 'node:zlib';
+import { pdfFromObjects, zerosZlib } from '../../test/fixtures.js';
 
 const CORPUS = resolve(process.env.QUIRE_CORPUS ?? '../shared/corpus');
 const c = (rel: string) => join(CORPUS, rel);
@@ -74,33 +74,14 @@ async function latency(base: string, n: number): Promise<{ info: number[]; up: n
   return out;
 }
 
-/** A PDF whose one content stream inflates to `mb` MB of zeros (Flate), written by hand. */
-function inflatingPdf(mb: number): Buffer {
-  const data = deflateSync(Buffer.alloc(mb * 1024 * 1024), { level: 9 });
-  const objs = [
+/** A PDF whose one content stream inflates to `mb` MB of zeros (Flate). */
+const inflatingPdf = (mb: number) =>
+  pdfFromObjects([
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
     '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>',
-  ];
-  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n')];
-  const offsets: number[] = [];
-  let len = parts[0].length;
-  const push = (b: Buffer) => {
-    parts.push(b);
-    len += b.length;
-  };
-  objs.forEach((o, i) => {
-    offsets.push(len);
-    push(Buffer.from(`${i + 1} 0 obj\n${o}\nendobj\n`));
-  });
-  offsets.push(len);
-  push(Buffer.from(`4 0 obj\n<< /Length ${data.length} /Filter /FlateDecode >>\nstream\n`));
-  push(data);
-  push(Buffer.from('\nendstream\nendobj\n'));
-  const xref = len;
-  push(Buffer.from(`xref\n0 5\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
-  return Buffer.concat(parts);
-}
+    ['<< /Filter /FlateDecode >>', zerosZlib(mb * 1024 * 1024)],
+  ]);
 
 async function main() {
   const { base, child } = await startServer();
@@ -141,7 +122,6 @@ async function main() {
     console.log(`| mixed workload, 20 jobs (pdf-info, png 72 dpi, split, office, OCR): one at a time (CONCURRENCY=1 FIFO) vs all at once | ${(fifo / 1000).toFixed(1)} vs ${(lanes / 1000).toFixed(1)} s (${(fifo / lanes).toFixed(2)}x throughput) |`);
 
     // Hostile inputs with default limits: how long each holds a slot, and whether /up stays responsive meanwhile.
-    // (Built before the probe starts: deflating 2 GB here would stall this process, not the server.)
     const bomb = inflatingPdf(2048);
     const hostile: Array<[string, () => Promise<{ status: number; ms: number; body: Record<string, unknown> }>]> = [
       ['HTML endless script', () => post(base, '/pdf', { bytes: Buffer.from('<html><body><p>x</p><script>for(;;){}</script></body></html>'), name: 'loop.html' })],

@@ -1,0 +1,65 @@
+import { constants, crc32, deflateSync } from 'node:zlib';
+
+/**
+ * Hand-built hostile inputs, shared by the limit and robustness suites (and the load benchmark): small files
+ * whose declared or inflated size is huge.
+ */
+
+/**
+ * A PDF from object bodies (object n is objects[n-1]) with a correct xref table. A body is written as it is;
+ * a [dictionary, data] pair becomes a stream whose dictionary gets its /Length.
+ */
+export function pdfFromObjects(objects: (string | Buffer | [string, Buffer])[], root = 1): Buffer {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
+  let at = parts[0].length;
+  const offsets: number[] = [];
+  const push = (b: Buffer) => {
+    parts.push(b);
+    at += b.length;
+  };
+  objects.forEach((o, i) => {
+    offsets.push(at);
+    push(Buffer.from(`${i + 1} 0 obj\n`));
+    if (Array.isArray(o)) {
+      push(Buffer.from(`${o[0].replace(/>>\s*$/, ` /Length ${o[1].length} >>`)}\nstream\n`));
+      push(o[1]);
+      push(Buffer.from('\nendstream'));
+    } else push(Buffer.isBuffer(o) ? o : Buffer.from(o, 'latin1'));
+    push(Buffer.from('\nendobj\n'));
+  });
+  const xref = at;
+  const rows = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
+  push(Buffer.from(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${rows}trailer\n<< /Size ${objects.length + 1} /Root ${root} 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
+  return Buffer.concat(parts);
+}
+
+/**
+ * A zlib stream of `total` zero bytes, a thousandth of that in size: one full-flush block of 1 MB of zeros
+ * (which refers to nothing before it) repeated, then a final block and the Adler-32 of zeros.
+ */
+export function zerosZlib(total: number): Buffer {
+  const CHUNK = 1 << 20;
+  const first = deflateSync(Buffer.alloc(CHUNK), { level: 9, flush: constants.Z_FULL_FLUSH, finishFlush: constants.Z_FULL_FLUSH });
+  const n = Math.floor(total / CHUNK);
+  const last = deflateSync(Buffer.alloc(total - n * CHUNK), { level: 9 });
+  const adler = Buffer.alloc(4);
+  adler.writeUInt32BE((((total % 65521) << 16) | 1) >>> 0);
+  return Buffer.concat([first.subarray(0, 2), ...Array<Buffer>(n).fill(first.subarray(2)), last.subarray(2, last.length - 4), adler]);
+}
+
+/** A PNG of the given header (8-bit, `colorType` 0 grey / 2 RGB) and IDAT data, chunks with correct CRCs. */
+export function pngOf(w: number, h: number, colorType: 0 | 2, idat: Buffer): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, colorType, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+}
