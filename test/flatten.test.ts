@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfPages, pdfText, sleep, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, pdfText, sleep, startApp, tool, uploadId, type TestApp } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-flatten-'));
@@ -23,18 +23,10 @@ test.after(async () => {
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const okBody = async (res: Response) => {
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(res.status, 200, JSON.stringify(body));
-  return body;
-};
-const ok = async (res: Response) => t.download((await okBody(res)).outputUrl as string);
-const fails = async (res: Response, status: number, pattern: RegExp) => {
-  const body = (await res.json()) as { error: string };
-  assert.is(res.status, status, JSON.stringify(body));
-  assert.match(body.error, pattern);
-};
-const upload = async (path: string) => ((await (await t.form('/upload', { file: { file: path } })).json()) as { files: { id: string }[] }).files[0].id;
+const okBody = expectOk;
+const ok = async (res: Response) => t.download((await expectOk(res)).outputUrl as string);
+const fails = expectError;
+const upload = (path: string) => uploadId(t, path);
 
 /** A hand-written PDF: the objects in order (1 = catalog), with a correct xref. */
 function writePdf(name: string, objects: string[]): string {

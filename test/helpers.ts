@@ -8,6 +8,7 @@ import { createDeps } from '../app/deps.js';
 import type { Deps } from '../app/http/context.js';
 import type { Operation } from '../app/http/operation.js';
 import { createApp } from '../app/server.js';
+import * as assert from 'uvu/assert';
 import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
 
@@ -100,3 +101,21 @@ export async function convertToPdf(t: TestApp, fields: Record<string, FormValue 
 
 export const UUID_V4 = /^[12]?[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The JSON body of a 200 answer (the body is shown when the status is not 200). */
+export async function expectOk(res: Response): Promise<Record<string, any>> {
+  const body = (await res.json()) as Record<string, any>;
+  assert.is(res.status, 200, JSON.stringify(body));
+  return body;
+}
+
+/** An `{error}` answer with this status whose text matches. */
+export async function expectError(res: Response, status: number, pattern: RegExp): Promise<void> {
+  const body = (await res.json()) as { error: string };
+  assert.is(res.status, status, JSON.stringify(body));
+  assert.match(body.error, pattern);
+}
+
+/** Stores a file through /upload and returns its id. */
+export const uploadId = async (t: TestApp, path: string): Promise<string> =>
+  ((await (await t.form('/upload', { file: { file: path } })).json()) as { files: { id: string }[] }).files[0].id;

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { permissionsFrom } from '../app/operations/security.js';
-import { corpus, startApp, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, startApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
 const PLAIN = corpus('pdf/text-minimal-pdflatex.pdf');
@@ -15,16 +15,8 @@ test.after(async () => {
   await t.close();
 });
 
-const ok = async (res: Response) => {
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(res.status, 200, JSON.stringify(body));
-  return t.download(body.outputUrl as string);
-};
-const fails = async (res: Response, status: number, pattern: RegExp) => {
-  const body = (await res.json()) as { error: string };
-  assert.is(res.status, status, JSON.stringify(body));
-  assert.match(body.error, pattern);
-};
+const ok = async (res: Response) => t.download((await expectOk(res)).outputUrl as string);
+const fails = expectError;
 
 /** `qpdf --show-encryption` as a map of its lines (independent reader). */
 function encryption(path: string, password?: string): Record<string, string> {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freeKey, pdfaPart } from '../app/operations/pdf-with-added-attachment.js';
-import { corpus, pdfInfoBox, pdfText, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfInfoBox, pdfText, startApp, tool, uploadId, type TestApp } from './helpers.js';
 
 let t: TestApp;
 const PLAIN = corpus('pdf/text-minimal-pdflatex.pdf'); // 1 page A4
@@ -16,18 +16,10 @@ test.after(async () => {
   await t.close();
 });
 
-const okBody = async (res: Response) => {
-  const body = (await res.json()) as Record<string, any>;
-  assert.is(res.status, 200, JSON.stringify(body));
-  return body;
-};
-const ok = async (res: Response) => t.download((await okBody(res)).outputUrl as string);
-const fails = async (res: Response, status: number, pattern: RegExp) => {
-  const body = (await res.json()) as { error: string };
-  assert.is(res.status, status, JSON.stringify(body));
-  assert.match(body.error, pattern);
-};
-const upload = async (path: string) => ((await (await t.form('/upload', { file: { file: path } })).json()) as { files: { id: string }[] }).files[0].id;
+const okBody = expectOk;
+const ok = async (res: Response) => t.download((await expectOk(res)).outputUrl as string);
+const fails = expectError;
+const upload = (path: string) => uploadId(t, path);
 
 /** `pdfinfo -box` for every page: page -> box name -> [x0, y0, x1, y1]. */
 function boxes(path: string): Record<number, Record<string, number[]>> {
