@@ -66,6 +66,9 @@ const schema = z.object({
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
   S3_REGION: z.string().trim().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').default('us-east-1'),
+  METRICS: z.enum(['on', 'off']).default('off'),
+  METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
+  WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -104,6 +107,12 @@ export interface Config {
   llm: LlmConfig | null;
   /** Resource bytes in an S3 bucket (S3_BUCKET); unset = in DATA_DIR/resources. */
   s3?: S3Config;
+  /** GET /metrics (Prometheus) is served only when on. */
+  metrics: boolean;
+  /** A scraper's credential for /metrics (Bearer or Api-Key); an API key works too. Never logged. */
+  metricsToken?: string;
+  /** Key of the webhook signatures (Quire-Signature); unset = webhooks are sent unsigned. Never logged. */
+  webhookSecret?: string;
 }
 
 /**
@@ -226,6 +235,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { url: d.LLM_URL, apiKey: d.LLM_API_KEY, model: d.LLM_MODEL!, timeoutMs: d.LLM_TIMEOUT_SECONDS * 1000, contextTokens: d.LLM_CONTEXT_TOKENS }
       : null,
     s3: d.S3_BUCKET ? { bucket: d.S3_BUCKET, endpoint: d.S3_ENDPOINT, region: d.S3_REGION } : undefined,
+    metrics: d.METRICS === 'on',
+    metricsToken: d.METRICS_TOKEN,
+    webhookSecret: d.WEBHOOK_SECRET,
   };
 }
 

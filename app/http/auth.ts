@@ -27,5 +27,7 @@ export function apiKeyAuth(keys: Set<string> | null): MiddlewareHandler {
 
 function isPublic(method: string, path: string): boolean {
   if (['/up', '/health', '/ready', '/openapi.json'].includes(path) || path === '/docs' || path.startsWith('/docs/')) return true;
+  // The web page and its assets are public; the API calls it makes carry the key the user typed.
+  if ((method === 'GET' || method === 'HEAD') && (path === '/' || path.startsWith('/web/'))) return true;
   return (method === 'GET' || method === 'HEAD') && path.startsWith('/resource/');
 }

@@ -37,7 +37,8 @@ export function isAllowedAddress(address: string, host: string, allow: string[])
   return ip.range() === 'unicast';
 }
 
-function guardedLookup(host: string, allow: string[]): LookupFunction {
+/** A socket lookup that refuses a name resolving to any address the policy does not allow (no DNS rebinding). */
+export function guardedLookup(host: string, allow: string[]): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return (callback as (e: Error | null, a: string, f: number) => void)(err, '', 0);

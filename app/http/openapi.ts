@@ -32,9 +32,15 @@ function requestSchema(op: Operation, multipart: boolean) {
   const properties: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(op.inputs)) {
     if (multipart) properties[name] = spec.multiple ? { type: 'array', items: { type: 'string', format: 'binary' } } : { type: 'string', format: 'binary', description: spec.description };
-    properties[spec.idField] = spec.multiple ? { type: 'array', items: uuid } : { ...uuid, description: `Id of a stored file, instead of uploading ${name}` };
+    // x-input tells generated forms (the web page at /) which upload an id stands for and whether it is needed.
+    const input = { 'x-input': { field: name, required: spec.required !== false, extensions: spec.kind === 'pdf' ? ['pdf'] : spec.extensions } };
+    properties[spec.idField] = spec.multiple
+      ? { type: 'array', items: uuid, description: `Ids of stored files, instead of uploading ${name}`, ...input }
+      : { ...uuid, description: `Id of a stored file, instead of uploading ${name}`, ...input };
   }
-  Object.assign(properties, fields.properties ?? {});
+  // An input's id field may also be declared as a field (merge does, to tell ids from uploads): the field's schema
+  // wins, the input's x-input stays.
+  for (const [k, v] of Object.entries(fields.properties ?? {})) properties[k] = { ...(properties[k] as object | undefined), ...(v as object) };
   return { type: 'object', properties, required: fields.required ?? [] };
 }
 
@@ -42,6 +48,24 @@ function requestSchema(op: Operation, multipart: boolean) {
 export function buildOpenApi(deps: Deps) {
   const paths: Record<string, unknown> = {};
   const polling = { name: 'Request-Type', in: 'header', required: false, schema: { type: 'string', enum: ['requestId'] }, description: 'Answer {requestId} at once and poll /request-status/{id}' };
+  const webhooks = [
+    {
+      name: 'Webhook-Url',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', format: 'uri' },
+      description:
+        'Answer 202 {requestId} at once, then POST the JSON /request-status/{id} gives, once final, to this http(s) URL. Signed when the server has WEBHOOK_SECRET: header `Quire-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. Up to 5 attempts (waits 1, 3, 9, 27 s; Retry-After honoured within 1-30 s) on network errors, 5xx and 429; other answers are final. Private, loopback and metadata addresses are refused (400) unless listed in URL_ALLOW.',
+    },
+    { name: 'Webhook-Error-Url', in: 'header', required: false, schema: { type: 'string', format: 'uri' }, description: 'Where a failed request is sent instead (needs Webhook-Url); same rules.' },
+    {
+      name: 'Webhook-Extra-Headers',
+      in: 'header',
+      required: false,
+      schema: { type: 'string' },
+      description: 'A JSON object of header names to string values added to the webhook POST (at most 20, 8 KB), e.g. {"Authorization": "Bearer ..."}. Framing and routing headers (Host, Content-Length, Content-Type, Transfer-Encoding, Connection...) and Quire-Signature are refused (400).',
+    },
+  ];
   for (const op of deps.operations) {
     paths[op.path] = {
       post: {
@@ -49,12 +73,16 @@ export function buildOpenApi(deps: Deps) {
         summary: op.summary,
         description: op.description,
         operationId: op.path.slice(1),
-        parameters: [polling],
+        parameters: [polling, ...webhooks],
         requestBody: {
           required: true,
           content: { 'multipart/form-data': { schema: requestSchema(op, true) }, 'application/json': { schema: requestSchema(op, false) } },
         },
-        responses: { '200': { description: 'Success', content: { 'application/json': { schema: successSchema(op) } } }, ...errors },
+        responses: {
+          '200': { description: 'Success', content: { 'application/json': { schema: successSchema(op) } } },
+          '202': { description: 'Accepted (Webhook-Url): the result follows at the webhook', content: { 'application/json': { schema: { type: 'object', properties: { requestId: uuid } } } } },
+          ...errors,
+        },
       },
     };
   }
@@ -74,7 +102,11 @@ export function buildOpenApi(deps: Deps) {
       get: {
         tags: ['Resources'],
         summary: 'Download a resource, or its URL or info record',
-        parameters: [idParam, { name: 'format', in: 'query', schema: { type: 'string', enum: ['file', 'url', 'info'], default: 'file' } }],
+        parameters: [
+          idParam,
+          { name: 'format', in: 'query', schema: { type: 'string', enum: ['file', 'url', 'info'], default: 'file' } },
+          { name: 'disposition', in: 'query', schema: { type: 'string', enum: ['attachment', 'inline'], default: 'attachment' }, description: 'inline shows PDFs and raster images in the browser; other types are always attachments' },
+        ],
         responses: { '200': { description: 'The bytes (format=file), {url} or the info record', content: { 'application/json': { schema: info }, 'application/octet-stream': {} } }, ...errors },
       },
       delete: { tags: ['Resources'], summary: 'Delete a resource (the key that created it)', parameters: [idParam], responses: { '200': { description: 'Deleted' }, ...errors } },
@@ -94,6 +126,16 @@ export function buildOpenApi(deps: Deps) {
     '/health': { get: { tags: ['Service'], summary: 'Liveness', responses: { '200': { description: 'Alive' } } } },
     '/ready': { get: { tags: ['Service'], summary: 'Engines and their versions, endpoints disabled by missing engines, queue', responses: { '200': { description: 'Ready' } } } },
   });
+  if (deps.config.metrics) {
+    paths['/metrics'] = {
+      get: {
+        tags: ['Service'],
+        summary: 'Prometheus metrics (METRICS=on)',
+        description: 'Prometheus text format. With API_KEYS or METRICS_TOKEN set: an API key or the token, as Api-Key or Authorization: Bearer.',
+        responses: { '200': { description: 'Metrics', content: { 'text/plain': {} } }, ...errors },
+      },
+    };
+  }
   return {
     openapi: '3.1.0',
     info: { title: deps.meta.product, version: deps.meta.version, description: 'Self-hosted document processing API. Every POST accepts multipart/form-data or application/json.' },

@@ -7,6 +7,7 @@ import { TOOLS } from '../../engines/tools.js';
 import { readBody, discardUploads, type Body } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
 import { resolveInputs } from './inputs.js';
+import { webhookOf } from './webhooks.js';
 import type { Operation, OperationResult, InputFile, StoredFile } from './operation.js';
 import type { JobContext } from '../jobs/index.js';
 
@@ -63,6 +64,8 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
   app.post(op.path, async (c) => {
     requireEngines(op, deps);
     const owner = c.get('owner');
+    // Checked before any upload is read: a refused webhook costs the client no transfer.
+    const webhook = await webhookOf(c, deps.config.urlAllow);
     let body: Body | undefined;
     try {
       body = await readBody(c.req.raw, { store: deps.store, owner, maxBytes: deps.config.maxUploadBytes, fileFields });
@@ -71,7 +74,7 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
       const all = Object.values(inputs).flat();
       const outputName = stripExtension((fields as { output?: string }).output || '') || defaultName(op, all[0]);
       const baseUrl = baseUrlOf(deps.config, c.req.url);
-      const polling = wantsPolling(c);
+      const polling = wantsPolling(c) || !!webhook;
 
       const spec: JobSpec = { path: op.path, fields: body.fields, inputs: strip(inputs), outputName, owner, baseUrl };
       const { id, done } = await deps.jobs.submit((job) => executeJob(spec, job, deps), {
@@ -81,7 +84,10 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
         cost: typeof op.cost === 'function' ? op.cost({ fields, inputs }) : op.cost,
         client: clientOf(c),
         spec,
+        label: op.path,
+        notify: webhook,
       });
+      if (webhook) return c.json({ requestId: id }, 202);
       if (polling) return c.json({ requestId: id });
       return c.json(await done);
     } catch (err) {

@@ -9,10 +9,16 @@ import { fetchUrl } from './fetch-url.js';
 
 const notFound = () => new AppError('unknown_resource', TEXT.unknownResource);
 
+/**
+ * Types a browser may show in place (the web page's previews). Never HTML, SVG or XML: the resource would run
+ * scripts with this origin's rights.
+ */
+const INLINE_TYPES = new Set(['application/pdf', 'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp']);
+
 /** RFC 6266: an ASCII fallback plus the exact UTF-8 name. */
-export function contentDisposition(name: string): string {
+export function contentDisposition(name: string, inline = false): string {
   const ascii = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+  return `${inline ? 'inline' : 'attachment'}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 const idsOf = (v: unknown): string[] =>
@@ -39,7 +45,7 @@ export function mountResources(app: Hono<Env>, deps: Deps): void {
       headers: {
         'Content-Type': rec.type,
         'Content-Length': String(rec.size),
-        'Content-Disposition': contentDisposition(rec.name),
+        'Content-Disposition': contentDisposition(rec.name, c.req.query('disposition') === 'inline' && INLINE_TYPES.has(rec.type)),
         'Last-Modified': new Date(rec.modified).toUTCString(),
         'Cache-Control': 'private, no-store',
         'X-Content-Type-Options': 'nosniff',

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { AppError, TEXT } from '../errors.js';
 import { TOOLS, type ToolName } from '../../engines/tools.js';
+import type { JobRecord } from '../jobs/index.js';
 import type { Deps, Env } from './context.js';
 
 /** Liveness, readiness (engines), the SDK's /up probe, and polling of requests sent with Request-Type. */
@@ -25,8 +26,14 @@ export function mountStatus(app: Hono<Env>, deps: Deps): void {
     const rec = await deps.jobs.get(id);
     // Another key's request is reported exactly like an unknown one: ids are not confirmed to strangers.
     if (!rec || (deps.config.apiKeys && rec.owner !== c.get('owner'))) throw new AppError('request_not_found', TEXT.requestNotFound);
-    if (rec.status === 'pending') return c.json({ status: 'pending', requestId: id, ...(rec.progress !== undefined ? { progress: rec.progress } : {}) });
-    if (rec.status === 'failed') return c.json({ status: 'failed', requestId: id, error: rec.error?.error, statusCode: rec.error?.status });
-    return c.json({ status: 'completed', requestId: id, ...rec.result });
+    return c.json(statusBody(rec));
   });
+}
+
+/** What /request-status answers for a request (webhooks send the same). */
+export function statusBody(rec: JobRecord): Record<string, unknown> {
+  const requestId = rec.id;
+  if (rec.status === 'pending') return { status: 'pending', requestId, ...(rec.progress !== undefined ? { progress: rec.progress } : {}) };
+  if (rec.status === 'failed') return { status: 'failed', requestId, error: rec.error?.error, statusCode: rec.error?.status };
+  return { status: 'completed', requestId, ...rec.result };
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Queue, QueueEvents, Worker, type Job } from 'bullmq';
+import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { AppError, toClientError, type ErrorCode } from '../errors.js';
 import { withPriority } from '../../engines/run.js';
-import type { Cost, JobContext, JobQueue, JobRecord, Lane, SubmitOptions } from './index.js';
+import type { Cost, FollowUp, JobContext, JobObserver, JobQueue, JobRecord, Lane, LaneCounts, SubmitOptions } from './index.js';
 
 const LANES: Lane[] = ['light', 'cpu', 'office', 'browser'];
 const HEAVY_NICENESS = 10;
@@ -15,6 +15,16 @@ const STALLED_CHECK_MS = 5_000;
 /** Reruns after a worker died mid-job; then the request reads failed. */
 const MAX_STALLED = 1;
 const CANCEL_CHANNEL = 'quire:cancel';
+/** Follow-ups of settled jobs (webhooks), retried by BullMQ: a retry waiting when its worker stops is taken by another. */
+const FOLLOW_UPS = 'quire-follow-ups';
+const FOLLOW_UP_CONCURRENCY = 16;
+/** How long a finished or given-up follow-up stays in Redis (for inspection). */
+const FOLLOW_UP_KEEP_S = 3600;
+
+interface FollowUpData {
+  record: JobRecord;
+  notify: unknown;
+}
 
 export interface ClusterOptions {
   redisUrl: string;
@@ -37,6 +47,8 @@ interface JobData {
   owner: string | null;
   client: string;
   weight: number;
+  label?: string;
+  notify?: unknown;
 }
 
 /** A failure as it crosses Redis: the client's status and text, never stderr. */
@@ -76,6 +88,8 @@ export class ClusterJobs implements JobQueue {
   private cpuUsed = 0;
   private readonly cpuWaiters: Array<() => void> = [];
   private closed = false;
+  private readonly observers: JobObserver[] = [];
+  private followUps?: Queue;
 
   constructor(private readonly opts: ClusterOptions) {
     this.connection = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
@@ -84,6 +98,60 @@ export class ClusterJobs implements JobQueue {
 
   get redis(): Redis {
     return this.connection;
+  }
+
+  observe(observer: JobObserver): void {
+    this.observers.push(observer);
+  }
+
+  /**
+   * Workers only (they are where jobs settle): each settled job with `notify` becomes a job of the follow-up queue,
+   * with `tries` attempts and `waitMs` between them, run by any worker.
+   */
+  followUp(f: FollowUp): void {
+    if (!this.opts.work || this.followUps) return;
+    const queue = new Queue(FOLLOW_UPS, { connection: this.connection });
+    this.followUps = queue;
+    const worker = new Worker(
+      FOLLOW_UPS,
+      async (job: Job<FollowUpData>) => {
+        const n = job.attemptsMade + 1;
+        const r = await f.attempt(job.data.record, job.data.notify, n);
+        if (r.ok) return f.outcome?.(true, job.data.record);
+        if (!r.retry || n >= f.tries) {
+          f.outcome?.(false, job.data.record, r.why);
+          throw new UnrecoverableError(r.why);
+        }
+        throw Object.assign(new Error(r.why), { retryInMs: r.retryInMs });
+      },
+      {
+        connection: this.connection.duplicate(),
+        concurrency: FOLLOW_UP_CONCURRENCY,
+        name: `quire-${process.pid}`,
+        settings: { backoffStrategy: (n: number, _type?: string, err?: Error) => f.waitMs(n, (err as { retryInMs?: number } | undefined)?.retryInMs) },
+      },
+    );
+    worker.on('error', (err) => this.opts.onError?.(err, 'follow-ups'));
+    this.workers.push(worker);
+    const keep = { age: FOLLOW_UP_KEEP_S };
+    this.observe({
+      settled: (record, notify) => {
+        // The request's id as the job id: a job told settled twice is followed up once.
+        void queue
+          .add('follow-up', { record, notify } satisfies FollowUpData, { jobId: record.id, attempts: f.tries, backoff: { type: 'follow-up' }, removeOnComplete: keep, removeOnFail: keep })
+          .catch((err) => this.opts.onError?.(err, record.id));
+      },
+    });
+  }
+
+  private tell(fn: (o: JobObserver) => void): void {
+    for (const o of this.observers) {
+      try {
+        fn(o);
+      } catch (err) {
+        this.opts.onError?.(err, 'observer');
+      }
+    }
   }
 
   async ping(): Promise<boolean> {
@@ -108,6 +176,18 @@ export class ClusterJobs implements JobQueue {
         name: `quire-${process.pid}`,
       });
       worker.on('error', (err) => this.opts.onError?.(err, 'worker'));
+      // The worker that ran a job tells its end, once the job is final in Redis (a worker lost mid-job tells nothing;
+      // the one that reruns it does).
+      worker.on('completed', (job: Job<JobData>, result: Record<string, unknown>) => {
+        if (job.data.notify === undefined) return;
+        const rec: JobRecord = { id: job.id!, owner: job.data.owner, status: 'completed', result, finishedAt: job.finishedOn ?? Date.now() };
+        this.tell((o) => o.settled?.(rec, job.data.notify));
+      });
+      worker.on('failed', (job: Job<JobData> | undefined) => {
+        if (job?.data.notify === undefined) return;
+        const rec: JobRecord = { id: job.id!, owner: job.data.owner, status: 'failed', error: decodeFailure(job.failedReason), finishedAt: job.finishedOn ?? Date.now() };
+        this.tell((o) => o.settled?.(rec, job.data.notify));
+      });
       this.workers.push(worker);
     }
   }
@@ -120,6 +200,8 @@ export class ClusterJobs implements JobQueue {
       .catch(() => undefined);
     const weight = lane === 'cpu' ? job.data.weight : 0;
     await this.takeCores(weight);
+    const started = Date.now();
+    let ok = false;
     const controller = new AbortController();
     this.running.set(job.id!, controller);
     const dir = join(this.opts.workDir, `${job.id}-${randomUUID().slice(0, 8)}`);
@@ -139,6 +221,7 @@ export class ClusterJobs implements JobQueue {
       const run = () => execute(job.data.spec, { id: job.id!, dir, signal: controller.signal, progress });
       const value = await (lane === 'light' ? run() : withPriority(HEAVY_NICENESS, run));
       if (controller.signal.aborted) throw controller.signal.reason;
+      ok = true;
       return value;
     } catch (err) {
       const reason = controller.signal.aborted ? controller.signal.reason : err;
@@ -149,6 +232,9 @@ export class ClusterJobs implements JobQueue {
       this.running.delete(job.id!);
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
       this.releaseCores(weight);
+      // Waiting counts from the job's creation on Redis (clocks of replicas assumed in sync, as BullMQ does).
+      const run = { lane, label: job.data.label ?? 'job', waitMs: Math.max(0, started - job.timestamp), runMs: Date.now() - started, ok };
+      this.tell((o) => o.ran?.(run));
     }
   }
 
@@ -186,7 +272,7 @@ export class ClusterJobs implements JobQueue {
     const events = opts.track ? undefined : this.queueEvents(lane);
     if (events) await events.waitUntilReady();
     const keep = { age: Math.ceil(this.opts.keepMs / 1000) };
-    const job = await queue.add('job', { spec: opts.spec, owner: opts.owner, client, weight } satisfies JobData, {
+    const job = await queue.add('job', { spec: opts.spec, owner: opts.owner, client, weight, label: opts.label, notify: opts.notify } satisfies JobData, {
       jobId: id,
       priority: Math.min(Math.max(1, position), 2_000_000),
       attempts: 1,
@@ -233,6 +319,14 @@ export class ClusterJobs implements JobQueue {
     return { mode: 'redis', lanes, localRunning: this.running.size, cpuUsed: this.cpuUsed, cpuBudget: this.opts.cpuBudget };
   }
 
+  /** Across the cluster: waiting includes prioritized and delayed jobs, running is every worker's active ones. */
+  async laneCounts(): Promise<LaneCounts> {
+    const counts = await Promise.all(LANES.map((l) => this.queues[l].getJobCounts('waiting', 'prioritized', 'active', 'delayed')));
+    return Object.fromEntries(
+      LANES.map((l, i) => [l, { waiting: (counts[i].waiting ?? 0) + (counts[i].prioritized ?? 0) + (counts[i].delayed ?? 0), running: counts[i].active ?? 0 }]),
+    ) as LaneCounts;
+  }
+
   async drain(graceMs: number): Promise<void> {
     this.closed = true;
     const deadline = Date.now() + graceMs;
@@ -241,7 +335,7 @@ export class ClusterJobs implements JobQueue {
     while (this.running.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const c of this.running.values()) c.abort(new AppError('shutting_down', 'The server is shutting down.'));
     await Promise.allSettled(closing);
-    await Promise.allSettled([...Object.values(this.queues).map((q) => q.close()), ...Object.values(this.events ?? {}).map((e) => e.close())]);
+    await Promise.allSettled([...Object.values(this.queues).map((q) => q.close()), ...Object.values(this.events ?? {}).map((e) => e.close()), this.followUps?.close()]);
     this.subscriber?.disconnect();
     this.connection.disconnect();
   }

@@ -123,7 +123,60 @@ export interface SubmitOptions {
   client?: string;
   /** The request as data, for implementations that run it in another process (the embedded one runs `work`). */
   spec?: unknown;
+  /** What the job is for observers (the operation's path): bounded, never a raw URL. */
+  label?: string;
+  /** Carried with a tracked job to whoever observes its end (a webhook); JSON data, opaque to the queue. */
+  notify?: unknown;
 }
+
+/** One job that ran in this process: its lane, label, time waiting and running, and outcome (metrics). */
+export interface JobRun {
+  lane: Lane;
+  label: string;
+  waitMs: number;
+  runMs: number;
+  ok: boolean;
+}
+
+/**
+ * Observers of the jobs of this process: `ran` for every job that ran here, `settled` for a tracked job with
+ * `notify` once its record is final (completed or failed), in the process that ran it.
+ */
+export interface JobObserver {
+  ran?: (run: JobRun) => void;
+  settled?: (record: JobRecord, notify: unknown) => void;
+}
+
+/** One attempt at a follow-up of a settled job (a webhook): done, or failed, retryable or not. */
+export type FollowUpResult = { ok: true } | { ok: false; retry: boolean; why: string; retryInMs?: number };
+
+/**
+ * What to do, and how persistently, with every settled job that carries `notify`: `attempt` up to `tries` times,
+ * waiting `waitMs(n, asked)` after the n-th failed attempt (`asked`: the wait the other side asked for).
+ */
+export interface FollowUp {
+  attempt: (record: JobRecord, notify: unknown, n: number) => Promise<FollowUpResult>;
+  tries: number;
+  waitMs: (n: number, asked?: number) => number;
+  /** Told once per follow-up: done, or given up. */
+  outcome?: (ok: boolean, record: JobRecord, why?: string) => void;
+}
+
+/**
+ * Runs a follow-up in this process: attempts and waits on timers (unref'd: a stopping process does not wait for
+ * them, and forgets them).
+ */
+export async function followUpInProcess(f: FollowUp, record: JobRecord, notify: unknown): Promise<void> {
+  for (let n = 1; ; n++) {
+    const r = await f.attempt(record, notify, n);
+    if (r.ok) return f.outcome?.(true, record);
+    if (!r.retry || n >= f.tries) return f.outcome?.(false, record, r.why);
+    await new Promise((resolve) => setTimeout(resolve, f.waitMs(n, r.retryInMs)).unref());
+  }
+}
+
+/** Jobs waiting and running per lane (in cluster mode: across the cluster). */
+export type LaneCounts = Record<Lane, { waiting: number; running: number }>;
 
 /**
  * The jobs layer, chosen at start: `Jobs` runs everything in this process (the default); `ClusterJobs`
@@ -134,6 +187,10 @@ export interface JobQueue {
   get(id: string): Promise<JobRecord | undefined>;
   /** Queue state for /ready. */
   snapshot(): Promise<Record<string, unknown>>;
+  laneCounts(): Promise<LaneCounts>;
+  observe(observer: JobObserver): void;
+  /** Follows up every settled job with `notify` (webhooks), as durably as the implementation can. */
+  followUp(f: FollowUp): void;
   /** Stops taking work and waits (up to `graceMs`) for running jobs. */
   drain(graceMs: number): Promise<void>;
 }
@@ -174,8 +231,33 @@ export class Jobs implements JobQueue {
   private closed = false;
   private readonly writes = new Map<string, Promise<void>>();
   private lastSweep = Date.now();
+  private readonly observers: JobObserver[] = [];
 
   constructor(private readonly opts: JobsOptions) {}
+
+  observe(observer: JobObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** In this process: a restart forgets follow-ups waiting for a retry (as it forgets the jobs themselves). */
+  followUp(f: FollowUp): void {
+    this.observe({ settled: (record, notify) => void followUpInProcess(f, record, notify).catch((err) => this.opts.onError?.(err, record.id)) });
+  }
+
+  async laneCounts(): Promise<LaneCounts> {
+    return Object.fromEntries(LANES.map((l) => [l, { running: this.runningIn[l], waiting: this.queues[l].size }])) as LaneCounts;
+  }
+
+  /** Observers are told, never trusted: one that throws must not break the scheduler. */
+  private tell(fn: (o: JobObserver) => void): void {
+    for (const o of this.observers) {
+      try {
+        fn(o);
+      } catch (err) {
+        this.opts.onError?.(err, 'observer');
+      }
+    }
+  }
 
   private get running(): number {
     return LANES.reduce((n, l) => n + this.runningIn[l], 0);
@@ -226,6 +308,10 @@ export class Jobs implements JobQueue {
       this.persist(record);
     }
 
+    const queuedAt = Date.now();
+    const settled = (rec: JobRecord) => {
+      if (opts.notify !== undefined) this.tell((o) => o.settled?.(rec, opts.notify));
+    };
     const done = new Promise<T>((resolve, reject) => {
       const controller = new AbortController();
       const onClientAbort = () => controller.abort(new AppError('cancelled', 'The client closed the connection.'));
@@ -270,13 +356,15 @@ export class Jobs implements JobQueue {
           this.cpuUsed -= cost.lane === 'cpu' ? weight : 0;
           this.next();
         }
+        const ran = { lane: cost.lane, label: opts.label ?? 'job', waitMs: started - queuedAt, runMs: Date.now() - started, ok: outcome.ok };
+        this.tell((o) => o.ran?.(ran));
         if (outcome.ok) {
-          if (record) this.persist(Object.assign(record, { status: 'completed', progress: 1, result: outcome.value, finishedAt: Date.now() }));
+          if (record) settled(this.persist(Object.assign(record, { status: 'completed', progress: 1, result: outcome.value, finishedAt: Date.now() })));
           resolve(outcome.value);
         } else {
           if (record) {
             const mapped = toClientError(outcome.reason);
-            this.persist(Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() }));
+            settled(this.persist(Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() })));
           }
           reject(outcome.reason);
         }
@@ -289,7 +377,7 @@ export class Jobs implements JobQueue {
         cancel: (reason) => {
           opts.clientSignal?.removeEventListener('abort', onQueuedAbort);
           opts.clientSignal?.removeEventListener('abort', onClientAbort);
-          if (record) this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() }));
+          if (record) settled(this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() })));
           reject(reason);
         },
       };
@@ -356,9 +444,9 @@ export class Jobs implements JobQueue {
     return join(this.opts.recordsDir!, `${id}.json`);
   }
 
-  /** Writes a record's file (whole, atomically), in order per record. */
-  private persist(record: JobRecord): void {
-    if (!this.opts.recordsDir) return;
+  /** Writes a record's file (whole, atomically), in order per record; returns the record. */
+  private persist(record: JobRecord): JobRecord {
+    if (!this.opts.recordsDir) return record;
     const { id } = record;
     const body = JSON.stringify(record);
     const file = this.recordPath(id);
@@ -370,6 +458,7 @@ export class Jobs implements JobQueue {
     void write.then(() => {
       if (this.writes.get(id) === write) this.writes.delete(id);
     });
+    return record;
   }
 
   /** Waits for record files being written (tests, shutdown). */

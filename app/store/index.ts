@@ -43,6 +43,8 @@ export interface ResourceIndex {
   /** Waits for pending writes (shutdown). */
   flush(): Promise<void>;
   close(): Promise<void>;
+  /** Resources recorded and their bytes (metrics; the Redis index scans, so callers cache it). */
+  totals(): Promise<{ count: number; bytes: number }>;
 }
 
 /**
@@ -146,6 +148,11 @@ export class Store {
     const expired = await this.index.sweep(now);
     await Promise.all(expired.map((id) => this.bytes.remove(id)));
     return expired.length + (await this.bytes.sweepOrphans(this.known, false));
+  }
+
+  /** Resources stored and their bytes, from the index. */
+  totals(): Promise<{ count: number; bytes: number }> {
+    return this.index.totals();
   }
 
   /** Whether the storage of bytes takes writes (/ready). */

@@ -46,6 +46,19 @@ export class LowdbIndex implements ResourceIndex {
     return n;
   }
 
+  /** Records live in memory: a pass over them, no I/O. */
+  async totals(): Promise<{ count: number; bytes: number }> {
+    let count = 0;
+    let bytes = 0;
+    for (const s of this.shards.values()) {
+      for (const r of Object.values(s.db.data)) {
+        count++;
+        bytes += r.size;
+      }
+    }
+    return { count, bytes };
+  }
+
   async get(id: string): Promise<ResourceRecord | undefined> {
     return this.shard(id).db.data[id];
   }

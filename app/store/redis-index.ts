@@ -28,6 +28,24 @@ export class RedisIndex implements ResourceIndex {
     return (await this.redis.del(key(id))) > 0;
   }
 
+  /** A SCAN over the records (Redis keeps no running sum that its own expiry would update). */
+  async totals(): Promise<{ count: number; bytes: number }> {
+    let count = 0;
+    let bytes = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', key('*'), 'COUNT', 1000);
+      cursor = next;
+      if (!keys.length) continue;
+      for (const v of await this.redis.mget(...keys)) {
+        if (!v) continue;
+        count++;
+        bytes += (JSON.parse(v) as ResourceRecord).size;
+      }
+    } while (cursor !== '0');
+    return { count, bytes };
+  }
+
   async sweep(): Promise<string[]> {
     return [];
   }

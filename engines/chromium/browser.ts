@@ -71,6 +71,8 @@ let currentInst: Instance | null = null;
 let launching: Promise<Instance> | null = null;
 const instances = new Set<Instance>();
 let launches = 0;
+/** Browsers ended other than by shutdown: retired after maxJobs, crashed (disconnected unasked), hung (killed); renderers killed for memory. */
+const ends = { recycled: 0, crashed: 0, hung: 0, rendererMemoryKills: 0 };
 let exitHookSet = false;
 
 function killGroup(pid?: number): void {
@@ -112,7 +114,10 @@ async function launch(): Promise<Instance> {
   launches++;
   const inst: Instance = { browser, pid: browser.process()?.pid, dir, jobs: 0, active: 0, retiring: false, dead: false, watches: new Set(), memoryKilledAt: 0 };
   instances.add(inst);
-  browser.on('disconnected', () => void end(inst));
+  browser.on('disconnected', () => {
+    if (!inst.dead) ends.crashed++;
+    void end(inst);
+  });
   return inst;
 }
 
@@ -139,6 +144,7 @@ async function acquire(): Promise<Instance> {
   inst.jobs++;
   inst.active++;
   if (inst.jobs >= options.maxJobs) {
+    ends.recycled++;
     inst.retiring = true;
     currentInst = null;
   }
@@ -183,7 +189,10 @@ export async function closeLease(l: Lease): Promise<void> {
   const closed = l.inst.dead
     ? true
     : await Promise.race([l.context.close().then(() => true, () => false), new Promise<boolean>((r) => setTimeout(() => r(false), 5000).unref())]);
-  if (!closed && !l.inst.dead) void end(l.inst, 0);
+  if (!closed && !l.inst.dead) {
+    ends.hung++;
+    void end(l.inst, 0);
+  }
   release(l.inst);
 }
 
@@ -264,6 +273,7 @@ async function sample(inst: Instance): Promise<void> {
     rendererPeakBytes = Math.max(rendererPeakBytes, rss);
     if (rss <= maxBytes) continue;
     inst.memoryKilledAt = Date.now();
+    ends.rendererMemoryKills++;
     try {
       process.kill(p.id, 'SIGKILL');
     } catch {
@@ -332,5 +342,12 @@ export async function shutdownBrowser(): Promise<void> {
   await Promise.all([...instances].map((i) => end(i)));
 }
 
-/** For tests and the benchmark: browsers running now, and launches so far. */
-export const browserStats = () => ({ running: [...instances].filter((i) => !i.dead).length, launches, pids: [...instances].map((i) => i.pid), rendererPeakBytes });
+/** For tests, the benchmark and metrics: browsers running now, pages open on them, launches and ends so far. */
+export const browserStats = () => ({
+  running: [...instances].filter((i) => !i.dead).length,
+  pagesOpen: [...instances].reduce((n, i) => n + i.active, 0),
+  launches,
+  ...ends,
+  pids: [...instances].map((i) => i.pid),
+  rendererPeakBytes,
+});

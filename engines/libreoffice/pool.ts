@@ -126,7 +126,8 @@ interface Slot {
 const slots: Slot[] = [];
 const waiters: ((s: Slot) => void)[] = [];
 let nextId = 1;
-const stats = { started: 0, recycledForJobs: 0, recycledForMemory: 0 };
+/** Instances started, and replaced: for their job count, their memory, killed (hung, timed out, cancelled) or crashed. */
+const stats = { started: 0, recycledForJobs: 0, recycledForMemory: 0, killed: 0, crashed: 0 };
 let generation = 0;
 let exitHookSet = false;
 const rootDir = join(tmpdir(), `quire-lo-${process.pid}`);
@@ -197,6 +198,7 @@ function startSlot(): Slot {
   child.on('exit', () => {
     clearTimeout(startTimer);
     onReady?.reject(new EngineError('soffice', 'exited during start-up'));
+    if (!slot.dead) stats.crashed++;
     slot.dead = true;
     for (const p of slot.pending.values()) p.reject(new EngineError('soffice', 'the LibreOffice instance crashed'));
     slot.pending.clear();
@@ -222,6 +224,7 @@ function retire(slot: Slot, kill: boolean): void {
   if (slot.dead) return;
   slot.dead = true;
   if (kill) {
+    stats.killed++;
     killGroup(slot.child);
     // A killed profile may be half-written; the replacement starts from a clean one.
     rmSync(join(rootDir, `slot${slot.index}`, 'profile'), { recursive: true, force: true });
@@ -386,5 +389,5 @@ export async function shutdownPool(graceMs = 5000): Promise<void> {
 /** For the benchmark and tests: how many instances are running now. */
 export const poolSize = () => slots.filter((s) => !s.dead).length;
 
-/** For tests and the log: instances started, and replaced for their job count or their memory. */
-export const poolStats = () => ({ ...stats });
+/** For tests, the log and metrics: instances started and replaced (by reason), running and busy now, and the pool's size. */
+export const poolStats = () => ({ ...stats, running: poolSize(), busy: slots.filter((s) => s.busy && !s.dead).length, size: options.size });

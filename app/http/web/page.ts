@@ -1,0 +1,136 @@
+/** The page's markup and style: a static shell that app.js fills from /openapi.json. System fonts only (offline). */
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+export function pageHtml(p: { script: string; css: string; icon: string; product: string; keys: boolean }): string {
+  const product = escape(p.product);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${product}</title>
+<link rel="icon" href="${p.icon}" type="image/svg+xml">
+<link rel="stylesheet" href="${p.css}">
+<script type="module" src="${p.script}"></script>
+</head>
+<body>
+<a class="skip" href="#op-search">Skip to the operations</a>
+<header>
+  <h1>${product}</h1>
+  <p>Convert, inspect and edit documents on this server. Programs use the same API: <a href="/docs">API reference</a>.</p>
+  <div class="key"${p.keys ? '' : ' hidden'}>
+    <label for="api-key">API key</label>
+    <input id="api-key" type="password" autocomplete="off" spellcheck="false" aria-describedby="api-key-help">
+    <p id="api-key-help" class="help">This server needs a key. It stays in this browser tab and is sent as the Api-Key header.</p>
+  </div>
+</header>
+<main>
+  <section class="ops" aria-labelledby="ops-h">
+    <h2 id="ops-h">Operations</h2>
+    <label for="op-search">Search operations</label>
+    <input id="op-search" type="search" autocomplete="off" aria-describedby="op-count" aria-controls="op-list">
+    <p id="op-count" class="help" role="status"></p>
+    <div id="op-list"></div>
+  </section>
+  <div class="work">
+    <section aria-labelledby="files-h">
+      <h2 id="files-h">Files</h2>
+      <div id="drop" class="drop">
+        <label for="file-pick">Drop files here, or choose files to upload</label>
+        <input id="file-pick" type="file" multiple>
+      </div>
+      <ul id="stored" class="stored" aria-label="Stored files"></ul>
+    </section>
+    <form id="op-form" aria-labelledby="form-h">
+      <h2 id="form-h" tabindex="-1">Choose an operation</h2>
+      <p id="op-desc" class="desc"></p>
+      <div id="op-inputs"></div>
+      <div id="op-fields"></div>
+      <button id="run" type="submit" disabled>Run</button>
+    </form>
+    <div class="progress" id="progress-box" hidden>
+      <label for="progress">Progress</label>
+      <progress id="progress" max="1"></progress>
+    </div>
+    <p id="status" role="status"></p>
+    <p id="error" class="error" role="alert"></p>
+    <section id="result" aria-labelledby="result-h" hidden>
+      <h2 id="result-h" tabindex="-1">Result</h2>
+      <ul id="outputs" class="outputs"></ul>
+      <h3>Response</h3>
+      <pre id="result-json" tabindex="0" aria-label="Response JSON"></pre>
+    </section>
+  </div>
+</main>
+</body>
+</html>`;
+}
+
+export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path d="M3 1h7l3 3v11H3z" fill="#fff" stroke="#1f4e8c"/><path d="M5 7h6M5 9h6M5 11h4" stroke="#1f4e8c"/></svg>`;
+
+export const PAGE_CSS = `
+:root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --accent: #1f4e8c; --bg: #fff; --soft: #f3f5f8; --bad: #a40e26; --focus: #d4570b; }
+* { box-sizing: border-box; }
+[hidden] { display: none !important; }
+body { margin: 0; font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--fg); background: var(--bg); }
+header { padding: 1rem 1.5rem; border-bottom: 1px solid var(--line); display: flex; flex-wrap: wrap; gap: .5rem 2rem; align-items: end; }
+header h1 { margin: 0; font-size: 1.5rem; }
+header p { margin: 0; }
+h2 { font-size: 1.2rem; margin: 0 0 .5rem; }
+h3 { font-size: 1rem; margin: 1rem 0 .25rem; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.skip, .sr { position: absolute; left: -100vw; }
+.skip:focus { left: 1rem; top: 1rem; background: var(--bg); padding: .5rem; z-index: 1; }
+.key { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; }
+.key .help { flex-basis: 100%; }
+main { display: grid; grid-template-columns: minmax(16rem, 22rem) 1fr; gap: 1.5rem; padding: 1rem 1.5rem 3rem; }
+@media (max-width: 50rem) { main { grid-template-columns: 1fr; } }
+.ops { border-right: 1px solid var(--line); padding-right: 1rem; }
+@media (min-width: 50.01rem) { .ops { position: sticky; top: 0; align-self: start; } #op-list { max-height: calc(100vh - 9rem); } }
+.ops > label { display: block; font-weight: 600; }
+#op-list { overflow: auto; }
+#op-list fieldset { border: 0; padding: 0; margin: .75rem 0 0; }
+#op-list legend { font-weight: 600; color: var(--muted); font-size: .9rem; text-transform: uppercase; letter-spacing: .03em; }
+#op-list label { display: grid; grid-template-columns: auto 1fr; gap: 0 .4rem; padding: .2rem .3rem; border-radius: 4px; cursor: pointer; align-items: baseline; }
+#op-list label:has(input:checked) { background: var(--soft); font-weight: 600; }
+#op-list code { grid-column: 2; color: var(--muted); font-size: .8rem; }
+input, select, textarea, button { font: inherit; }
+input[type=text], input[type=search], input[type=number], input[type=password], select, textarea { border: 1px solid #8c959f; border-radius: 4px; padding: .3rem .45rem; max-width: 100%; }
+input[type=search], textarea, .field input[type=text] { width: 100%; }
+textarea { min-height: 5rem; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .9rem; }
+button { border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 4px; padding: .35rem .9rem; cursor: pointer; }
+button.secondary { background: var(--bg); color: var(--accent); }
+button:disabled { opacity: .5; cursor: not-allowed; }
+.work > * + * { margin-top: 1rem; }
+.drop { border: 2px dashed #8c959f; border-radius: 6px; padding: 1rem; display: grid; gap: .5rem; }
+.drop.over { border-color: var(--accent); background: var(--soft); }
+.stored { list-style: none; padding: 0; margin: .5rem 0 0; }
+.stored li { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; padding: .2rem 0; border-bottom: 1px solid var(--soft); }
+.stored .meta, .outputs .meta { color: var(--muted); font-size: .85rem; }
+form { border: 1px solid var(--line); border-radius: 6px; padding: 1rem; }
+.desc, .help { color: var(--muted); font-size: .9rem; margin: .15rem 0 0; white-space: pre-line; }
+.field { margin: 0 0 .9rem; }
+.field > label, fieldset.field > legend { display: block; font-weight: 600; }
+fieldset.field { border: 1px solid var(--line); border-radius: 4px; padding: .5rem .75rem; }
+fieldset.field label { display: block; font-weight: normal; }
+.req { color: var(--bad); font-weight: normal; font-size: .85rem; }
+.field > label.switch { display: inline-flex; gap: .5rem; align-items: center; font-weight: 600; }
+.switch input { appearance: none; width: 2.4rem; height: 1.3rem; border-radius: 1rem; background: #8c959f; position: relative; margin: 0; cursor: pointer; }
+.switch input::before { content: ""; position: absolute; top: .15rem; left: .15rem; width: 1rem; height: 1rem; border-radius: 50%; background: #fff; transition: left .1s; }
+.switch input:checked { background: var(--accent); }
+.switch input:checked::before { left: 1.25rem; }
+.progress { display: flex; gap: .75rem; align-items: center; }
+progress { width: 100%; max-width: 30rem; height: 1rem; }
+#status:empty, #error:empty { display: none; }
+.error { color: var(--bad); font-weight: 600; border-left: 4px solid var(--bad); padding-left: .5rem; }
+.outputs { list-style: none; padding: 0; display: grid; gap: 1rem; }
+.outputs li { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
+.outputs h3 { margin: 0 0 .25rem; word-break: break-all; }
+.outputs .actions { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; margin-top: .5rem; }
+.thumb { display: block; max-width: 16rem; max-height: 16rem; border: 1px solid var(--line); margin-top: .5rem; background: #fff; }
+iframe.pdf { width: 100%; height: 32rem; border: 1px solid var(--line); margin-top: .5rem; }
+details pre { max-height: 15rem; }
+pre { background: var(--soft); padding: .75rem; border-radius: 6px; overflow: auto; max-height: 30rem; font-size: .85rem; }
+`;

@@ -1,0 +1,317 @@
+// Webhooks (issue 17): a receiver on loopback (allowed by URL_ALLOW) gets the signed /request-status body,
+// retries after 5xx in order, failures at the error URL, no retry after other 4xx; the URL policy and the extra
+// headers are checked at submit time (400 naming the header).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { corpus, startApp, type TestApp } from './helpers.js';
+
+const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
+const SECRET = 'webhook-test-secret-0123456789';
+const BROKEN = { bytes: Buffer.from('%PDF-1.4\nnot really a pdf\n'), name: 'broken.pdf' };
+
+interface Hit {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  answered: number;
+}
+
+/** A webhook receiver: each path answers the statuses of its script in turn (then 200), with headers when given. */
+async function receiver(scripts: Record<string, (number | [number, Record<string, string>])[]> = {}) {
+  const hits: Hit[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '';
+      const [answered, headers] = [scripts[path]?.shift() ?? 200].flat() as [number, Record<string, string>?];
+      hits.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
+      res.writeHead(answered, headers).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { hits, base, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** Waits for a condition (events of another process or timer); a broken delivery fails here, not by a clock. */
+async function until(what: string, cond: () => boolean | Promise<boolean>, polls = 1200): Promise<void> {
+  for (let i = 0; i < polls; i++) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+/** Checks Quire-Signature as a receiver would: HMAC-SHA256 of "<t>.<body>" with the shared secret. */
+function verify(hit: Hit, secret: string): void {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(hit.headers['quire-signature']));
+  assert.ok(m, `signature header: ${hit.headers['quire-signature']}`);
+  const expected = createHmac('sha256', secret).update(`${m![1]}.${hit.body}`).digest();
+  assert.ok(timingSafeEqual(expected, Buffer.from(m![2], 'hex')), 'HMAC matches');
+  assert.ok(Math.abs(Number(m![1]) - Date.now() / 1000) < 300, 'timestamp is now');
+}
+
+async function statusOf(t: TestApp, id: string): Promise<unknown> {
+  const res = await t.request(`/request-status/${id}`);
+  assert.is(res.status, 200);
+  return res.json();
+}
+
+test('202 at once, then the signed /request-status body at the Webhook-Url, with the extra headers', async () => {
+  const r = await receiver();
+  const t = await startApp({ URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET });
+  try {
+    const res = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count,title' }, {
+      'Webhook-Url': `${r.base}/done`,
+      'Webhook-Extra-Headers': JSON.stringify({ Authorization: 'Bearer receiver-token', 'X-Tenant': 'acme' }),
+    });
+    assert.is(res.status, 202);
+    const { requestId } = await res.json();
+    assert.match(requestId, /^[0-9a-f-]{36}$/);
+    await until('the webhook', () => r.hits.length === 1);
+    const hit = r.hits[0];
+    assert.is(hit.path, '/done');
+    assert.is(hit.headers['content-type'], 'application/json');
+    assert.is(hit.headers['quire-request-id'], requestId);
+    assert.is(hit.headers.authorization, 'Bearer receiver-token');
+    assert.is(hit.headers['x-tenant'], 'acme');
+    verify(hit, SECRET);
+    const body = JSON.parse(hit.body);
+    assert.is(body.status, 'completed');
+    assert.is(body.page_count, 1);
+    assert.equal(body, await statusOf(t, requestId));
+  } finally {
+    await t.close();
+    await r.close();
+  }
+});
+
+test('a failing receiver (500, 500, then 200) gets the same signed body three times, in order', async () => {
+  const r = await receiver({ '/flaky': [500, 500] });
+  const t = await startApp({ URL_ALLOW: '127.0.0.0/8', WEBHOOK_SECRET: SECRET, METRICS: 'on' });
+  try {
+    const res = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count' }, { 'Webhook-Url': `${r.base}/flaky` });
+    assert.is(res.status, 202);
+    const { requestId } = await res.json();
+    await until('three attempts', () => r.hits.length === 3);
+    assert.equal(r.hits.map((h) => h.answered), [500, 500, 200]);
+    for (const h of r.hits) verify(h, SECRET);
+    assert.equal(new Set(r.hits.map((h) => h.body)).size, 1);
+    assert.equal(JSON.parse(r.hits[2].body), await statusOf(t, requestId));
+    const metrics = await (await t.request('/metrics')).text();
+    assert.match(metrics, /quire_webhook_deliveries_total\{outcome="delivered"\} 1/);
+  } finally {
+    await t.close();
+    await r.close();
+  }
+});
+
+test('a failed request goes to Webhook-Error-Url; a 4xx receiver is not retried', async () => {
+  const r = await receiver({ '/gone': [404] });
+  const t = await startApp({ URL_ALLOW: 'localhost,127.0.0.1', WEBHOOK_SECRET: SECRET, METRICS: 'on' });
+  try {
+    const res = await t.form('/split-pdf', { file: BROKEN, pages: '1' }, { 'Webhook-Url': `${r.base}/ok`, 'Webhook-Error-Url': `${r.base}/err` });
+    assert.is(res.status, 202);
+    const { requestId } = await res.json();
+    await until('the error webhook', () => r.hits.length === 1);
+    assert.is(r.hits[0].path, '/err');
+    verify(r.hits[0], SECRET);
+    const body = JSON.parse(r.hits[0].body);
+    assert.is(body.status, 'failed');
+    assert.is(body.statusCode, 400);
+    assert.equal(body, await statusOf(t, requestId));
+
+    // 404 is final: the delivery is given up after one attempt (5 attempts would come before "failed").
+    const gone = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count' }, { 'Webhook-Url': `${r.base}/gone` });
+    assert.is(gone.status, 202);
+    await until('the failed delivery', async () => /quire_webhook_deliveries_total\{outcome="failed"\} 1/.test(await (await t.request('/metrics')).text()));
+    assert.is(r.hits.filter((h) => h.path === '/gone').length, 1);
+  } finally {
+    await t.close();
+    await r.close();
+  }
+});
+
+test('without WEBHOOK_SECRET the body is sent unsigned', async () => {
+  const r = await receiver();
+  const t = await startApp({ URL_ALLOW: '127.0.0.1' });
+  try {
+    const res = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count' }, { 'Webhook-Url': `${r.base}/plain` });
+    assert.is(res.status, 202);
+    await until('the webhook', () => r.hits.length === 1);
+    assert.is(r.hits[0].headers['quire-signature'], undefined);
+    assert.is(JSON.parse(r.hits[0].body).status, 'completed');
+  } finally {
+    await t.close();
+    await r.close();
+  }
+});
+
+test('private, loopback and metadata addresses are refused at submit time without URL_ALLOW (400 naming the header)', async () => {
+  const t = await startApp({ WEBHOOK_SECRET: SECRET });
+  try {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ 'Webhook-Url': 'http://127.0.0.1:9/x' }, /^Webhook-Url: the address 127\.0\.0\.1 .* is not public/],
+      [{ 'Webhook-Url': 'http://localhost:9/x' }, /^Webhook-Url: the address .* of localhost is not public/],
+      [{ 'Webhook-Url': 'http://169.254.169.254/latest' }, /^Webhook-Url: .*not public/],
+      [{ 'Webhook-Url': 'http://10.1.2.3/hook' }, /^Webhook-Url: .*not public/],
+      [{ 'Webhook-Url': 'http://[::1]:9/x' }, /^Webhook-Url: .*not public/],
+      [{ 'Webhook-Url': 'http://93.184.216.34/ok', 'Webhook-Error-Url': 'http://192.168.1.1/err' }, /^Webhook-Error-Url: .*not public/],
+      [{ 'Webhook-Url': 'ftp://93.184.216.34/x' }, /^Webhook-Url: only http and https/],
+      [{ 'Webhook-Url': 'not a url' }, /^Webhook-Url: .*not a valid URL/],
+      [{ 'Webhook-Error-Url': 'http://93.184.216.34/err' }, /^Webhook-Error-Url: needs Webhook-Url/],
+    ];
+    for (const [headers, message] of cases) {
+      const res = await t.form('/pdf-info', { file: { file: PDF } }, headers);
+      assert.is(res.status, 400, JSON.stringify(headers));
+      assert.match((await res.json()).error, message);
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+test('bad Webhook-Extra-Headers -> 400', async () => {
+  const t = await startApp({ URL_ALLOW: '127.0.0.1' });
+  try {
+    const bad = ['not json', '["a"]', '"x"', '{"X-A": 1}', '{"Host": "evil"}', '{"Content-Length": "5"}', '{"quire-signature": "t=1,v1=00"}', '{"X-A": "a\\r\\nX-B: b"}', '{"bad name": "x"}'];
+    for (const extra of bad) {
+      const res = await t.form('/pdf-info', { file: { file: PDF } }, { 'Webhook-Url': 'http://127.0.0.1:9/x', 'Webhook-Extra-Headers': extra });
+      assert.is(res.status, 400, extra);
+      assert.match((await res.json()).error, /^Webhook-Extra-Headers: /, extra);
+    }
+  } finally {
+    await t.close();
+  }
+});
+
+test('OpenAPI documents the webhook headers and the 202 on processing operations', async () => {
+  const t = await startApp();
+  try {
+    const doc = await (await t.request('/openapi.json')).json();
+    const post = doc.paths['/pdf-info'].post;
+    const names = post.parameters.map((p: { name: string }) => p.name);
+    for (const h of ['Webhook-Url', 'Webhook-Error-Url', 'Webhook-Extra-Headers']) assert.ok(names.includes(h), h);
+    assert.ok(post.responses['202']);
+    assert.match(post.parameters.find((p: { name: string }) => p.name === 'Webhook-Url').description, /Quire-Signature: t=<unix seconds>,v1=/);
+  } finally {
+    await t.close();
+  }
+});
+
+// ---------------------------------------------------------------- cluster mode (real redis-server, two processes)
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const REDIS = ['/usr/bin/redis-server', ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'redis-server'))].find((p) => existsSync(p));
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => res(port));
+    });
+    s.on('error', rej);
+  });
+}
+
+interface Proc {
+  child: ChildProcess;
+  base: string;
+  log: string[];
+  exited: boolean;
+}
+
+function spawnProc(cmd: string, args: string[], env: Record<string, string>, port: number): Proc {
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const p: Proc = { child, base: `http://127.0.0.1:${port}`, log: [], exited: false };
+  const keep = (d: Buffer) => p.log.push(...d.toString().split('\n').filter(Boolean).map((l) => l.slice(0, 300)));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.on('exit', () => (p.exited = true));
+  return p;
+}
+
+async function stop(p: Proc): Promise<void> {
+  if (p.exited) return;
+  p.child.kill('SIGTERM');
+  for (let i = 0; i < 200 && !p.exited; i++) await new Promise((r) => setTimeout(r, 50));
+  if (!p.exited) p.child.kill('SIGKILL');
+}
+
+if (REDIS) {
+  test('cluster mode: the api replica answers 202, a worker delivers; a retry outlives the worker that failed', async () => {
+    const r = await receiver({ '/later': [[503, { 'Retry-After': '30' }]] });
+    const data = mkdtempSync(join(tmpdir(), 'quire-webhooks-'));
+    const procs: Proc[] = [];
+    try {
+      const redisPort = await freePort();
+      const redis = spawnProc(REDIS, ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', data], {}, redisPort);
+      procs.push(redis);
+      const common = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATA_DIR: data, HOST: '127.0.0.1', LOG_LEVEL: 'warn', URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET, METRICS: 'on' };
+      const start = async (role: string) => {
+        const port = await freePort();
+        const p = spawnProc(process.execPath, ['--import', 'tsx', 'app/main.ts'], { ...common, ROLE: role, PORT: String(port) }, port);
+        procs.push(p);
+        await until(`${role} answers /up`, async () => {
+          if (p.exited) throw new Error(`${role} exited: ${p.log.join('\n')}`);
+          return fetch(`${p.base}/up`).then((res) => res.ok, () => false);
+        }, 3600);
+        return p;
+      };
+      const [api, worker] = await Promise.all([start('api'), start('worker')]);
+
+      const fd = new FormData();
+      fd.append('file', new Blob([readFileSync(PDF)]), 'doc.pdf');
+      fd.append('queries', 'page_count');
+      const res = await fetch(`${api.base}/pdf-info`, { method: 'POST', body: fd, headers: { 'Webhook-Url': `${r.base}/cluster` } });
+      assert.is(res.status, 202, await res.clone().text());
+      const { requestId } = await res.json();
+      await until('the webhook from the worker', () => r.hits.length === 1);
+      verify(r.hits[0], SECRET);
+      const body = JSON.parse(r.hits[0].body);
+      assert.is(body.status, 'completed');
+      assert.is(body.page_count, 1);
+      assert.equal(body, await (await fetch(`${api.base}/request-status/${requestId}`)).json());
+
+      // The job ran (and was measured) on the worker; the api replica reads the queues from BullMQ.
+      const workerMetrics = await (await fetch(`${worker.base}/metrics`)).text();
+      assert.match(workerMetrics, /quire_job_duration_seconds_count\{operation="\/pdf-info",lane="light",outcome="completed"\} 1/);
+      assert.match(workerMetrics, /quire_webhook_deliveries_total\{outcome="delivered"\} 1/);
+      const apiMetrics = await (await fetch(`${api.base}/metrics`)).text();
+      assert.match(apiMetrics, /quire_queue_jobs\{lane="light",state="waiting"\} 0/);
+      assert.match(apiMetrics, /quire_resources 1\n/);
+
+      // The receiver asks for 30 s; the worker is stopped meanwhile; a new worker makes the second attempt.
+      const later = await fetch(`${api.base}/pdf-info`, { method: 'POST', body: fd, headers: { 'Webhook-Url': `${r.base}/later` } });
+      assert.is(later.status, 202);
+      await until('the first attempt', () => r.hits.length === 2);
+      assert.is(r.hits[1].answered, 503);
+      await stop(worker);
+      assert.ok(worker.exited);
+      await start('worker');
+      await until('the retry from the new worker', () => r.hits.length === 3, 2400);
+      assert.is(r.hits[2].path, '/later');
+      assert.is(r.hits[2].answered, 200);
+      assert.is(r.hits[2].body, r.hits[1].body);
+      verify(r.hits[2], SECRET);
+    } finally {
+      for (const p of procs.slice(1)) await stop(p);
+      if (procs[0]) await stop(procs[0]);
+      await r.close();
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+} else {
+  console.log('webhooks.test.ts: cluster test SKIPPED - redis-server not found (Debian package redis-server)');
+}
+
+test.run();
