@@ -91,8 +91,8 @@ test('chunk: parts fit the budget, keep every word in order, and cut oversized b
   assert.is(parts.join(' ').replace(/\s+/g, ''), blocks.join('').replace(/\s+/g, ''));
 });
 
-test('without LLM_URL both endpoints answer 503 naming the setting', async () => {
-  for (const [path, extra] of [['/summarized-pdf-text', {}], ['/translated-pdf-text', { output_language: 'fr' }]] as const) {
+test('without LLM_URL: what needs a model answers 503 naming the setting (the offline rest: ai-offline.test.ts)', async () => {
+  for (const [path, extra] of [['/summarized-pdf-text', { summary_format: 'abstract' }], ['/translated-pdf-text', { output_language: 'fr' }]] as const) {
     const { body } = await call(none, path, { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, ...extra }, 503);
     assert.match(body.error, /LLM_URL/);
   }
@@ -102,6 +102,7 @@ test('summarize a PDF: one request with the document text, the model, the key, f
   await reset();
   const { body } = await call(t, '/summarized-pdf-text', { file: { file: corpus('pdf/google-docs-export.pdf') }, target_word_count: '120', summary_format: 'bullet_points' });
   assert.is(body.summary, '[summary] # Example document Beautiful is better than ugly. Explicit is better than');
+  assert.is(body.engine, 'llm');
   assert.is(typeof body.inputId, 'string');
   assert.is(body.warning, undefined);
   const seen = await requests();
@@ -187,6 +188,16 @@ test('translate a long PDF in a small window: several parts, joined in order; fi
     assert.ok(i > at, `${f} in order`);
     at = i;
   }
+});
+
+test('translate: source_languages come from Quire\'s own detection, not the model\'s SOURCE line', async () => {
+  await reset();
+  // The test model always answers "SOURCE: en"; the document is Chinese.
+  const { body } = await call(t, '/translated-pdf-text', { file: { file: corpus('pdf/cjk-chinese-gbk-nonembedded.pdf') }, output_language: 'en' });
+  assert.equal(body.source_languages, ['zh']);
+  assert.is(body.engine, 'llm');
+  assert.match(body.translated_text, /^\[en\] 我们都是黑体字/);
+  assert.is((await requests()).length, 1);
 });
 
 test('JSON body with an id', async () => {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { LlmConfig } from '../config.js';
 import { AppError, invalidInput } from '../errors.js';
 import { isPdfHeader, noTextWarning, readPages, selectPages, textlessPages, toMarkdown } from '../document/index.js';
+import { isTableBlock, tableColumns } from './extractive.js';
 
 /**
  * The AI text operations' shared half: the document's text (a PDF read by our own layout model, as
@@ -33,16 +34,11 @@ export const OVERHEAD_TOKENS = 400;
  */
 export const estimateTokens = (text: string) => Math.ceil(Buffer.byteLength(text, 'utf8') / 3);
 
-export function requireLlm(llm: LlmConfig | null): LlmConfig {
-  if (!llm) {
-    throw new AppError('engine_missing', 'The AI text operations are not configured on this server: set LLM_URL (an OpenAI-compatible chat-completions endpoint) and LLM_MODEL');
-  }
-  return llm;
-}
-
 export interface DocumentText {
   /** Paragraph-sized blocks in reading order (Markdown for PDFs), never split inside. */
   blocks: string[];
+  /** PDFs: the text of each table block (see isTableBlock) read down its columns (see tableColumns), or null. */
+  tables?: (string[] | null)[];
   warning?: string;
 }
 
@@ -61,8 +57,17 @@ export async function documentText(input: TextSource, pages: string, ctx: { cwd:
     const model = await readPages(input.path, selected, ctx);
     const empty = textlessPages(model);
     if (empty.length === model.length) throw new AppError('invalid_input', noTextWarning(empty, model.length)!);
-    const blocks = model.flatMap((p) => splitBlocks(toMarkdown([p], { pageBreakComments: false })));
-    return { blocks, warning: noTextWarning(empty, model.length) };
+    const blocks: string[] = [];
+    const tables: (string[] | null)[] = [];
+    for (const page of model) {
+      const own = splitBlocks(toMarkdown([page], { pageBreakComments: false }));
+      const items = page.items.flatMap((it) => (it.kind === 'table' ? [it] : []));
+      // Each table item is one pipe-table block of the page; should they ever not pair up, none is used.
+      const pipes = own.filter(isTableBlock).length;
+      blocks.push(...own);
+      tables.push(...(pipes === items.length ? items.map((it) => tableColumns(it.lines)) : Array<null>(pipes).fill(null)));
+    }
+    return { blocks, tables, warning: noTextWarning(empty, model.length) };
   }
   const ext = /\.([^.]+)$/.exec(input.name)?.[1].toLowerCase() ?? '';
   if (!['md', 'markdown', 'txt', 'text'].includes(ext) && !input.type.startsWith('text/')) {

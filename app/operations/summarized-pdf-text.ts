@@ -5,7 +5,7 @@ import type { LlmConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { int, oneOf, output, pages } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, estimateTokens, mapLimit, requireLlm, type Message } from '../ai/index.js';
+import { EXTRACTIVE_FORMATS, EXTRACTIVE_WARNING, OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, estimateTokens, extractiveSummary, isExtractiveFormat, mapLimit, type ExtractiveFormat, type Message } from '../ai/index.js';
 
 const SUMMARY_FORMATS = ['overview', 'highlight', 'abstract', 'bullet_points', 'numbered_list', 'table_of_contents', 'outline', 'question_answer', 'action_items'] as const;
 type SummaryFormat = (typeof SUMMARY_FORMATS)[number];
@@ -137,9 +137,9 @@ function finalMessages(text: string, fromParts: boolean, o: { targetWords: numbe
 export default operation({
   path: '/summarized-pdf-text',
   tag: 'AI text operations',
-  summary: 'Summarize a document with a language model',
+  summary: 'Summarize a document (with a language model, or extractively without one)',
   description:
-    'Input: a PDF (the pages selected, read in reading order as Markdown), a Markdown (.md) or a text (.txt) file (pages do not apply). The text goes to the OpenAI-compatible model the server is configured with (LLM_URL, LLM_MODEL); a document longer than the model\'s context window (LLM_CONTEXT_TOKENS) is summarized in parts whose summaries are then merged. target_word_count is a target, not an exact count; it must fit the window (400 otherwise). Without LLM_URL, or when the model cannot be reached or fails, the answer is 503. JSON: {summary}; output_type=file stores a .md file.',
+    'Input: a PDF (the pages selected, read in reading order as Markdown), a Markdown (.md) or a text (.txt) file (pages do not apply). With a language model (LLM_URL, LLM_MODEL): the text goes to that OpenAI-compatible model; a document longer than its context window (LLM_CONTEXT_TOKENS) is summarized in parts whose summaries are then merged; target_word_count must fit the window (400 otherwise); when the model cannot be reached or fails, the answer is 503. Without LLM_URL: an extractive summary, the document\'s own sentences chosen by LexRank sentence scoring and kept in document order, within target_word_count, for summary_format overview, highlight, bullet_points, numbered_list (lists of sentences), table_of_contents (the headings found on the pages) and outline (headings with their sections\' best sentences); abstract, question_answer and action_items answer 503 naming LLM_URL. target_word_count is a target, not an exact count (extractive: an upper bound). JSON: {summary, engine} where engine is "llm" or "extractive" (the latter with a warning saying so); output_type=file stores a .md file and still returns engine.',
   inputs: { file: { idField: 'id', kind: 'any', description: 'A PDF, Markdown (.md) or text (.txt) file' } },
   fields: {
     target_word_count: int(1, 1_000_000, 400),
@@ -153,15 +153,27 @@ export default operation({
   output: 'json-or-file',
   engines: ['qpdf', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
-    const model = requireLlm(llm);
-    plan(model.contextTokens, fields.target_word_count);
+    if (llm) plan(llm.contextTokens, fields.target_word_count);
+    else if (!isExtractiveFormat(fields.summary_format)) {
+      throw new AppError('engine_missing', `summary_format ${fields.summary_format} needs a language model, which this server does not have: set LLM_URL (an OpenAI-compatible chat-completions endpoint) and LLM_MODEL. Without one: ${EXTRACTIVE_FORMATS.join(', ')}`);
+    }
     const doc = await documentText(input, fields.pages, { cwd: dir, signal, timeoutMs });
     const outputFormat = fields.output_format as 'plaintext' | 'markdown';
-    const { summary, truncated } = await summarize(model, doc.blocks, { targetWords: fields.target_word_count, format: fields.summary_format, outputFormat, signal, progress });
-    const warning = [doc.warning, truncated ? TRUNCATED_WARNING : undefined].filter(Boolean).join(' ') || undefined;
-    if (fields.output_type === 'json') return { json: { summary }, warning };
+    let summary: string;
+    let notes: (string | undefined)[];
+    if (llm) {
+      const r = await summarize(llm, doc.blocks, { targetWords: fields.target_word_count, format: fields.summary_format, outputFormat, signal, progress });
+      summary = r.summary;
+      notes = [doc.warning, r.truncated ? TRUNCATED_WARNING : undefined];
+    } else {
+      summary = extractiveSummary(doc.blocks, { targetWords: fields.target_word_count, format: fields.summary_format as ExtractiveFormat }, doc.tables);
+      notes = [EXTRACTIVE_WARNING, doc.warning];
+    }
+    const engine = llm ? 'llm' : 'extractive';
+    const warning = notes.filter(Boolean).join(' ') || undefined;
+    if (fields.output_type === 'json') return { json: { summary, engine }, warning };
     const path = join(dir, 'summary.md');
     await writeFile(path, summary);
-    return { files: [{ path, ext: 'md' }], warning };
+    return { files: [{ path, ext: 'md' }], json: { engine }, warning };
   },
 });

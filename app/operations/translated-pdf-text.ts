@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { oneOf, output, pages } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, mapLimit, requireLlm, type Message } from '../ai/index.js';
+import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, detectLanguages, documentText, mapLimit, markdownToPlain, offlinePair, translateOffline, type Message } from '../ai/index.js';
 import { FORMAT_RULE, checkOutputFormat, outputFormat } from './summarized-pdf-text.js';
 
 /** Spec 4.11: ISO 639 code of 2-3 letters, then optionally a 4-letter script, a 2-letter or a 3-digit region. */
@@ -57,9 +57,9 @@ export function parseAnswer(answer: string): { languages: string[]; text: string
 export default operation({
   path: '/translated-pdf-text',
   tag: 'AI text operations',
-  summary: 'Translate the text of a document with a language model',
+  summary: 'Translate the text of a document (with a language model, or Apertium without one)',
   description:
-    'Input: a PDF (the pages selected, read in reading order as Markdown), a Markdown (.md) or a text (.txt) file (pages ignored). The text goes, in parts that fit the model\'s context window (LLM_CONTEXT_TOKENS), to the OpenAI-compatible model the server is configured with (LLM_URL, LLM_MODEL), which also names the source language(s). output_language: an ISO 639 code, optionally with a script or region (fr, pt-BR, zh-Hant, es-419). Without LLM_URL, or when the model cannot be reached or fails, the answer is 503. JSON: {translated_text, output_language, source_languages}; output_type=file stores a .txt file and still returns output_language and source_languages.',
+    'Input: a PDF (the pages selected, read in reading order as Markdown), a Markdown (.md) or a text (.txt) file (pages ignored). source_languages: ISO 639-1 codes of the languages the text is written in, the main one first (detected by Quire, offline, per paragraph; a language is listed from a tenth of the letters). output_language: an ISO 639 code, optionally with a script or region (fr, pt-BR, zh-Hant, es-419). With a language model (LLM_URL, LLM_MODEL): the text goes, in parts that fit its context window (LLM_CONTEXT_TOKENS), to that OpenAI-compatible model; when it cannot be reached or fails, the answer is 503. Without LLM_URL: Apertium translates, for the language pairs installed on the server (from the main source language to output_language\'s language; Markdown headings, lists, tables, emphasis, links and code kept); other pairs answer 503 naming LLM_URL and listing the offline pairs. Without LLM_URL, a document already in output_language\'s language comes back as it is (engine "none", with a warning). JSON: {translated_text, output_language, source_languages, engine} where engine is "llm", "apertium" or "none" (the offline ones with a warning saying so); output_type=file stores a .txt file and still returns output_language, source_languages and engine.',
   inputs: { file: { idField: 'id', kind: 'any', description: 'A PDF, Markdown (.md) or text (.txt) file' } },
   fields: {
     output_language: z.preprocess((v) => (Array.isArray(v) ? v[0] : v), z.string().trim().min(1)).meta({ type: 'string', examples: ['fr', 'de-CH', 'zh-Hant', 'es-419'] }),
@@ -75,22 +75,46 @@ export default operation({
   output: 'json-or-file',
   engines: ['qpdf', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
-    const model = requireLlm(llm);
     const lang = outputLanguage(fields.output_language);
     const format = fields.output_format as 'plaintext' | 'markdown';
     const doc = await documentText(input, fields.pages, { cwd: dir, signal, timeoutMs });
-    const partTokens = Math.floor((model.contextTokens - OVERHEAD_TOKENS) * PART_SHARE);
-    const parts = chunk(doc.blocks, partTokens);
-    let done = 0;
-    const answers = await mapLimit(parts, PARALLEL, async (part, i) => {
-      const r = await complete(model, messages(part, lang, format, [i + 1, parts.length]), model.contextTokens - OVERHEAD_TOKENS - partTokens, signal);
-      progress(++done / parts.length);
-      return { ...parseAnswer(r.text), truncated: r.truncated };
-    });
-    const translated = answers.map((a) => a.text).join('\n\n');
-    const sources = [...new Set(answers.flatMap((a) => a.languages))];
-    const warning = [doc.warning, answers.some((a) => a.truncated) ? TRUNCATED_WARNING : undefined].filter(Boolean).join(' ') || undefined;
-    const meta = { output_language: lang.tag, source_languages: sources };
+    const detected = await detectLanguages(doc.blocks);
+    let translated: string;
+    let sources = detected;
+    let notes: (string | undefined)[];
+    let engine: 'llm' | 'apertium' | 'none' = 'llm';
+    if (llm) {
+      const partTokens = Math.floor((llm.contextTokens - OVERHEAD_TOKENS) * PART_SHARE);
+      const parts = chunk(doc.blocks, partTokens);
+      let done = 0;
+      const answers = await mapLimit(parts, PARALLEL, async (part, i) => {
+        const r = await complete(llm, messages(part, lang, format, [i + 1, parts.length]), llm.contextTokens - OVERHEAD_TOKENS - partTokens, signal);
+        progress(++done / parts.length);
+        return { ...parseAnswer(r.text), truncated: r.truncated };
+      });
+      translated = answers.map((a) => a.text).join('\n\n');
+      // The model's own answer only when the detector could tell nothing (a few symbols, an unknown script).
+      if (!sources.length) sources = [...new Set(answers.flatMap((a) => a.languages))];
+      notes = [doc.warning, answers.some((a) => a.truncated) ? TRUNCATED_WARNING : undefined];
+    } else if (detected[0] === lang.tag.split('-')[0].toLowerCase()) {
+      engine = 'none';
+      translated = doc.blocks.join('\n\n');
+      if (format === 'plaintext') translated = markdownToPlain(translated);
+      notes = [`The document is already in ${detected[0]}: its text is returned as it is (no language model is configured, LLM_URL).`, doc.warning];
+    } else {
+      const pair = await offlinePair(detected[0], lang.tag);
+      engine = 'apertium';
+      translated = await translateOffline(doc.blocks.join('\n\n'), pair, { cwd: dir, signal, timeoutMs });
+      if (format === 'plaintext') translated = markdownToPlain(translated);
+      const others = detected.slice(1);
+      notes = [
+        `Translated without a language model (LLM_URL is not set) by Apertium's rule-based ${pair.from}->${pair.to} pair.`,
+        others.length ? `Text in ${others.join(', ')} was translated as if it were ${pair.from}.` : undefined,
+        doc.warning,
+      ];
+    }
+    const warning = notes.filter(Boolean).join(' ') || undefined;
+    const meta = { output_language: lang.tag, source_languages: sources, engine };
     if (fields.output_type === 'json') return { json: { translated_text: translated, ...meta }, warning };
     const path = join(dir, 'translation.txt');
     await writeFile(path, translated);
