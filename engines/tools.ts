@@ -11,6 +11,7 @@ export const TOOLS = {
   libreoffice: { bin: 'soffice', args: ['--version'], pkg: 'libreoffice-writer-nogui', pattern: /LibreOffice (\S+)/ },
   chromium: { bin: 'chromium', args: ['--version'], pkg: 'chromium', pattern: /Chromium (\S+)/ },
   openssl: { bin: 'openssl', args: ['version'], pkg: 'openssl', pattern: /OpenSSL (\S+)/ },
+  xmllint: { bin: 'xmllint', args: ['--version'], pkg: 'libxml2-utils', pattern: /using libxml version (\S+)/ },
 } as const;
 
 export type ToolName = keyof typeof TOOLS;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
+import { invoiceXml } from './zugferd-fixtures.js';
 
 /**
  * GET /resource/{id}?format=info: the record's `type` is the real type of every output of every endpoint that
@@ -22,6 +23,8 @@ const passphrase = join(work, 'pass.txt');
 writeFileSync(passphrase, 'exportsecret');
 const zipFile = join(work, 'bundle.zip');
 const xfaFile = join(work, 'static-xfa.pdf');
+const invoiceFile = join(work, 'invoice.xml');
+writeFileSync(invoiceFile, invoiceXml());
 
 /** A static XFA form (the corpus has none): the 2-field AcroForm with an XFA template and datasets added by qpdf. */
 function makeStaticXfa(): void {
@@ -176,6 +179,10 @@ const ENDPOINTS: Record<string, Case[] | null> = {
   '/pdf-with-added-text': [{ fields: { text_objects: '[{"text":"Hi","page":"1","x":"20","y":"20","font":"Helvetica","text_size":"12","text_color_rgb":"0,0,0"}]' }, type: PDF }],
   '/pdf-with-added-image': [{ fields: { image_file: image, x: '10', y: '10', page: '1' }, type: PDF }],
   '/tdm-reserved-pdf': [{ fields: { policy: 'https://example.com/tdm-policy' }, type: PDF }],
+  '/pdf-with-added-shapes': [{ fields: { shape_objects: '[{"type":"line","page":"1","x1":"10","y1":"10","x2":"100","y2":"100"}]' }, type: PDF }],
+  '/pdf-with-added-tables': [{ fields: { table_objects: '[{"page":1,"x":50,"y":700,"width":200,"columns":[{"width":100},{"width":100}],"rows":[{"cells":[{"text":"a"},{"text":"b"}]}]}]' }, type: PDF }],
+  '/zugferd-pdf': [{ file: invoiceFile, type: PDF }],
+  '/validated-zugferd': null,
   '/postscript': [
     { label: 'level 3', type: 'application/postscript' },
     { label: 'level 2', fields: { ps_level: '2' }, type: 'application/postscript' },

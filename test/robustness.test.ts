@@ -68,6 +68,8 @@ const ENDPOINTS: Record<string, Record<string, FormValue>> = {
   '/watermarked-pdf': { watermark_text: 'DRAFT' },
   '/pdf-with-added-text': { text_objects: '[{"text":"Hi","page":"1","x":"20","y":"20","font":"Helvetica","text_size":"12","text_color_rgb":"0,0,0"}]' },
   '/pdf-with-added-image': { image_file: image, x: '10', y: '10', page: '1' },
+  '/pdf-with-added-shapes': { shape_objects: '[{"type":"line","page":"1","x1":"10","y1":"10","x2":"100","y2":"100"}]' },
+  '/pdf-with-added-tables': { table_objects: '[{"page":1,"x":50,"y":700,"width":200,"columns":[{"width":100},{"width":100}],"rows":[{"cells":[{"text":"a"},{"text":"b"}]}]}]' },
   '/unzip': {},
   '/flattened-forms-pdf': {},
   '/flattened-annotations-pdf': {},
@@ -75,6 +77,8 @@ const ENDPOINTS: Record<string, Record<string, FormValue>> = {
   '/flattened-transparencies-pdf': { quality: 'low' },
   '/tdm-reserved-pdf': { policy: 'https://example.com/policy' },
   '/postscript': {},
+  '/zugferd-pdf': {},
+  '/validated-zugferd': {},
   '/exported-form-data': { data_format: 'xfdf' },
   '/pdf-with-acroforms': {},
 };
@@ -93,9 +97,10 @@ test('the table covers every processing endpoint', () => {
 
 /**
  * The owner password also opens a file, so the permissions password sent is tried as one and named when wrong;
- * /unzip reads any PDF as a broken zip (its password is the zip's).
+ * /unzip reads any PDF as a broken zip (its password is the zip's); /zugferd-pdf takes invoice XML, so it refuses
+ * any .pdf as its `file` (400) before reading it.
  */
-const EXCEPT: Record<string, Record<string, number>> = { '/unrestricted-pdf': { password: 400 }, '/unzip': { password: 400 } };
+const EXCEPT: Record<string, Record<string, number>> = { '/unrestricted-pdf': { password: 400 }, '/unzip': { password: 400 }, '/zugferd-pdf': { password: 400 } };
 
 for (const [kind, file, status] of INPUTS) {
   test(`${kind} input: a JSON client error from every endpoint, never a 5xx`, async () => {
@@ -142,6 +147,8 @@ test('a missing required field or second input: 400 naming it', async () => {
     '/watermarked-pdf': /watermark/,
     '/pdf-with-added-text': /text_objects/,
     '/pdf-with-added-image': /image|x|y|page/,
+    '/pdf-with-added-shapes': /shape_objects/,
+    '/pdf-with-added-tables': /table_objects/,
   };
   const wrong: string[] = [];
   for (const [path, names] of Object.entries(NEEDS)) {

@@ -30,12 +30,16 @@ import pdfWithAcroforms from './pdf-with-acroforms.js';
 import watermarkedPdf from './watermarked-pdf.js';
 import pdfWithAddedText from './pdf-with-added-text.js';
 import pdfWithAddedImage from './pdf-with-added-image.js';
+import pdfWithAddedShapes from './pdf-with-added-shapes.js';
+import pdfWithAddedTables from './pdf-with-added-tables.js';
 import word from './word.js';
 import excel from './excel.js';
 import powerpoint from './powerpoint.js';
 import zipOperations from './zip.js';
 import tdmReservedPdf from './tdm-reserved-pdf.js';
 import postscript from './postscript.js';
+import zugferdPdf from './zugferd-pdf.js';
+import validatedZugferd from './validated-zugferd.js';
 
 /** Every endpoint, in the order the docs list them. Adding an endpoint is adding its module here. */
-export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, word, excel, powerpoint, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, exportedFormData, pdfWithAcroforms, signedPdf, summarizedPdfText, translatedPdfText, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage, tdmReservedPdf, postscript, ...flattenOperations, ...zipOperations] as unknown as Operation[];
+export const operations = [pdfInfo, extractedImages, extractedText, markdown, pdfWithOcrText, blankPdf, linearizedPdf, ...security, mergedPdf, splitPdf, pdfWithAddedAttachment, pdfWithPageBoxesSet, toPdf, word, excel, powerpoint, ...imageConverters, pdfa, pdfx, compressedPdf, rasterizedPdf, pdfWithConvertedColors, redactionPreview, redactionApplied, importedFormData, exportedFormData, pdfWithAcroforms, signedPdf, summarizedPdfText, translatedPdfText, watermarkedPdf, pdfWithAddedText, pdfWithAddedImage, pdfWithAddedShapes, pdfWithAddedTables, tdmReservedPdf, postscript, zugferdPdf, validatedZugferd, ...flattenOperations, ...zipOperations] as unknown as Operation[];

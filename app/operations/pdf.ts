@@ -14,7 +14,8 @@ import { OfficePasswordError, officeToPdf } from '../../engines/libreoffice/pool
 import { enforceImagePolicy, psToPdf } from '../../engines/postscript.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
 import { encryptionOf, pageCount } from '../../engines/qpdf.js';
-import { mailHtml, readEml, readMsg, type Mail, injectPageCss, pageCss, paperOf, parseMargin, printableWidthPx, printScale, VIEWPORTS, type PageSetup, type WebLayout, inspectZip, isEncryptedOoxml } from '../convert/index.js';
+import { mailHtml, readEml, readMsg, type Mail, injectPageCss, pageCss, paperOf, parseMargin, printableWidthPx, printScale, VIEWPORTS, type PageSetup, type WebLayout, inspectZip, isEncryptedOoxml, STRUCTURED_FORMATS, type StructuredOptions, type TypesetPrint } from '../convert/index.js';
+import { structuredFields, structuredInputs, typesetInput, type StructuredFields } from './pdf-structured.js';
 import { PAGE_SIZE_NAMES, pageSize, type PageSizeName } from '../document/index.js';
 
 const OFFICE = ['doc', 'docx', 'xls', 'xlsx', 'ppt', 'pptx', 'odt', 'ods', 'odp', 'rtf', 'csv'];
@@ -23,7 +24,9 @@ const POSTSCRIPT = ['ps', 'eps'];
 const IMAGES = ['jpg', 'jpeg', 'png', 'tif', 'tiff', 'bmp', 'gif', 'webp'];
 const HTML = ['html', 'htm'];
 const EMAIL = ['eml', 'msg'];
-const SUPPORTED = [...OFFICE, ...POSTSCRIPT, ...IMAGES, ...HTML, ...EMAIL];
+const SUPPORTED = [...new Set([...OFFICE, ...POSTSCRIPT, ...IMAGES, ...HTML, ...EMAIL, ...Object.keys(STRUCTURED_FORMATS)])];
+/** Typeset from structured text: .csv only when structured_text_options is sent (else it is a spreadsheet). */
+const isStructured = (ext: string, f: { structured_text_options?: unknown }) => ext in STRUCTURED_FORMATS && (ext !== 'csv' || f.structured_text_options !== undefined);
 /** mailparser and msgreader hold a whole message (and its decoded attachments) in memory. */
 const MAX_MAIL_BYTES = 100 * 1024 * 1024;
 /** Longest wait for a page's network to go idle before it is printed anyway. */
@@ -50,6 +53,7 @@ const fields = {
   page_margin: text({ max: 32 }).optional().default('1in'),
   page_orientation: oneOf(['portrait', 'landscape'], 'portrait'),
   web_layout: oneOf(['desktop', 'tablet', 'mobile'], 'desktop'),
+  ...structuredFields,
 };
 
 type Fields = {
@@ -62,6 +66,8 @@ type Fields = {
   page_margin: string;
   page_orientation: 'portrait' | 'landscape';
   web_layout: WebLayout;
+  structured_text_options?: StructuredOptions;
+  image_ids?: string[];
 };
 
 export default operation({
@@ -74,13 +80,15 @@ export default operation({
     'images become one page per image or frame (page size from the image DPI, 72 when it has none; JPEGs embedded as they are ' +
     'unless they must be downsampled), HTML and web pages through Chromium (laid out at the web_layout viewport width), ' +
     'e-mail (.eml, Outlook .msg) as a header block, the body and a list of attachments, with image and PDF attachments ' +
-    'appended as pages; e-mail never loads remote content.',
-  inputs: { file: { idField: 'id', kind: 'any', required: false, description: 'The document to convert' } },
+    'appended as pages; e-mail never loads remote content. Structured text (Markdown, plain text, CSV with structured_text_options, ' +
+    'JSON, XML) is typeset by Chromium with structured_text_options; a Markdown document shows images only from image_ids / image_files.',
+  inputs: { file: { idField: 'id', kind: 'any', required: false, description: 'The document to convert' }, ...structuredInputs },
   fields,
   output: 'file',
   engines: [],
-  cost: ({ inputs }) => {
+  cost: ({ inputs, fields }) => {
     const ext = inputs.file?.[0] ? extensionOf(inputs.file[0].name) : 'html';
+    if (isStructured(ext, fields)) return { lane: 'browser' };
     if (OFFICE.includes(ext)) return { lane: 'office' };
     if (HTML.includes(ext) || EMAIL.includes(ext)) return { lane: 'browser' };
     return { lane: 'cpu', processes: 1 };
@@ -115,10 +123,16 @@ async function convert(ctx: RunContext<Fields>) {
   const ext = extensionOf(input.name);
   // A private copy with a plain name: tools never see the client's file name, and LibreOffice's lock file lands in the job dir.
   const local = join(dir, `input.${ext || 'bin'}`);
-  if (HTML.includes(ext) && (await stat(input.path)).size > ctx.limits.htmlMaxBytes) throw htmlLimitExceeded('bytes', ctx.limits);
+  const structured = isStructured(ext, f);
+  if ((HTML.includes(ext) || structured) && (await stat(input.path)).size > ctx.limits.htmlMaxBytes) throw htmlLimitExceeded('bytes', ctx.limits);
   await copyFile(input.path, local);
+  let warning: string | undefined;
 
-  if (OFFICE.includes(ext)) {
+  if (structured) {
+    const typeset = await typesetInput(ctx as unknown as RunContext<StructuredFields>, local, input.name, STRUCTURED_FORMATS[ext], setupOf(f).marginPt);
+    await printPage({ file: typeset.file }, out, f, ctx, { typeset });
+    warning = typeset.warnings.join(' ') || undefined;
+  } else if (OFFICE.includes(ext)) {
     const head = await readFile(local);
     if (isEncryptedOoxml(head)) throw passwordProtected();
     const zip = inspectZip(head);
@@ -157,7 +171,7 @@ async function convert(ctx: RunContext<Fields>) {
     throw invalidInput(`${input.name}: .${ext || '(no extension)'} cannot be converted; supported: ${SUPPORTED.map((e) => `.${e}`).join(', ')}`);
   }
   if (!(await stat(out).catch(() => null))?.size) throw invalidInput(`${input.name} produced no pages`);
-  return { files: [{ path: out, ext: 'pdf' }] };
+  return { files: [{ path: out, ext: 'pdf' }], warning };
 }
 
 const setupOf = (f: Fields): PageSetup => ({ size: f.page_size, orientation: f.page_orientation, marginPt: parseMargin(f.page_margin)!, layout: f.web_layout });
@@ -166,22 +180,26 @@ const setupOf = (f: Fields): PageSetup => ({ size: f.page_size, orientation: f.p
  * Prints prepared HTML with Chromium, then applies compression and downsample (Chromium keeps images as the
  * page had them). Sub-resources follow the URL policy. E-mail (`mail`) refuses every host, runs no script and
  * ignores web_layout (HTML only in the spec): it is laid out at the printable width, at 100 %, as mail clients print.
+ * Typeset structured text is printed the same way, on its own paper, tagged as asked.
  */
-async function printPage(html: string, out: string, f: Fields, ctx: RunContext<Fields>, o: { mail: boolean } = { mail: false }): Promise<void> {
-  const page = join(ctx.dir, 'page.html');
+async function printPage(html: string | { file: string }, out: string, f: Fields, ctx: RunContext<Fields>, o: { mail?: boolean; typeset?: TypesetPrint } = {}): Promise<void> {
+  const page = typeof html === 'string' ? join(ctx.dir, 'page.html') : html.file;
   const printed = join(ctx.dir, 'printed.pdf');
-  await writeFile(page, html);
+  if (typeof html === 'string') await writeFile(page, html);
   const setup = setupOf(f);
+  const closed = o.mail || o.typeset;
   await printHtml(
     page,
     printed,
     {
-      viewportWidth: o.mail ? printableWidthPx(setup) : VIEWPORTS[f.web_layout],
-      paper: paperOf(setup),
-      scale: o.mail ? 1 : printScale(setup),
+      viewportWidth: o.typeset?.viewportWidth ?? (o.mail ? printableWidthPx(setup) : VIEWPORTS[f.web_layout]),
+      paper: o.typeset?.paper ?? paperOf(setup),
+      scale: closed ? 1 : printScale(setup),
       settleMs: SETTLE_MS,
-      javascript: !o.mail,
-      resolveHost: o.mail ? async () => null : (h) => resolveAllowedHost(h, ctx.urlPolicy),
+      javascript: !closed,
+      resolveHost: closed ? async () => null : (h) => resolveAllowedHost(h, ctx.urlPolicy),
+      tagged: o.typeset?.tagged,
+      outline: o.typeset?.tagged,
       limits: { timeoutMs: ctx.limits.htmlTimeoutMs, maxPages: ctx.limits.htmlMaxPages, maxBytes: ctx.limits.htmlMaxBytes, maxMemoryBytes: ctx.limits.htmlMaxMemoryBytes },
     },
     { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs },

@@ -24,8 +24,8 @@ export const PAGE_ORIGIN = 'http://quire-page.invalid';
 export interface PrintOptions {
   /** CSS viewport width the page is laid out at (media queries see it). */
   viewportWidth: number;
-  /** Paper and margins, in points. */
-  paper: { width: number; height: number; margin: number };
+  /** Paper and margins, in points (one margin for every side, or each side's). */
+  paper: { width: number; height: number; margin: number | Margins };
   /** Print scale: the printable width divided by the viewport width, so the layout keeps the viewport's width. */
   scale: number;
   /** Longest wait for the network to go idle after the document is parsed. */
@@ -36,6 +36,17 @@ export interface PrintOptions {
   javascript?: boolean;
   /** Cuts for hostile pages (none when absent). */
   limits?: Partial<HtmlLimits>;
+  /** A tagged (accessible) PDF: Chromium's default is on. */
+  tagged?: boolean;
+  /** Bookmarks from the headings (needs tagged). */
+  outline?: boolean;
+}
+
+export interface Margins {
+  top: number;
+  right: number;
+  bottom: number;
+  left: number;
 }
 
 /** Each one exceeded throws an EngineError whose `details.limit` says which (the caller names its setting). */
@@ -127,6 +138,8 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
   budgetSpent.catch(() => undefined); // spent after the print: nobody waits any more
   st.proxy.serve(page, o.resolveHost, { maxBytes: limits.maxBytes, onExceeded: overBudget });
   const scale = Math.min(2, Math.max(0.1, o.scale));
+  const m = o.paper.margin;
+  const margins: Margins = typeof m === 'number' ? { top: m, right: m, bottom: m, left: m } : m;
   // A page whose renderer passes its memory limit has that renderer killed (browser.ts watchMemory), which ends
   // it as closing its context would; the job is then cut like a timeout.
   let overMemory = false;
@@ -158,17 +171,18 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
           await tab.emulateMediaType('print');
           const height = await tab.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0));
           await tab.emulateMediaType();
-          const pages = Math.floor(height / ((((o.paper.height - 2 * o.paper.margin) / 72) * 96) / scale));
+          const pages = Math.floor(height / ((((o.paper.height - margins.top - margins.bottom) / 72) * 96) / scale));
           if (pages > limits.maxPages) throw limitError('pages', `the page would print about ${pages} pages`);
         }
-        const m = inches(o.paper.margin);
         await tab.pdf({
           path: output,
           width: inches(o.paper.width),
           height: inches(o.paper.height),
-          margin: { top: m, right: m, bottom: m, left: m },
+          margin: { top: inches(margins.top), right: inches(margins.right), bottom: inches(margins.bottom), left: inches(margins.left) },
           scale,
           printBackground: true,
+          tagged: o.tagged ?? true,
+          outline: o.outline ?? false,
           // At most one page more than allowed (a later page range is clamped to the page count).
           pageRanges: Number.isFinite(limits.maxPages) ? `1-${limits.maxPages + 1}` : undefined,
           timeout,

@@ -1,0 +1,12 @@
+/**
+ * Electronic invoices (EN 16931 in the UN/CEFACT CII syntax: Factur-X / ZUGFeRD / XRechnung): reading the XML,
+ * its profiles and shipped schemas, schema and business-rule validation, a readable HTML rendering, and the
+ * hybrid PDF/A-3 that carries the XML (embedding, XMP, reading it back).
+ */
+export * from './cii.js';
+export * from './facturx.js';
+export * from './hybrid.js';
+export * from './profiles.js';
+export * from './render.js';
+export * from './rules.js';
+export * from './validate.js';

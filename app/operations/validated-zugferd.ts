@@ -1,0 +1,54 @@
+import { readFile } from 'node:fs/promises';
+import { AppError } from '../errors.js';
+import { operation } from '../http/operation.js';
+import { inputError, isPdfHeader, openPdf } from '../document/index.js';
+import { checkDeclared, invoiceText, readHybrid, refuseDoctype, report, validateInvoice, type Finding } from '../invoice/index.js';
+
+export default operation({
+  path: '/validated-zugferd',
+  tag: 'Conversion to PDF and standards',
+  summary: 'Validate a ZUGFeRD / Factur-X invoice (PDF or XML)',
+  description:
+    'Input: a hybrid invoice PDF (its embedded factur-x.xml, zugferd-invoice.xml or xrechnung.xml is read) or the CII invoice XML itself. ' +
+    'Answers JSON, no file: `{status: "VALID" | "INVALID", valid, profile, specification_identifier, invoice_number, findings: [{id, severity: ' +
+    '"fatal" | "warning", location, message}], file_type: "pdf" | "xml", embedded_file, pdf}`; valid when no finding is fatal. Checks: the ' +
+    'profile\'s Factur-X 1.07.3 XSD (xmllint; id `XSD`, location `line N`); EN 16931 business rules with their official ids and the XPath of the ' +
+    'element checked, a subset written in TypeScript (the official schematron is not packaged): BR-01..BR-16, BR-21..BR-27, BR-45..BR-48, ' +
+    'BR-CO-04, BR-CO-09..BR-CO-18, BR-CO-25, BR-CO-26, BR-DEC-09..BR-DEC-18, and per VAT category (BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O, ' +
+    'BR-IG, BR-IP) the rules -01, -05, -08, -09, -10 (line and category rules skipped for MINIMUM and BASIC WL; code lists and the other ' +
+    'rules not checked); an unknown profile is `FX-PROFILE`. For PDFs also (`pdf`: pdfaPart, conformanceLevel, documentFileName, ' +
+    'documentType, afRelationship as declared): `FX-XML` no embedded invoice, `FX-PDFA` no PDF/A-3 claim in the XMP, `FX-AF` file not an ' +
+    'associated file of the catalog (/AF, /AFRelationship; a relationship other than the profile\'s is a warning), `FX-XMP` Factur-X XMP ' +
+    'properties missing or disagreeing with the file name or the XML\'s profile. PDF/A conformance itself is not validated (veraPDF is not ' +
+    'packaged in Debian 12). An XML input that is not well-formed or not a CrossIndustryInvoice, or any XML with a DOCTYPE, answers 400.',
+  inputs: { file: { idField: 'id', kind: 'any', extensions: ['pdf', 'xml'], description: 'The invoice PDF or XML' } },
+  fields: {},
+  output: 'json',
+  engines: ['qpdf', 'xmllint'],
+  cost: { lane: 'light' },
+  run: async ({ input, dir, signal, timeoutMs, limits }) => {
+    const ctx = { cwd: dir, signal, timeoutMs };
+    const bytes = await readFile(input.path);
+    if (!isPdfHeader(bytes)) {
+      const { invoice, findings } = await validateInvoice(invoiceText(bytes), ctx);
+      return { json: { ...report(invoice, findings), file_type: 'xml' } };
+    }
+    await openPdf(input.path, ctx); // 401 for a password-protected file, 400 for a broken one
+    const hybrid = await readHybrid(input.path, ctx, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }).catch((err) => {
+      throw inputError(err);
+    });
+    const pdf = { file_type: 'pdf', embedded_file: hybrid.fileName, pdf: hybrid.declared };
+    const empty = (findings: Finding[]) => ({ status: 'INVALID', valid: false, profile: null, specification_identifier: null, invoice_number: null, findings, ...pdf });
+    if (!hybrid.xml) return { json: empty(hybrid.findings) };
+    const xml = invoiceText(hybrid.xml);
+    refuseDoctype(xml);
+    try {
+      const { invoice, findings } = await validateInvoice(xml, ctx);
+      return { json: { ...report(invoice, [...hybrid.findings, ...checkDeclared(hybrid, invoice.profile), ...findings]), ...pdf } };
+    } catch (err) {
+      // An embedded file that is no invoice at all is a finding about this PDF, not a bad request.
+      if (!(err instanceof AppError) || err.code !== 'invalid_input') throw err;
+      return { json: empty([...hybrid.findings, { id: 'FX-XML', severity: 'fatal', location: hybrid.fileName ?? '', message: err.message }]) };
+    }
+  },
+});
