@@ -6,6 +6,7 @@
  * lists in reading order. Other domains build on it; it depends on engines only.
  */
 export * from './layout.js';
+export * from './links.js';
 export * from './page-sizes.js';
 export * from './pages.js';
 export * from './pdf-access.js';

@@ -56,7 +56,17 @@ export interface PageModel {
   items: Item[];
 }
 
-export type Item = { kind: 'line'; line: Line } | { kind: 'table'; rows: string[][]; lines: Line[] };
+export type Item = { kind: 'line'; line: Line } | TableItem;
+
+/** A table: the text of each cell, the rows it was read from, and where they sit (for layout-keeping exports). */
+export interface TableItem {
+  kind: 'table';
+  rows: string[][];
+  lines: Line[];
+  /** The rows of each cell (row by column), and the x of the gutters between columns. */
+  cells?: Line[][][];
+  cuts?: number[];
+}
 
 // ---------------------------------------------------------------- building
 
@@ -452,6 +462,8 @@ function asTable(group: Line[][], free: Interval[], width: number): Item | null 
     kind: 'table',
     rows: rows.map((r) => r.map((c) => c.map((l) => l.text).join(' '))),
     lines: group.flat().sort((a, b) => a.box.y0 - b.box.y0 || a.box.x0 - b.box.x0),
+    cells: rows,
+    cuts,
   };
 }
 
@@ -476,9 +488,16 @@ export interface MarkdownOptions {
  */
 const LIST_LINE = /^(- |\d+\. )/;
 
-type Block = { kind: 'p' | 'h' | 'li'; level: number; text: string; last: Line; marker?: string };
+/**
+ * A block of text as the Markdown builder (and /word) sees it: a heading (level 1-6), a paragraph, a list item
+ * (`marker` is `-` or `N.`), or a table; with the rows it was made of, in reading order.
+ */
+export type TextBlock =
+  | { kind: 'p' | 'h' | 'li'; level: number; text: string; lines: Line[]; marker?: string }
+  | (TableItem & { kind: 'table' });
 
-export function toMarkdown(pages: PageModel[], opts: MarkdownOptions): string {
+/** Blocks of each page: headings from size and weight, paragraphs joined across line breaks, list items, tables. */
+export function textBlocks(pages: PageModel[]): TextBlock[][] {
   const all = pages.flatMap((p) => p.lines);
   const body = bodySize(all);
   const headingSizes = [...new Set(all.filter((l) => l.size >= body * 1.15 && l.text.length > 1).map((l) => Math.round(l.size * 2) / 2))].sort((a, b) => b - a);
@@ -488,57 +507,54 @@ export function toMarkdown(pages: PageModel[], opts: MarkdownOptions): string {
     if (l.bold && l.words.length <= 12 && !/[.,;:]$/.test(l.text) && !isListMarker(l.words[0].text)) return Math.min(6, headingSizes.length + 1);
     return 0;
   };
-
-  const out: string[] = [];
-  for (const page of pages) {
-    if (opts.pageBreakComments) out.push(`<!--Page ${page.page}-->`);
-    const st: { block: Block | null } = { block: null };
-    const flush = () => {
-      const block = st.block;
-      if (!block) return;
-      if (block.kind === 'h') out.push(`${'#'.repeat(block.level)} ${block.text}`);
-      else if (block.kind === 'li') out.push(`${block.marker} ${block.text}`);
-      else out.push(escapeLead(block.text));
-      st.block = null;
-    };
-    const joinText = (a: string, b: string) => (/[A-Za-z]-$/.test(a) && /^[a-z]/.test(b) ? a.slice(0, -1) + b : `${a} ${b}`);
+  const joinText = (a: string, b: string) => (/[A-Za-z]-$/.test(a) && /^[a-z]/.test(b) ? a.slice(0, -1) + b : `${a} ${b}`);
+  return pages.map((page) => {
+    const out: TextBlock[] = [];
     for (const item of page.items) {
+      const prev = out[out.length - 1];
       if (item.kind === 'table') {
-        flush();
-        out.push(tableMarkdown(item.rows));
+        out.push(item);
         continue;
       }
       const line = item.line;
       const level = levelOf(line);
       const first = line.words[0].text;
-      const prev = st.block;
+      const last = prev && prev.kind !== 'table' ? prev.lines[prev.lines.length - 1] : undefined;
       if (level) {
-        if (prev && prev.kind === 'h' && prev.level === level && close(prev.last, line)) {
+        if (prev?.kind === 'h' && prev.level === level && close(last!, line)) {
           prev.text = `${prev.text} ${line.text}`;
-          prev.last = line;
-          continue;
-        }
-        flush();
-        st.block = { kind: 'h', level, text: line.text, last: line };
+          prev.lines.push(line);
+        } else out.push({ kind: 'h', level, text: line.text, lines: [line] });
         continue;
       }
       if (isListMarker(first) && line.words.length > 1) {
-        flush();
         const numbered = /\d|^\(?[a-zA-Z]{1,5}[.)]$/.test(first) && !/^[-–—*•]$/.test(first);
         const n = /(\d+)/.exec(first)?.[1];
-        st.block = { kind: 'li', level: 0, text: line.words.slice(1).map((w) => w.text).join(' '), last: line, marker: numbered ? `${n ?? 1}.` : '-' };
+        out.push({ kind: 'li', level: 0, text: line.words.slice(1).map((w) => w.text).join(' '), lines: [line], marker: numbered ? `${n ?? 1}.` : '-' });
         continue;
       }
-      if (prev && prev.kind !== 'h' && continues(prev.last, line, prev.kind === 'li')) {
+      if (last && (prev.kind === 'p' || prev.kind === 'li') && continues(last, line, prev.kind === 'li')) {
         prev.text = joinText(prev.text, line.text);
-        prev.last = line;
+        prev.lines.push(line);
         continue;
       }
-      flush();
-      st.block = { kind: 'p', level: 0, text: line.text, last: line };
+      out.push({ kind: 'p', level: 0, text: line.text, lines: [line] });
     }
-    flush();
-  }
+    return out;
+  });
+}
+
+export function toMarkdown(pages: PageModel[], opts: MarkdownOptions): string {
+  const out: string[] = [];
+  textBlocks(pages).forEach((blocks, i) => {
+    if (opts.pageBreakComments) out.push(`<!--Page ${pages[i].page}-->`);
+    for (const b of blocks) {
+      if (b.kind === 'table') out.push(tableMarkdown(b.rows));
+      else if (b.kind === 'h') out.push(`${'#'.repeat(b.level)} ${b.text}`);
+      else if (b.kind === 'li') out.push(`${b.marker} ${b.text}`);
+      else out.push(escapeLead(b.text));
+    }
+  });
   return out.reduce((acc, b, i) => (i === 0 ? b : acc + (LIST_LINE.test(b) && LIST_LINE.test(out[i - 1]) ? '\n' : '\n\n') + b), '') + '\n';
 }
 

@@ -1,35 +1,57 @@
 import { readFile } from 'node:fs/promises';
 import {
   AlignmentType,
+  Column,
+  ColumnBreak,
   Document,
+  ExternalHyperlink,
+  FrameAnchorType,
+  FrameWrap,
+  Footer,
+  Header,
   HeadingLevel,
+  HeightRule,
+  HorizontalPositionRelativeFrom,
   ImageRun,
   LevelFormat,
+  LineRuleType,
   Packer,
+  OverlapType,
+  PageNumber,
   PageOrientation,
   Paragraph,
+  SectionType,
   Table,
+  TableAnchorType,
+  TableBorders,
+  BorderStyle,
+  ShadingType,
+  VerticalMergeType,
+  Tab,
+  TabStopType,
   TableCell,
   TableRow,
   TextRun,
+  TextWrappingType,
+  UnderlineType,
+  VerticalPositionRelativeFrom,
   WidthType,
   type ISectionOptions,
 } from 'docx';
-import { toMarkdown, type Box, type PageModel } from '../document/index.js';
+import { textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
+import { pageSections, runningLines } from './docx-layout.js';
+import { colourHex, runStyle, sameStyle, type RunStyle } from './docx-style.js';
+import { cellArt, groupHeaders, isThin, rowSpans, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
 
 /**
- * PDF to an editable Word document. The structure (reading order, headings, paragraphs joined across line
- * breaks, lists, tables) is decided in one place, the Markdown builder of the page model (/markdown); its
- * output is a small fixed grammar that is read back here block by block, so /word and /markdown never
- * disagree. Each PDF page becomes a section with the page's size and orientation and margins taken from
- * where its text sits; images are placed before the first block below them in their column.
+ * PDF to a Word document that looks like the PDF and edits like a document. The structure (reading order,
+ * headings, paragraphs, lists, tables) is the page model's (textBlocks, the one /markdown writes); this file lays
+ * it out where the PDF has it: a new-page section per page with its size and margins, continuous sections of
+ * Word columns where the text runs in columns (docx-layout), paragraphs with their alignment, indents, exact line
+ * pitch, space before and the PDF's line breaks, runs with their font, size, weight, slant and colour
+ * (docx-style), running heads and feet as header and footer with a PAGE field, link areas as hyperlinks, and
+ * images floating at their place. Word and LibreOffice then set each row where the PDF set it.
  */
-
-export type DocBlock =
-  | { kind: 'heading'; level: number; text: string }
-  | { kind: 'paragraph'; text: string }
-  | { kind: 'list'; numbered: boolean; start: number; items: string[] }
-  | { kind: 'table'; rows: string[][] };
 
 export interface PlacedImage {
   page: number;
@@ -38,120 +60,314 @@ export interface PlacedImage {
   png: string;
 }
 
-const TABLE_RULE = /^\|( --- \|)+$/;
-const LIST_ITEM = /^(- |(\d+)\. )/;
+const HEADINGS = [HeadingLevel.HEADING_1, HeadingLevel.HEADING_2, HeadingLevel.HEADING_3, HeadingLevel.HEADING_4, HeadingLevel.HEADING_5, HeadingLevel.HEADING_6];
+const twips = (pt: number) => Math.round(pt * 20);
+const emu = (pt: number) => Math.round(pt * 12700);
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+/**
+ * A row's glyph box starts about this many ems below the top of its line when LibreOffice and Word set the line
+ * at an exact height: the height minus the font's ascent and descent (about 1.1 em for text faces).
+ */
+const FONT_HEIGHT_EM = 1.1;
 
-/** Reads toMarkdown's output (with page-break comments) back into blocks per page. */
-export function markdownBlocks(markdown: string, pages: number[]): Map<number, DocBlock[]> {
-  const out = new Map<number, DocBlock[]>(pages.map((p) => [p, []]));
-  let k = -1;
-  for (const chunk of markdown.replace(/\n+$/, '').split('\n\n')) {
-    if (k + 1 < pages.length && chunk === `<!--Page ${pages[k + 1]}-->`) {
-      k++;
-      continue;
+type Inline = TextRun | ExternalHyperlink | ColumnBreak;
+
+/** What a page adds to its words' look: link areas, and the words a drawn rule underlines. */
+interface Marks {
+  links: PageLink[];
+  underlined: Set<Word>;
+}
+
+/** Runs of a row's words: consecutive words of one look share a run; words inside a link area become a hyperlink. */
+function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean } = {}): Inline[] {
+  const out: Inline[] = [];
+  let cur: { style: RunStyle; text: string; uri?: string } | null = null;
+  const flush = () => {
+    if (!cur) return;
+    const { style, text, uri } = cur;
+    const run = new TextRun({ text, ...runOptions(style), ...(uri ? { style: 'Hyperlink' } : {}) });
+    out.push(uri ? new ExternalHyperlink({ link: uri, children: [run] }) : run);
+    cur = null;
+  };
+  words.forEach((w, i) => {
+    if (opts.skipFirst && i === 0) return;
+    const style = runStyle(w, underlined.has(w));
+    const cx = (w.box.x0 + w.box.x1) / 2;
+    const cy = (w.box.y0 + w.box.y1) / 2;
+    const uri = links.find((l) => cx >= l.box.x0 && cx <= l.box.x1 && cy >= l.box.y0 && cy <= l.box.y1)?.uri;
+    const lead = cur || (opts.skipFirst ? i > 1 : i > 0) ? ' ' : '';
+    if (opts.pageNumber === i) {
+      if (cur) cur.text += lead;
+      flush();
+      if (lead && !out.length) out.push(new TextRun({ text: lead, ...runOptions(style) }));
+      out.push(new TextRun({ children: [PageNumber.CURRENT], ...runOptions(style) }));
+      return;
     }
-    const blocks = out.get(pages[Math.max(0, k)])!;
-    const lines = chunk.split('\n');
-    const heading = /^(#{1,6}) (.*)$/s.exec(chunk);
-    if (lines.length >= 2 && lines.every((l) => l.startsWith('|')) && TABLE_RULE.test(lines[1])) {
-      const cells = (l: string) => l.slice(2, -2).split(' | ').map((c) => c.replace(/\\\|/g, '|'));
-      blocks.push({ kind: 'table', rows: [lines[0], ...lines.slice(2)].map(cells) });
-    } else if (lines.every((l) => LIST_ITEM.test(l))) {
-      // Consecutive items are one chunk; a change of marker kind starts a new list.
-      for (const [i, l] of lines.entries()) {
-        const n = /^(\d+)\. /.exec(l);
-        const text = l.replace(LIST_ITEM, '');
-        const last = blocks[blocks.length - 1];
-        if (i > 0 && last?.kind === 'list' && last.numbered === !!n) last.items.push(text);
-        else blocks.push({ kind: 'list', numbered: !!n, start: n ? Number(n[1]) : 1, items: [text] });
-      }
-    } else if (heading) {
-      blocks.push({ kind: 'heading', level: heading[1].length, text: heading[2] });
-    } else {
-      blocks.push({ kind: 'paragraph', text: chunk.replace(/^\\(?=#{1,6}\s|[-*+]\s|\d+[.)]\s|>)/, '') });
+    if (cur && sameStyle(cur.style, style) && cur.uri === uri) cur.text += lead + w.text;
+    else {
+      // The space after an underlined phrase is not underlined.
+      const leadAfter = !!cur?.style.underline && !style.underline;
+      const had = !!cur;
+      if (cur && !leadAfter) cur.text += lead;
+      flush();
+      cur = { style, text: ((out.length && !had) || leadAfter ? lead : '') + w.text, uri };
     }
-  }
+  });
+  // A row that ends in a line break keeps the space after it: words stay apart when the break is deleted.
+  if (cur && opts.trailingSpace) (cur as { text: string }).text += ' ';
+  flush();
   return out;
 }
 
-const HEADINGS = [HeadingLevel.HEADING_1, HeadingLevel.HEADING_2, HeadingLevel.HEADING_3, HeadingLevel.HEADING_4, HeadingLevel.HEADING_5, HeadingLevel.HEADING_6];
-const twips = (pt: number) => Math.round(pt * 20);
-const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
-const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
-const blockText = (b: DocBlock) => (b.kind === 'table' ? b.rows.flat().join(' ') : b.kind === 'list' ? b.items.join(' ') : b.text);
+const runOptions = (s: RunStyle) => ({ font: s.font, size: s.halfPoints, bold: s.bold, italics: s.italic, color: s.color, ...(s.underline ? { underline: { type: UnderlineType.SINGLE } } : {}) });
 
-/** The size most characters are set in: Word's default text size. */
-function bodySize(pages: PageModel[]): number {
-  const by = new Map<number, number>();
-  for (const l of pages.flatMap((p) => p.lines)) by.set(Math.round(l.size * 2) / 2, (by.get(Math.round(l.size * 2) / 2) ?? 0) + l.text.length);
-  return [...by.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 11;
+type Align = (typeof AlignmentType)[keyof typeof AlignmentType];
+
+/** Alignment and indents of a paragraph's rows within its column (points). */
+function paragraphShape(lines: Line[], col: { x0: number; x1: number }, textStart?: number) {
+  const size = median(lines.map((l) => l.size));
+  const tol = Math.max(1.5, 0.4 * size);
+  const mid = (col.x0 + col.x1) / 2;
+  const x0s = lines.map((l) => l.box.x0);
+  const x1s = lines.map((l) => l.box.x1);
+  const centred = lines.every((l) => Math.abs((l.box.x0 + l.box.x1) / 2 - mid) < tol) && lines.some((l) => l.box.x0 > col.x0 + 2 * size);
+  if (centred && textStart === undefined) return { align: AlignmentType.CENTER as Align, left: 0, right: 0, firstLine: 0 };
+  const rest = lines.length > 1 ? lines.slice(1) : lines;
+  const left = (textStart ?? Math.min(...rest.map((l) => l.box.x0))) - col.x0;
+  const maxX1 = Math.max(...x1s);
+  const flushRight = lines.every((l) => Math.abs(l.box.x1 - maxX1) < tol);
+  if (flushRight && textStart === undefined && (Math.max(...x0s) - Math.min(...x0s) > 2 * tol || (lines.length === 1 && lines[0].box.x0 > col.x0 + 4 * size))) {
+    return { align: AlignmentType.RIGHT as Align, left: 0, right: Math.max(0, col.x1 - maxX1), firstLine: 0 };
+  }
+  const justified = lines.length > 2 && lines.slice(0, -1).every((l) => Math.abs(l.box.x1 - maxX1) < tol);
+  return {
+    align: (justified ? AlignmentType.JUSTIFIED : AlignmentType.LEFT) as Align,
+    left: Math.max(0, left),
+    // A ragged paragraph is not held to its longest row: a narrower substitute font must not wrap earlier.
+    right: justified ? Math.max(0, col.x1 - maxX1) : 0,
+    firstLine: lines[0].box.x0 - col.x0 - Math.max(0, left),
+  };
 }
 
-/** Index of the block an image goes before: the first block holding the first line below the image in its column. */
-function anchorOf(page: PageModel, blocks: DocBlock[], img: Box): number {
-  const below = page.lines.find((l) => l.box.y0 >= img.y1 - 2 && l.box.x0 < img.x1 && l.box.x1 > img.x0);
-  if (!below) return blocks.length;
-  const probe = norm(below.words.slice(0, 4).map((w) => w.text).join(' '));
-  const i = blocks.findIndex((b) => norm(blockText(b)).includes(probe));
-  return i < 0 ? blocks.length : i;
-}
+/** The line pitch of a paragraph: the distance between its rows, or the document's usual ratio to the size. */
+const pitchOf = (lines: Line[], ratio: number) => {
+  const size = Math.max(...lines.map((l) => l.size));
+  const gaps = lines.slice(1).map((l, i) => l.box.y0 - lines[i].box.y0).filter((g) => g > 0 && g < 3 * size);
+  return gaps.length ? Math.max(median(gaps), 0.8 * size) : ratio * size;
+};
 
-export async function pagesToDocx(pages: PageModel[], images: PlacedImage[]): Promise<Buffer> {
-  const blocksByPage = markdownBlocks(toMarkdown(pages, { pageBreakComments: true }), pages.map((p) => p.page));
+export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], links: PageLink[] = [], art: Map<number, PageArt> = new Map()): Promise<Buffer> {
+  const blocksByPage = textBlocks(pages);
+  const running = runningLines(pages);
   const starts = new Set<number>();
   let listCount = 0;
+  // The usual pitch of body text relative to its size, for rows that stand alone.
+  const ratios = blocksByPage.flat().flatMap((b) => (b.kind === 'p' && b.lines.length > 2 ? [pitchOf(b.lines, 1.2) / b.lines[0].size] : []));
+  const ratio = clamp(ratios.length ? median(ratios) : 1.2, 1, 2);
   const sections: ISectionOptions[] = [];
-  for (const page of pages) {
-    const blocks = blocksByPage.get(page.page) ?? [];
-    const lines = page.lines;
-    const m = lines.length
-      ? { left: Math.min(...lines.map((l) => l.box.x0)), top: Math.min(...lines.map((l) => l.box.y0)), right: page.width - Math.max(...lines.map((l) => l.box.x1)), bottom: page.height - Math.max(...lines.map((l) => l.box.y1)) }
-      : { left: 72, top: 72, right: 72, bottom: 72 };
-    const margin = (v: number) => twips(clamp(v - 4, 18, 72));
-    const usable = page.width - (margin(m.left) + margin(m.right)) / 20;
 
-    const placed = new Map<number, PlacedImage[]>();
-    for (const img of images.filter((i) => i.page === page.page).sort((a, b) => a.box.y0 - b.box.y0)) {
-      const at = anchorOf(page, blocks, img.box);
-      placed.set(at, [...(placed.get(at) ?? []), img]);
+  for (const [pi, page] of pages.entries()) {
+    const pageLinks = links.filter((l) => l.page === page.page);
+    const rects = art.get(page.page)?.rects ?? [];
+    const marks: Marks = { links: pageLinks, underlined: underlinedWords(page.lines.flatMap((l) => l.words), rects) };
+    const blocks = blocksByPage[pi]
+      .map((b) => (b.lines.some((l) => running.lines.has(l)) ? { ...b, lines: b.lines.filter((l) => !running.lines.has(l)) } : b))
+      .filter((b) => b.lines.length) as TextBlock[];
+    const body = blocks.flatMap((b) => b.lines).filter((l) => !l.vertical);
+    const heads = page.lines.filter((l) => running.lines.has(l));
+    const top = heads.filter((l) => l.box.y1 < page.height / 2);
+    const feet = heads.filter((l) => l.box.y1 >= page.height / 2);
+    const printed = running.pageNumber.get(pi);
+    const left = body.length ? Math.min(...body.map((l) => l.box.x0)) : 72;
+    const right = body.length ? page.width - Math.max(...body.map((l) => l.box.x1)) : 72;
+    const bottomText = body.length ? Math.max(...body.map((l) => l.box.y1)) : page.height - 72;
+
+    const layout = pageSections(blocks);
+    // Blocks side by side again and again (a grid the page model did not take for a table): LibreOffice loses
+    // text among hundreds of frames, so such a page is written row by row, its pieces at tab stops.
+    const beside = blocks.filter((b, i) => i > 0 && b.lines[0].box.y0 < blocks[i - 1].lines[blocks[i - 1].lines.length - 1].box.y1 - 0.5 * b.lines[0].size);
+    const pageSectionsOut: { columns: { x0: number; x1: number }[]; children: (Paragraph | Table)[] }[] = [];
+    let sectionTop = 0;
+    let pageTop = 72;
+    if (beside.length > 20) {
+      const grid = tabbedRows(blocks.flatMap((b) => b.lines), left, right, ratio, marks, rects, page.width);
+      pageTop = grid.top;
+      pageSectionsOut.push({ columns: [{ x0: left, x1: page.width - right }], children: grid.children });
     }
-    const children: (Paragraph | Table)[] = [];
-    const addImages = async (at: number) => {
-      for (const img of placed.get(at) ?? []) {
-        const scale = Math.min(1, usable / (img.box.x1 - img.box.x0));
-        const px = (pt: number) => Math.max(1, Math.round(pt * scale * (96 / 72)));
-        children.push(new Paragraph({ children: [new ImageRun({ type: 'png', data: await readFile(img.png), transformation: { width: px(img.box.x1 - img.box.x0), height: px(img.box.y1 - img.box.y0) } })] }));
-      }
-    };
-    for (const [i, b] of blocks.entries()) {
-      await addImages(i);
-      if (b.kind === 'heading') children.push(new Paragraph({ text: b.text, heading: HEADINGS[b.level - 1] }));
-      else if (b.kind === 'paragraph') children.push(new Paragraph({ text: b.text }));
-      else if (b.kind === 'list') {
-        const instance = ++listCount;
-        if (b.numbered) starts.add(b.start);
-        for (const item of b.items) {
-          children.push(
-            b.numbered ? new Paragraph({ text: item, numbering: { reference: `numbered-${b.start}`, level: 0, instance } }) : new Paragraph({ text: item, bullet: { level: 0 } }),
-          );
+    for (const [si, sec] of (beside.length > 20 ? [] : layout).entries()) {
+      const children: (Paragraph | Table)[] = [];
+      const cursors = sec.columns.map(() => NaN);
+      let column = 0;
+      let pendingBreak = false;
+      for (const piece of sec.pieces) {
+        if (piece.breakBefore) {
+          column = piece.column;
+          pendingBreak = true;
         }
-      } else children.push(wordTable(b.rows));
+        const col = sec.columns[column];
+        const b = piece.block;
+        const lines = piece.lines;
+        if (b.kind === 'table') {
+          const made = wordTable(b, col, marks, rects);
+          const t0 = made.top;
+          const at = cursors[column];
+          if (si === 0 && Number.isNaN(at) && !children.length) pageTop = t0;
+          const from = Number.isNaN(at) ? (si === 0 ? pageTop : sectionTop) : at;
+          // A table beside text already set (read after it, but higher up) floats at its place on the page.
+          const up = !pendingBreak && t0 < from - 4;
+          if (!up && (t0 - from > 1 || pendingBreak)) {
+            children.push(spacer(t0 - from, pendingBreak));
+            pendingBreak = false;
+          }
+          children.push(made.table(up ? t0 : undefined));
+          if (!up) cursors[column] = t0 + made.height;
+          continue;
+        }
+        const size = median(lines.map((l) => l.size));
+        const pitch = pitchOf(lines, ratio);
+        const lineTop = lines[0].box.y0 - (pitch - FONT_HEIGHT_EM * size);
+        if (si === 0 && Number.isNaN(cursors[column]) && !children.length) pageTop = lineTop;
+        const from = Number.isNaN(cursors[column]) ? (si === 0 ? pageTop : sectionTop) : cursors[column];
+        // A block read after text already set but sitting higher up (a side note, a cell of a table the page
+        // model did not see) cannot go back up in the flow: it is a frame at its place on the page.
+        // Sideways text (a stamp in the margin) is a frame too: set across the page it would push the text below.
+        const sideways = lines.some((l) => l.vertical);
+        const up = sideways || (!pendingBreak && lineTop < from - 0.5 * size);
+        const before = Math.max(0, lineTop - from);
+        const x0 = Math.min(...lines.map((l) => l.box.x0));
+        const x1 = Math.max(...lines.map((l) => l.box.x1));
+        const frameCol = { x0: x0 - 1, x1: Math.min(page.width, x1 + Math.max(6, 0.1 * (x1 - x0))) };
+        if (!up) cursors[column] = lines[lines.length - 1].box.y0 - (pitch - FONT_HEIGHT_EM * size) + pitch;
+        const marker = b.kind === 'li' && lines[0] === b.lines[0];
+        const textStart = marker ? lines[0].words[1]?.box.x0 : undefined;
+        const shape = paragraphShape(lines, up ? frameCol : col, b.kind === 'li' ? textStart ?? Math.min(...lines.slice(1).map((l) => l.box.x0)) : undefined);
+        const runs: Inline[] = [];
+        if (pendingBreak) runs.push(new ColumnBreak());
+        pendingBreak = false;
+        lines.forEach((l, i) => {
+          const next = lines[i + 1];
+          // Rows end where they ended in the PDF (a hyphen at a row's end stays), so lines break at the same places.
+          runs.push(...rowRuns(l.words, marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text) }));
+          if (next) runs.push(sec.columns.length > 1 && next.box.y0 < l.box.y0 - 0.5 * size ? new ColumnBreak() : new TextRun({ break: 1 }));
+        });
+        const indent = { left: twips(shape.left), right: twips(shape.right), ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }) };
+        const common = {
+          children: runs,
+          alignment: shape.align,
+          indent,
+          spacing: { before: up ? 0 : twips(before), after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
+          ...(up
+            ? {
+                frame: {
+                  type: 'absolute' as const,
+                  position: { x: twips(frameCol.x0), y: twips(sideways ? lines[0].box.y0 : lineTop) },
+                  ...(sideways ? {} : { width: twips(frameCol.x1 - frameCol.x0) }),
+                  anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE },
+                  wrap: FrameWrap.THROUGH,
+                },
+              }
+            : {}),
+          widowControl: false,
+          keepNext: false,
+          keepLines: false,
+        };
+        if (b.kind === 'h') children.push(new Paragraph({ ...common, heading: HEADINGS[b.level - 1] }));
+        else if (b.kind === 'li' && marker) {
+          const numbered = b.marker !== '-';
+          const start = Number(b.marker?.slice(0, -1)) || 1;
+          if (numbered) starts.add(start);
+          const instance = ++listCount;
+          children.push(new Paragraph({ ...common, ...(numbered ? { numbering: { reference: `numbered-${start}`, level: 0, instance } } : { bullet: { level: 0 } }) }));
+        } else children.push(new Paragraph(common));
+      }
+      sectionTop = Math.max(...cursors.filter((c) => !Number.isNaN(c)), sectionTop);
+      pageSectionsOut.push({ columns: sec.columns, children });
     }
-    await addImages(blocks.length);
-    if (!children.length) children.push(new Paragraph({}));
+    if (!pageSectionsOut.length) pageSectionsOut.push({ columns: [{ x0: left, x1: page.width - right }], children: [new Paragraph({})] });
+    // Pictures float at their place on the page, behind the text, anchored in the page's first paragraph.
+    const first = pageSectionsOut[0].children;
+    const pictures: Paragraph[] = [];
+    for (const img of images.filter((i) => i.page === page.page)) {
+      const w = img.box.x1 - img.box.x0;
+      const h = img.box.y1 - img.box.y0;
+      pictures.push(
+        new Paragraph({
+          spacing: { before: 0, after: 0, line: 20, lineRule: LineRuleType.EXACT },
+          children: [
+            new ImageRun({
+              type: 'png',
+              data: await readFile(img.png),
+              transformation: { width: Math.max(1, Math.round(w * (96 / 72))), height: Math.max(1, Math.round(h * (96 / 72))) },
+              floating: {
+                horizontalPosition: { relative: HorizontalPositionRelativeFrom.PAGE, offset: emu(img.box.x0) },
+                verticalPosition: { relative: VerticalPositionRelativeFrom.PAGE, offset: emu(img.box.y0) },
+                behindDocument: true,
+                allowOverlap: true,
+                wrap: { type: TextWrappingType.NONE },
+              },
+            }),
+          ],
+        }),
+      );
+    }
+    if (pictures.length) {
+      // A 1-twip paragraph carries them, so the text below does not move.
+      first.unshift(...pictures);
+    }
+
     const landscape = page.width > page.height;
-    sections.push({
-      properties: {
-        page: {
-          size: { width: twips(Math.min(page.width, page.height)), height: twips(Math.max(page.width, page.height)), orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT },
-          margin: { left: margin(m.left), right: margin(m.right), top: margin(m.top), bottom: margin(m.bottom) },
+    const headerTop = top.length ? Math.min(...top.map((l) => l.box.y0)) : 0;
+    const footerBottom = feet.length ? Math.max(...feet.map((l) => l.box.y1)) : page.height;
+    const margin = {
+      left: twips(clamp(left, 0, page.width / 3)),
+      right: twips(clamp(right, 0, page.width / 3)),
+      top: twips(clamp(pageTop - pictures.length, 0, page.height - 36)),
+      // All the room below the text (down to the running foot), so a row set a little taller than in the PDF
+      // does not push the page's last rows onto another page.
+      bottom: twips(clamp(Math.min(page.height - bottomText - 2, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0), 0, page.height / 3)),
+      header: twips(clamp(headerTop - 2, 0, page.height / 3)),
+      footer: twips(clamp(page.height - footerBottom - 2, 0, page.height / 3)),
+    };
+    const runningParagraphs = (rows: Line[]) =>
+      rows.map(
+        (l) =>
+          new Paragraph({
+            ...paragraphShapeProps(paragraphShape([l], { x0: left, x1: page.width - right })),
+            spacing: { before: 0, after: 0 },
+            children: rowRuns(l.words, marks, { pageNumber: printed?.line === l ? printed.word : undefined }),
+          }),
+      );
+    pageSectionsOut.forEach((sec, k) => {
+      const cols = sec.columns;
+      const equal = cols.every((c) => Math.abs(c.x1 - c.x0 - (cols[0].x1 - cols[0].x0)) < 2);
+      sections.push({
+        properties: {
+          type: k === 0 ? SectionType.NEXT_PAGE : SectionType.CONTINUOUS,
+          page: {
+            size: { width: twips(Math.min(page.width, page.height)), height: twips(Math.max(page.width, page.height)), orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT },
+            margin,
+            ...(k === 0 && printed ? { pageNumbers: { start: printed.value } } : {}),
+          },
+          ...(cols.length > 1
+            ? {
+                column: {
+                  count: cols.length,
+                  space: twips(cols[1].x0 - cols[0].x1),
+                  equalWidth: equal,
+                  ...(equal ? {} : { children: cols.map((c, i) => new Column({ width: twips(c.x1 - c.x0), ...(i < cols.length - 1 ? { space: twips(cols[i + 1].x0 - c.x1) } : {}) })) }),
+                },
+              }
+            : {}),
         },
-      },
-      children,
+        headers: { default: new Header({ children: top.length ? runningParagraphs(top) : [] }) },
+        footers: { default: new Footer({ children: feet.length ? runningParagraphs(feet) : [] }) },
+        children: sec.children,
+      });
     });
   }
   const doc = new Document({
-    styles: { default: { document: { run: { size: Math.round(clamp(bodySize(pages), 6, 36) * 2) }, paragraph: { spacing: { after: 120 } } } } },
+    styles: { default: { document: { run: { size: Math.round(clamp(bodySize(pages), 6, 36) * 2) }, paragraph: { spacing: { after: 0 } } } } },
     numbering: {
       config: [...starts].map((start) => ({
         reference: `numbered-${start}`,
@@ -163,17 +379,244 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[]): Pr
   return Packer.toBuffer(doc);
 }
 
-/** The first row is the header (repeated on each page, bold): the Markdown builder writes tables that way too. */
-function wordTable(rows: string[][]): Table {
-  const cols = Math.max(...rows.map((r) => r.length));
-  return new Table({
-    width: { size: 100, type: WidthType.PERCENTAGE },
-    rows: rows.map(
-      (r, i) =>
-        new TableRow({
-          tableHeader: i === 0,
-          children: Array.from({ length: cols }, (_, c) => new TableCell({ children: [new Paragraph({ children: [new TextRun({ text: r[c] ?? '', bold: i === 0 })] })] })),
+/**
+ * Rows of a page as paragraphs, each piece of a row at a left tab stop where it starts on the page. Rows that
+ * the page's vertical rules run through (two or more, a ruled table the page model did not take for one) are
+ * a Word table instead, with the rules' columns, borders, fills and merges (wordTable).
+ */
+function tabbedRows(lines: Line[], left: number, right: number, ratio: number, marks: Marks, rects: Rule[], pageWidth: number): { children: (Paragraph | Table)[]; top: number } {
+  const rows: Line[][] = [];
+  for (const l of [...lines].sort((a, b) => a.box.y0 - b.box.y0)) {
+    const row = rows[rows.length - 1];
+    if (row && l.box.y0 < Math.max(...row.map((r) => r.box.y1)) - 0.5 * (l.box.y1 - l.box.y0)) row.push(l);
+    else rows.push([l]);
+  }
+  const verticals = rects.filter((f) => isThin(f) && f.y1 - f.y0 > f.x1 - f.x0);
+  const ruled = rows.map((row) => {
+    const mid = (Math.min(...row.map((l) => l.box.y0)) + Math.max(...row.map((l) => l.box.y1))) / 2;
+    return verticals.filter((f) => f.y0 < mid && f.y1 > mid).length >= 2;
+  });
+  const children: (Paragraph | Table)[] = [];
+  let cursor = NaN;
+  let top = 72;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    row.sort((a, b) => a.box.x0 - b.box.x0);
+    let end = i;
+    while (ruled[i] && end + 1 < rows.length && ruled[end + 1]) end++;
+    if (end > i) {
+      const group = rows.slice(i, end + 1);
+      const block: Extract<TextBlock, { kind: 'table' }> = { kind: 'table', rows: group.map((r) => [r.map((l) => l.text).join(' ')]), lines: group.flat(), cells: group.map((r) => [r]), cuts: [] };
+      const made = wordTable(block, { x0: left, x1: pageWidth - right }, marks, rects);
+      if (Number.isNaN(cursor)) top = made.top;
+      else if (made.top - cursor > 1) children.push(spacer(made.top - cursor, false));
+      children.push(made.table());
+      cursor = made.top + made.height;
+      i = end;
+      continue;
+    }
+    const size = Math.max(...row.map((l) => l.size));
+    const y0 = Math.min(...row.map((l) => l.box.y0));
+    const next = rows[i + 1] ? Math.min(...rows[i + 1].map((l) => l.box.y0)) - y0 : Infinity;
+    const pitch = clamp(next, 0.8 * size, ratio * size);
+    const lineTop = y0 - (pitch - FONT_HEIGHT_EM * size);
+    if (Number.isNaN(cursor)) top = lineTop;
+    const before = Number.isNaN(cursor) ? 0 : Math.max(0, lineTop - cursor);
+    cursor = (Number.isNaN(cursor) ? lineTop : Math.max(cursor, lineTop)) + pitch;
+    children.push(
+      new Paragraph({
+        // Into the right margin: a piece that ends at the text's edge must not wrap because the font differs a little.
+        indent: { left: twips(Math.max(0, row[0].box.x0 - left)), right: -twips(right) },
+        tabStops: row.slice(1).map((l) => ({ type: TabStopType.LEFT, position: twips(l.box.x0 - left) })),
+        spacing: { before: twips(before), after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
+        widowControl: false,
+        children: row.flatMap((l, k) => [...(k ? [new TextRun({ children: [new Tab()] })] : []), ...rowRuns(l.words, marks)]),
+      }),
+    );
+  }
+  return { children, top };
+}
+
+const paragraphShapeProps = (s: ReturnType<typeof paragraphShape>) => ({
+  alignment: s.align,
+  indent: { left: twips(s.left), right: twips(s.right), ...(s.firstLine < 0 ? { hanging: twips(-s.firstLine) } : { firstLine: twips(s.firstLine) }) },
+});
+
+/** An empty 1 pt paragraph whose space before fills a gap (a table has no space before of its own). */
+const spacer = (pt: number, columnBreak: boolean) =>
+  new Paragraph({ spacing: { before: Math.max(0, twips(pt - 1)), after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: columnBreak ? [new ColumnBreak()] : [] });
+
+/** The size most characters are set in: Word's default text size. */
+function bodySize(pages: PageModel[]): number {
+  const by = new Map<number, number>();
+  for (const l of pages.flatMap((p) => p.lines)) by.set(Math.round(l.size * 2) / 2, (by.get(Math.round(l.size * 2) / 2) ?? 0) + l.text.length);
+  return [...by.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 11;
+}
+
+/**
+ * A table at its place: columns as wide as between the gutters the page model found, rows as tall as their
+ * pitch on the page, each cell's rows with their look (numbers flush right stay so). The first row repeats as
+ * the header on each page. Where the page draws the table (table-art), the rules are the cells' borders (the
+ * outer columns and the rows reach out to them), filled rectangles their shading, and a ruled grid merges
+ * cells: a header over a group of ruled columns, a cell over rows no rule separates. Without line art the
+ * table has no borders: the page model also takes prose set in columns for a table.
+ */
+function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; x1: number }, marks: Marks, rects: Rule[]): { table: (floatAt?: number) => Table; top: number; height: number } {
+  const cells = b.cells ?? b.rows.map((r) => r.map(() => [] as Line[]));
+  const textTops = cells.map((r) => Math.min(...r.flat().map((l) => l.box.y0)));
+  const textBottoms = cells.map((r) => Math.max(...r.flat().map((l) => l.box.y1)));
+  const size = median(b.lines.map((l) => l.size));
+  let x0 = Math.min(...b.lines.map((l) => l.box.x0)) - 2;
+  let x1 = Math.max(...b.lines.map((l) => l.box.x1)) + 2;
+  // The rules around and inside the table: its outer columns and its rows reach out to them.
+  const rules = rects.filter((f) => isThin(f) && f.x1 > x0 - 3 * size && f.x0 < x1 + 3 * size && f.y1 > textTops[0] - 2 * size && f.y0 < textBottoms[textBottoms.length - 1] + 2 * size);
+  const crossesRow = (f: Rule) => textTops.some((t, i) => f.y0 < (t + textBottoms[i]) / 2 && f.y1 > (t + textBottoms[i]) / 2);
+  const verticals = rules.filter((f) => f.y1 - f.y0 > f.x1 - f.x0 && crossesRow(f)).map((f) => (f.x0 + f.x1) / 2);
+  const horizontals = rules.filter((f) => f.x1 - f.x0 >= f.y1 - f.y0 && f.x1 - f.x0 > 0.3 * (x1 - x0)).map((f) => (f.y0 + f.y1) / 2);
+  // Columns the PDF rules off are the table's columns; without such rules, the page model's gutters.
+  // Only rules through most of its rows: a ruled table the page model read together with the prose around it keeps the page model's columns.
+  const through = (x: number) => textTops.filter((t, i) => rules.some((f) => f.y1 - f.y0 > f.x1 - f.x0 && Math.abs((f.x0 + f.x1) / 2 - x) <= 2 && f.y0 < (t + textBottoms[i]) / 2 && f.y1 > (t + textBottoms[i]) / 2)).length;
+  const ruled = verticals.filter((x) => x > x0 + 2 && x < x1 - 2 && through(x) >= 0.6 * textTops.length).sort((a, c) => a - c).filter((x, i, xs) => !i || x - xs[i - 1] > 2);
+  const cuts = ruled.length ? ruled : b.cuts ?? [];
+  x0 = Math.min(x0, ...verticals.filter((x) => x < x0 && x > x0 - 3 * size));
+  x1 = Math.max(x1, ...verticals.filter((x) => x > x1 && x < x1 + 3 * size));
+  const bounds = [x0, ...cuts, x1];
+  const widths = bounds.slice(1).map((x, i) => Math.max(12, x - bounds[i]));
+  // A row starts at the rule above its text, if one is drawn between it and the row before; the last one ends at the rule below.
+  const tops = textTops.map((t, i) => {
+    const above = horizontals.filter((y) => y < t && y > (i ? textBottoms[i - 1] : t - 1.5 * size));
+    return above.length ? Math.max(...above) : t;
+  });
+  const lastBottom = textBottoms[textBottoms.length - 1];
+  const below = horizontals.filter((y) => y > lastBottom && y < lastBottom + 1.5 * size);
+  const heights = tops.map((t, i) => (i + 1 < tops.length ? tops[i + 1] - t : (below.length ? Math.min(...below) : lastBottom + 2) - t));
+  const art = rects.length ? cellArt({ bounds, rows: textTops.map((y0, i) => ({ y0, y1: textBottoms[i] })) }, rects) : undefined;
+  const crossing = rules.filter((f) => f.y1 - f.y0 > f.x1 - f.x0);
+  const ruledAt = (r: number, x: number) => crossing.some((f) => f.x0 - 1 <= x && x <= f.x1 + 1 && f.y0 < (textTops[r] + textBottoms[r]) / 2 && f.y1 > (textTops[r] + textBottoms[r]) / 2);
+  const spans: SpanCells<{ lines: Line[]; span: number }> = ruled.length ? recut(cells, cuts, ruledAt) : cells.map((r) => widths.map((_, c) => (r[c]?.length ? { lines: r[c], span: 1 } : undefined)));
+  if (art) groupHeaders(widths.length, spans, art);
+  const down = art ? rowSpans(spans, art) : new Map<string, number>();
+  // Grid cells below a cell that reaches down over them: [first column, columns, the cell's row].
+  const continued = new Map<string, [number, number]>();
+  for (const [k, n] of down) {
+    const [r, c] = k.split('|').map(Number);
+    for (let i = 1; i < n; i++) continued.set(`${r + i}|${c}`, [spans[r][c]!.span, r]);
+  }
+  // Where a column's rows end, for rows of justified prose (a page of columns the page model took for a table).
+  const ends = widths.map((_, c) => {
+    const count = new Map<number, number>();
+    for (const l of spans.flatMap((r) => r[c]?.lines ?? [])) if (l.words.length >= 4) count.set(Math.round(l.box.x1), (count.get(Math.round(l.box.x1)) ?? 0) + 1);
+    return [...count.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? Infinity;
+  });
+  const look = (r: number, c: number, span: number) => {
+    const edge = (side: Side, k: number) => art?.edges.get(`${r}|${k}`)?.[side];
+    const cols = Array.from({ length: span }, (_, k) => c + k);
+    const sides: [Side, Edge | undefined][] = [
+      ['top', cols.map((k) => edge('top', k)).find(Boolean)],
+      ['bottom', cols.map((k) => edge('bottom', k)).find(Boolean)],
+      ['left', edge('left', c)],
+      ['right', edge('right', c + span - 1)],
+    ];
+    const drawn = sides.filter((s): s is [Side, Edge] => !!s[1]);
+    const fill = art?.fill(r, c);
+    return {
+      ...(drawn.length ? { borders: Object.fromEntries(drawn.map(([side, e]) => [side, { style: BorderStyle.SINGLE, size: clamp(Math.round(e.width * 8), 2, 96), color: colourHex(e.rgb) }])) } : {}),
+      ...(fill ? { shading: { type: ShadingType.CLEAR, color: 'auto', fill: colourHex(fill) } } : {}),
+    };
+  };
+  const rows = cells.map((r, ri) => {
+    const children: TableCell[] = [];
+    for (let c = 0; c < widths.length; ) {
+      const under = continued.get(`${ri}|${c}`);
+      if (under) {
+        children.push(new TableCell({ columnSpan: under[0], verticalMerge: VerticalMergeType.CONTINUE, margins: { left: 0, right: 0, top: 0, bottom: 0 }, ...look(ri, c, under[0]), children: [new Paragraph({})] }));
+        c += under[0];
+        continue;
+      }
+      const span = spans[ri][c]?.span ?? 1;
+      const right = bounds[c + span];
+      // Each row of the cell is a paragraph at its height: a tall cell holds a stretch of prose, top to bottom.
+      const lines = [...(spans[ri][c]?.lines ?? [])].sort((p, q) => p.box.y0 - q.box.y0 || p.box.x0 - q.box.x0);
+      const rightAligned = lines.length > 0 && lines.every((l) => right - l.box.x1 < 6 && l.box.x0 - bounds[c] > 12);
+      const paragraphs = lines.map((l, i) => {
+        const size = l.size;
+        const pitch = i > 0 ? Math.max(1, l.box.y0 - lines[i - 1].box.y0) : lines[1] && lines[1].box.y0 > l.box.y0 ? clamp(lines[1].box.y0 - l.box.y0, size, 2 * size) : FONT_HEIGHT_EM * size;
+        // A full row of prose is spread to the column's edge, as the PDF set it (its font may be narrower here).
+        const spread = span === 1 && !rightAligned && l.words.length >= 4 && Math.abs(ends[c] - l.box.x1) < 1.5;
+        return new Paragraph({
+          alignment: rightAligned ? AlignmentType.RIGHT : spread ? AlignmentType.DISTRIBUTE : AlignmentType.LEFT,
+          indent: {
+            // A header centred over merged columns keeps its place in them.
+            left: rightAligned ? 0 : twips(clamp(l.box.x0 - bounds[c], 0, span > 1 ? Math.max(72, right - bounds[c] - (l.box.x1 - l.box.x0) - 12) : 72)),
+            right: rightAligned || spread ? twips(clamp(right - l.box.x1, 0, 72)) : 0,
+          },
+          spacing: { before: i === 0 ? twips(Math.max(0, l.box.y0 - (pitch - FONT_HEIGHT_EM * size) - tops[ri])) : 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
+          widowControl: false,
+          children: rowRuns(l.words, marks),
+        });
+      });
+      children.push(
+        new TableCell({
+          width: { size: twips(widths.slice(c, c + span).reduce((a, w) => a + w, 0)), type: WidthType.DXA },
+          margins: { left: 0, right: 0, top: 0, bottom: 0 },
+          ...(span > 1 ? { columnSpan: span } : {}),
+          ...(down.has(`${ri}|${c}`) ? { verticalMerge: VerticalMergeType.RESTART } : {}),
+          ...look(ri, c, span),
+          children: paragraphs.length ? paragraphs : [new Paragraph({})],
         }),
-    ),
+      );
+      c += span;
+    }
+    return new TableRow({ tableHeader: ri === 0, height: { value: twips(heights[ri]), rule: HeightRule.EXACT }, children });
+  });
+  return {
+    table: (floatAt) => new Table({
+      columnWidths: widths.map(twips),
+      width: { size: twips(x1 - x0), type: WidthType.DXA },
+      // Cells carry the rules the page draws; none elsewhere.
+      borders: TableBorders.NONE,
+      ...(floatAt === undefined
+        ? { indent: { size: twips(Math.max(0, x0 - col.x0)), type: WidthType.DXA } }
+        : { float: { horizontalAnchor: TableAnchorType.PAGE, verticalAnchor: TableAnchorType.PAGE, absoluteHorizontalPosition: twips(x0), absoluteVerticalPosition: twips(floatAt), overlap: OverlapType.OVERLAP } }),
+      rows,
+    }),
+    top: tops[0],
+    height: heights.reduce((a, h) => a + h, 0),
+  };
+}
+
+/**
+ * A table's rows cut at the x of its ruled columns: a row's text is split where a rule drawn in that row falls
+ * between two of its words; other text (a title over a group of columns) stays whole and spans the columns it reaches.
+ */
+function recut(cells: Line[][][], cuts: number[], ruledAt: (row: number, x: number) => boolean): SpanCells<{ lines: Line[]; span: number }> {
+  const colOf = (x: number) => cuts.filter((c) => c <= x).length;
+  return cells.map((row, r) => {
+    const out: ({ lines: Line[]; span: number } | undefined)[] = cuts.map(() => undefined).concat(undefined);
+    for (const l of row.flat()) {
+      const pieces: Word[][] = [[]];
+      l.words.forEach((w, i) => {
+        if (i && cuts.some((c) => c >= l.words[i - 1].box.x1 && c <= w.box.x0 && ruledAt(r, c))) pieces.push([]);
+        pieces[pieces.length - 1].push(w);
+      });
+      for (const ws of pieces) {
+        const box = { x0: Math.min(...ws.map((w) => w.box.x0)), y0: Math.min(...ws.map((w) => w.box.y0)), x1: Math.max(...ws.map((w) => w.box.x1)), y1: Math.max(...ws.map((w) => w.box.y1)) };
+        const line: Line = ws.length === l.words.length ? l : { ...l, words: ws, box, text: ws.map((w) => w.text).join(' ') };
+        const [first, last] = [colOf(box.x0), colOf(box.x1)];
+        const cell = out[first];
+        if (cell) {
+          cell.lines.push(line);
+          cell.span = Math.max(cell.span, last - first + 1);
+        } else out[first] = { lines: [line], span: last - first + 1 };
+      }
+    }
+    // A cell reaches over the columns its text crosses only up to the next filled one.
+    out.forEach((cell, c) => {
+      if (!cell) return;
+      let span = 1;
+      while (span < cell.span && !out[c + span]) span++;
+      cell.span = span;
+    });
+    return out;
   });
 }

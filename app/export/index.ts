@@ -1,6 +1,9 @@
 /**
- * PDF to office formats: the page model written as an editable Word document (sections, headings, paragraphs,
- * lists, tables, images) and as a spreadsheet laid out on each page's grid of rows and columns.
+ * PDF to office formats: the page model written as an editable Word document laid out like the PDF (sections
+ * with columns, styled paragraphs and runs, headings, lists, tables, headers and footers, links, images), as a spreadsheet laid out on each page's grid of rows and columns, and as slides (each
+ * page's graphics as a picture under editable text boxes).
  */
 export * from './docx.js';
+export * from './pptx.js';
+export { readPageArt, type PageArt } from './table-art.js';
 export * from './xlsx.js';

@@ -1,5 +1,8 @@
 import ExcelJS from 'exceljs';
-import type { PageModel, Word } from '../document/index.js';
+import { type PageModel, type Point, type Word } from '../document/index.js';
+import { colourHex } from './docx-style.js';
+import { cellArt, groupHeaders, type Edge, type Frame, type PageArt, type Side } from './table-art.js';
+import { naturalWidth, styleOf } from './text-style.js';
 
 /**
  * PDF to a spreadsheet: one sheet per page, laid out as a grid of the page's own rows and columns, so a
@@ -11,17 +14,23 @@ import type { PageModel, Word } from '../document/index.js';
  * Columns: x ranges that the pieces of almost every multi-piece row leave empty (a few headers centred over
  * several columns may cross them). A piece lies in the column of its centre, or, when it spans a gutter,
  * in the column where it starts.
+ *
+ * Look: each cell keeps its text's font, size, weight, slant and colour; fills and borders come from the page's
+ * rectangles and rules (readPageArt), headers over several columns are merged cells, widths and heights follow
+ * the page, and the sheet prints on the page's paper with its margins.
  */
 
 export interface Piece {
   text: string;
   x0: number;
   x1: number;
+  /** Vertical extent in the same frame (y down). */
+  y0: number;
+  y1: number;
+  words: Word[];
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
-type Frame = { x0: number; y0: number; x1: number; y1: number };
 type Dir = [number, number];
 
 /** The writing direction of a word in PDF user space, to the nearest quarter turn. */
@@ -31,10 +40,19 @@ function dirOf(w: Word): Dir {
   return Math.abs(dx) >= Math.abs(dy) ? [Math.sign(dx) || 1, 0] : [0, Math.sign(dy)];
 }
 
-/** A word's box in the frame where text of direction `u` runs left to right and lines go down. */
-function inFrame(w: Word, [ux, uy]: Dir): Frame {
-  const pts = Object.values(w.corners).map((p) => ({ x: p.x * ux + p.y * uy, y: p.x * uy - p.y * ux }));
+/** A box of PDF user space (given by its corners) in the frame where text of direction `u` runs left to right and lines go down. */
+function toFrame(corners: Point[], [ux, uy]: Dir): Frame {
+  const pts = corners.map((p) => ({ x: p.x * ux + p.y * uy, y: p.x * uy - p.y * ux }));
   return { x0: Math.min(...pts.map((p) => p.x)), y0: Math.min(...pts.map((p) => p.y)), x1: Math.max(...pts.map((p) => p.x)), y1: Math.max(...pts.map((p) => p.y)) };
+}
+
+const inFrame = (w: Word, u: Dir): Frame => toFrame(Object.values(w.corners), u);
+
+/** The page's main writing direction (by characters), in PDF user space. */
+function mainDir(page: PageModel): Dir {
+  const weight = new Map<string, number>();
+  for (const w of page.lines.flatMap((l) => l.words)) weight.set(String(dirOf(w)), (weight.get(String(dirOf(w))) ?? 0) + w.text.length);
+  return ([...weight.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '1,0').split(',').map(Number) as Dir;
 }
 
 /**
@@ -44,9 +62,7 @@ function inFrame(w: Word, [ux, uy]: Dir): Frame {
  */
 export function rowsOf(page: PageModel): Piece[][] {
   const all = page.lines.flatMap((l) => l.words);
-  const weight = new Map<string, number>();
-  for (const w of all) weight.set(String(dirOf(w)), (weight.get(String(dirOf(w))) ?? 0) + w.text.length);
-  const main = ([...weight.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '1,0').split(',').map(Number) as Dir;
+  const main = mainDir(page);
   const along = (w: Word) => String(dirOf(w)) === String(main);
   const words = all.filter(along).map((w) => ({ w, b: inFrame(w, main) })).sort((a, b) => a.b.y0 - b.b.y0 || a.b.x0 - b.b.x0);
   const rows: { y0: number; y1: number; words: typeof words }[] = [];
@@ -72,15 +88,16 @@ export function rowsOf(page: PageModel): Piece[][] {
         if (p && last && it.b.x0 - last.b.x1 <= 0.9 * Math.max(last.w.font.size, it.w.font.size)) {
           p.text += ` ${it.w.text}`;
           p.x1 = Math.max(p.x1, it.b.x1);
-        } else pieces.push({ text: it.w.text, x0: it.b.x0, x1: it.b.x1 });
+          p.words.push(it.w);
+        } else pieces.push({ text: it.w.text, x0: it.b.x0, x1: it.b.x1, y0: r.y0, y1: r.y1, words: [it.w] });
         last = it;
       }
       return pieces;
     });
   // Text in another direction (a sideways page number, vertical CJK) has no place in the grid: its lines follow, in column A.
   for (const l of page.lines) {
-    const text = l.words.filter((w) => !along(w)).map((w) => w.text).join(' ');
-    if (text) out.push([{ text, x0: -Infinity, x1: -Infinity }]);
+    const ws = l.words.filter((w) => !along(w));
+    if (ws.length) out.push([{ text: ws.map((w) => w.text).join(' '), x0: -Infinity, x1: -Infinity, y0: Infinity, y1: Infinity, words: ws }]);
   }
   return out;
 }
@@ -125,43 +142,99 @@ export function columnCuts(rows: Piece[][]): number[] {
   return gaps(multi, lo, hi, 0, spanning).map(([a, b]) => (a + b) / 2);
 }
 
-/** The page as a grid of cell texts. */
-export function pageGrid(page: PageModel): string[][] {
+export interface GridCell {
+  text: string;
+  pieces: Piece[];
+  /** Columns of the grid before sparse ones joined their neighbours: where the cell starts and ends. */
+  first: number;
+  last: number;
+}
+
+export interface PageLayout {
+  /** Column boundaries, ascending: column c lies between bounds[c] and bounds[c + 1] (frame x, points). */
+  bounds: number[];
+  /** Each grid row's vertical extent (frame y, points; not finite for text in another direction). */
+  rows: { y0: number; y1: number }[];
+  /** cells[r][c]; a cell covering several columns (a header over a group) is at its first one and sets `span`. */
+  cells: ({ text: string; pieces: Piece[]; span: number } | undefined)[][];
+}
+
+/**
+ * The page as a grid: rows, columns with their boundaries on the page, cells. A piece that crosses column
+ * boundaries (a header centred over several columns, a title) covers the columns it reaches.
+ */
+export function pageLayout(page: PageModel): PageLayout {
   const rows = rowsOf(page);
   const cuts = columnCuts(rows);
   const colOf = (x: number) => cuts.filter((c) => c < x).length;
   const grid = rows.map((r) => {
-    const cells: string[] = Array.from({ length: cuts.length + 1 }, () => '');
+    const cells: (GridCell | undefined)[] = Array.from({ length: cuts.length + 1 }, () => undefined);
     for (const p of r) {
-      const mid = (p.x0 + p.x1) / 2;
-      const spans = cuts.some((c) => c > p.x0 && c < p.x1);
-      const col = Number.isFinite(p.x0) ? (spans ? colOf(p.x0) : colOf(mid)) : 0;
-      cells[col] = cells[col] ? `${cells[col]} ${p.text}` : p.text;
+      const finite = Number.isFinite(p.x0);
+      const spans = finite && cuts.some((c) => c > p.x0 && c < p.x1);
+      const col = finite ? (spans ? colOf(p.x0) : colOf((p.x0 + p.x1) / 2)) : 0;
+      const last = spans ? colOf(p.x1) : col;
+      const cell = cells[col];
+      if (cell) {
+        cell.text += ` ${p.text}`;
+        cell.pieces.push(p);
+        cell.last = Math.max(cell.last, last);
+      } else cells[col] = { text: p.text, pieces: [p], first: col, last };
     }
     return cells;
   });
-  return mergeSparseColumns(grid);
+  const finite = rows.flat().filter((p) => Number.isFinite(p.x0));
+  const lo = Math.min(...finite.map((p) => p.x0), cuts[0] ?? Infinity);
+  const hi = Math.max(...finite.map((p) => p.x1), cuts[cuts.length - 1] ?? -Infinity);
+  const bounds = Number.isFinite(lo) ? [lo, ...cuts, hi] : [0, ...cuts, 1];
+  const removed = mergeSparseColumns(grid);
+  // Original column k becomes the number of boundaries before it that are kept.
+  const newIndex = (k: number) => bounds.slice(1, k + 1).filter((_, i) => !removed.has(i + 1)).length;
+  const width = bounds.length - 1 - removed.size;
+  return {
+    bounds: bounds.filter((_, i) => !removed.has(i)),
+    rows: rows.map((r) => ({ y0: r[0]?.y0 ?? Infinity, y1: r[0]?.y1 ?? Infinity })),
+    cells: grid.map((r) => {
+      const out: PageLayout['cells'][number] = Array.from({ length: width }, () => undefined);
+      for (const cell of r) if (cell) out[newIndex(cell.first)] = { text: cell.text, pieces: cell.pieces, span: newIndex(cell.last) - newIndex(cell.first) + 1 };
+      // A cell covers the columns it reaches only up to the next filled one.
+      out.forEach((cell, c) => {
+        if (!cell) return;
+        let span = 1;
+        while (span < cell.span && !out[c + span]) span++;
+        cell.span = span;
+      });
+      return out;
+    }),
+  };
+}
+
+/** The page as a grid of cell texts. */
+export function pageGrid(page: PageModel): string[][] {
+  return pageLayout(page).cells.map((r) => r.map((c) => c?.text ?? ''));
 }
 
 /**
  * A column that only a few rows fill and that shares no row with a neighbour is that neighbour's header (a
  * left-aligned title over right-aligned numbers leaves a gap between them): it joins the neighbour, the
- * right one first.
+ * right one first. Returns the boundaries (indexes into [lo, ...cuts, hi]) that no longer separate columns.
  */
-function mergeSparseColumns(grid: string[][]): string[][] {
+function mergeSparseColumns(grid: (GridCell | undefined)[][]): Set<number> {
   const width = grid[0]?.length ?? 0;
   const filled = (c: number) => grid.filter((r) => r[c]).length;
   const collide = (a: number, b: number) => grid.some((r) => r[a] && r[b]);
   const limit = Math.max(1, Math.floor(grid.length * 0.1));
   const drop = new Set<number>();
+  const removed = new Set<number>();
   for (let c = 0; c < width; c++) {
     if (filled(c) > limit) continue;
     const target = c + 1 < width && !collide(c, c + 1) ? c + 1 : c > 0 && !drop.has(c - 1) && !collide(c, c - 1) ? c - 1 : -1;
     if (target < 0) continue;
-    for (const r of grid) if (r[c]) [r[target], r[c]] = [r[c], ''];
+    for (const r of grid) if (r[c]) [r[target], r[c]] = [r[c], undefined];
     drop.add(c);
+    removed.add(target > c ? c + 1 : c);
   }
-  return grid.map((r) => r.filter((_, c) => !drop.has(c)));
+  return removed;
 }
 
 export interface CellValue {
@@ -213,30 +286,145 @@ export function parseNumber(text: string): CellValue {
   return format ? { value, format } : { value };
 }
 
-/** The workbook: one sheet per page, named `Page N`. */
-export async function pagesToXlsx(pages: PageModel[]): Promise<Buffer> {
+const argb = (rgb: number[]) => `FF${colourHex(rgb)}`;
+/** Points to Excel's column width unit (characters of the default font's digits: 7 px + 5 px padding at 96 dpi). */
+const charWidth = (pt: number) => Math.round(Math.max(0.5, (pt / 0.75 - 5) / 7) * 100) / 100;
+const borderStyle = (thickness: number): ExcelJS.BorderStyle => (thickness <= 0.8 ? 'thin' : thickness <= 1.8 ? 'medium' : 'thick');
+const excelBorders = (b: Partial<Record<Side, Edge>>): Partial<ExcelJS.Borders> =>
+  Object.fromEntries(Object.entries(b).map(([side, e]) => [side, { style: borderStyle(e.width), color: { argb: argb(e.rgb) } }]));
+
+type Align = 'left' | 'center' | 'right';
+
+/**
+ * How each column's text is aligned on the page: the edge (or centre) its cells agree on best. Column
+ * boundaries are the middles of the gaps between columns, not cell edges, so a single cell cannot tell.
+ */
+function columnAlignments(layout: PageLayout): (Align | undefined)[] {
+  const spread = (xs: number[]) => Math.max(...xs) - Math.min(...xs);
+  return layout.bounds.slice(1).map((_, c) => {
+    const cells = layout.cells.map((r) => r[c]).filter((it) => it && it.span === 1 && Number.isFinite(it.pieces[0].x0));
+    if (cells.length < 2) return undefined;
+    const x0 = cells.map((it) => Math.min(...it!.pieces.map((p) => p.x0)));
+    const x1 = cells.map((it) => Math.max(...it!.pieces.map((p) => p.x1)));
+    const [l, r, m] = [spread(x0), spread(x1), spread(x0.map((x, i) => (x + x1[i]) / 2))];
+    if (l <= 1 || l <= Math.min(r, m)) return 'left';
+    return r <= m ? 'right' : 'center';
+  });
+}
+
+/** A cell's alignment: its column's; a cell spanning columns is centred when its text sits in their middle. */
+function alignment(bounds: number[], c: number, span: number, pieces: Piece[], column: Align | undefined): Partial<ExcelJS.Alignment> | undefined {
+  if (span === 1) return column && column !== 'left' ? { horizontal: column } : undefined;
+  const left = Math.min(...pieces.map((p) => p.x0)) - bounds[c];
+  const right = bounds[c + span] - Math.max(...pieces.map((p) => p.x1));
+  if (!Number.isFinite(left + right)) return undefined;
+  return Math.abs(left - right) < 0.15 * (left + right) + 1 && left + right > 4 ? { horizontal: 'center' } : undefined;
+}
+
+// Excel's paper sizes (its numbering) with their size in points, smallest first.
+const PAPERS: [number, number, number][] = [[9, 595, 842], [1, 612, 792], [5, 612, 1008], [3, 792, 1224], [8, 842, 1191]];
+
+/**
+ * Printed as the page was: its orientation, the smallest standard paper it fits on, margins where its text
+ * starts (so the cells print where the page had them), one sheet on one paper (scaled down only when it does not fit).
+ */
+function pageSetup(page: PageModel): Partial<ExcelJS.PageSetup> {
+  const [short, long] = [Math.min(page.width, page.height), Math.max(page.width, page.height)];
+  const paper = PAPERS.find(([, w, h]) => w >= short - 1 && h >= long - 1);
+  const words = page.lines.flatMap((l) => l.words);
+  const inch = (pt: number) => Math.max(0, Math.round((pt / 72) * 100) / 100);
+  return {
+    orientation: page.width > page.height ? 'landscape' : 'portrait',
+    ...(paper ? { paperSize: paper[0] } : {}),
+    fitToPage: true,
+    fitToWidth: 1,
+    fitToHeight: 1,
+    margins: {
+      left: inch(words.length ? Math.min(...words.map((w) => w.box.x0)) : 36),
+      top: inch(words.length ? Math.min(...words.map((w) => w.box.y0)) : 36),
+      right: 0,
+      bottom: 0,
+      header: 0,
+      footer: 0,
+    },
+  };
+}
+
+/**
+ * The workbook: one sheet per page, named `Page N`. Cells keep the font, size, weight, slant and colour of
+ * their text, the fills and borders the page draws (with `art`), and headers spanning columns are merged
+ * cells; column widths and row heights follow the page.
+ */
+export async function pagesToXlsx(pages: PageModel[], art: Map<number, PageArt> = new Map()): Promise<Buffer> {
   const book = new ExcelJS.Workbook();
   book.creator = 'Quire';
   for (const page of pages) {
-    // Printed as the page was: its orientation, one page wide.
-    const sheet = book.addWorksheet(`Page ${page.page}`, { pageSetup: { orientation: page.width > page.height ? 'landscape' : 'portrait', fitToPage: true, fitToWidth: 1, fitToHeight: 0 } });
-    const grid = pageGrid(page);
-    const widths: number[] = [];
-    grid.forEach((cells, r) => {
-      cells.forEach((text, c) => {
-        if (!text) return;
+    const layout = pageLayout(page);
+    const sheet = book.addWorksheet(`Page ${page.page}`, { pageSetup: pageSetup(page) });
+    const { bounds, rows, cells } = layout;
+    const a = art.get(page.page);
+    const main = mainDir(page);
+    const decor = a && cellArt(layout, a.rects.map((f) => ({ ...toFrame([a.toUser({ x: f.x0, y: f.y0 }), a.toUser({ x: f.x1, y: f.y1 })], main), rgb: f.rgb })));
+    if (decor) groupHeaders(bounds.length - 1, cells, decor);
+    const aligns = columnAlignments(layout);
+    cells.forEach((row, r) => {
+      row.forEach((it, c) => {
+        if (!it) return;
         const cell = sheet.getCell(r + 1, c + 1);
-        const v = parseNumber(text);
+        const v = parseNumber(it.text);
         cell.value = v.value;
         if (v.format) cell.numFmt = v.format;
-        // Widths follow the rows of the grid: a note or title alone on its row may overflow into the next cells.
-        const alone = cells.filter(Boolean).length === 1;
-        widths[c] = Math.max(widths[c] ?? 0, alone ? Math.min(text.length, 12) : text.length);
+        const st = styleOf(it.pieces.flatMap((p) => p.words));
+        cell.font = { name: st.family, size: Math.round(st.size * 2) / 2 || 11, bold: st.bold, italic: st.italic, color: { argb: `FF${st.color}` } };
+        // At the top of the row, as on the page (the row's height includes the space down to the next row).
+        cell.alignment = { vertical: 'top', ...alignment(bounds, c, it.span, it.pieces, aligns[c]) };
       });
     });
-    widths.forEach((w, c) => (sheet.getColumn(c + 1).width = Math.min(60, Math.max(8, w + 2))));
-    // A prose page is one long column: widen it so its lines are readable without resizing.
-    if (widths.length === 1) sheet.getColumn(1).width = Math.min(120, Math.max(8, median(grid.map((r) => r[0]?.length ?? 0)) + 2));
+    if (decor) {
+      rows.forEach((row, r) => {
+        if (!Number.isFinite(row.y0)) return;
+        for (let c = 0; c + 1 < bounds.length; c++) {
+          const rgb = decor.fill(r, c);
+          const border = decor.edges.get(`${r}|${c}`);
+          if (!rgb && !border) continue;
+          const cell = sheet.getCell(r + 1, c + 1);
+          if (rgb) cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: argb(rgb) } };
+          if (border) cell.border = excelBorders(border);
+        }
+      });
+    }
+    cells.forEach((row, r) => row.forEach((it, c) => it && it.span > 1 && sheet.mergeCells(r + 1, c + 1, r + 1, c + it.span)));
+    const widths = bounds.slice(1).map((b, c) => b - bounds[c]);
+    // A cell whose text would be cut by a filled neighbour (the stand-in font is wider, or prose read as columns) widens its last column.
+    cells.forEach((row) =>
+      row.forEach((it, c) => {
+        if (!it || !row.slice(c + it.span).some(Boolean)) return;
+        const st = styleOf(it.pieces.flatMap((p) => p.words));
+        const need = (naturalWidth(it.text, st.family, st.bold, st.italic) ?? 0.5 * [...it.text].length) * st.size + 4;
+        const have = widths.slice(c, c + it.span).reduce((a, b) => a + b, 0);
+        if (need > have) widths[c + it.span - 1] += need - have;
+      }),
+    );
+    widths.forEach((w, c) => (sheet.getColumn(c + 1).width = Math.min(255, charWidth(w))));
+    // Row heights: the page's own spacing to the next row, at least the text's height; the gaps shrink when the
+    // rows would not fit on the page's height (one sheet prints on one paper, unscaled when it fits).
+    const text = rows.map((row) => (Number.isFinite(row.y0) ? row.y1 - row.y0 : 0));
+    const heights = rows.map((row, r) => {
+      const next = rows[r + 1] && Number.isFinite(rows[r + 1].y0) ? rows[r + 1].y0 - row.y0 : text[r];
+      return Math.max(text[r], Math.min(next, text[r] * 2.5));
+    });
+    const excess = heights.reduce((a, b) => a + b, 0) - (page.height - (sheet.pageSetup.margins?.top ?? 0) * 72 - 2);
+    const slack = heights.reduce((a, h, r) => a + h - text[r], 0);
+    // Spreadsheets draw rows in whole pixels (0.75 pt at 96 dpi), rounding each row down: heights are whole
+    // pixels, rounded on the running total so that rows further down stay where the page has them.
+    let [total, placed] = [0, 0];
+    heights.forEach((h, r) => {
+      if (!text[r]) return;
+      total += excess > 0 && slack > 0 ? h - (h - text[r]) * Math.min(1, excess / slack) : h;
+      const bottom = Math.max(placed + 0.75, Math.round(total / 0.75) * 0.75);
+      sheet.getRow(r + 1).height = Math.round((bottom - placed) * 100) / 100;
+      placed = bottom;
+    });
   }
   if (!pages.length) book.addWorksheet('Page 1');
   return Buffer.from(await book.xlsx.writeBuffer());

@@ -3,23 +3,25 @@ import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
-import { pagesToXlsx } from '../export/index.js';
+import { pagesToXlsx, readPageArt } from '../export/index.js';
 
 export default operation({
   path: '/excel',
   tag: 'Conversion',
   summary: 'Convert a PDF to an Excel workbook (.xlsx)',
   description:
-    'One sheet per page ("Page N"), laid out as the grid of the page\'s rows and columns: a table becomes cells, the text around it keeps its row and column, and a page of prose is its lines in column A. Numbers are stored as numbers with their display kept (1,234 -> 1234 shown as #,##0; (1,234.00) negative; $1,234.56 currency; 12.5% -> 0.125 as percent), read with "." as the decimal point and "," as the thousands separator; dates, codes with leading zeros and anything else stay text. A page without text (a scan) gives an empty sheet and a warning: run /pdf-with-ocr-text first.',
+    'One sheet per page ("Page N"), laid out as the grid of the page\'s rows and columns: a table becomes cells, the text around it keeps its row and column, and a page of prose is its lines in column A. Numbers are stored as numbers with their display kept (1,234 -> 1234 shown as #,##0; (1,234.00) negative; $1,234.56 currency; 12.5% -> 0.125 as percent), read with "." as the decimal point and "," as the thousands separator; dates, codes with leading zeros and anything else stay text. Cells keep their text\'s font (mapped to a standard family), size, bold, italic and colour; the fills and borders the page draws behind and around a table become cell fills and borders; a header spanning several columns is a merged cell; column widths and row heights follow the page, and the sheet prints like the page (orientation, paper, margins). A page without text (a scan) gives an empty sheet and a warning: run /pdf-with-ocr-text first.',
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
   engines: ['qpdf', 'mupdf'],
   run: async ({ input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
-    const model = await readPages(input.path, await selectPages(input.path, '1-last', ectx), ectx);
+    const pages = await selectPages(input.path, '1-last', ectx);
+    const model = await readPages(input.path, pages, ectx);
+    const art = await readPageArt(input.path, pages, ectx);
     const path = join(dir, 'workbook.xlsx');
-    await writeFile(path, await pagesToXlsx(model));
+    await writeFile(path, await pagesToXlsx(model, art));
     return { files: [{ path, ext: 'xlsx' }], warning: noTextWarning(textlessPages(model), model.length) };
   },
 });

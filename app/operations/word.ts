@@ -6,8 +6,8 @@ import { operation, pdfInput } from '../http/operation.js';
 import type { EngineContext } from '../../engines/context.js';
 import { drawnImages, renderRegion, type DrawnImage } from '../../engines/page-images.js';
 import { listImages } from '../../engines/poppler.js';
-import { pagesToDocx, type PlacedImage } from '../export/index.js';
-import { inputError, noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
+import { pagesToDocx, readPageArt, type PlacedImage } from '../export/index.js';
+import { inputError, noTextWarning, pageLinks, readPages, selectPages, textlessPages } from '../document/index.js';
 
 /** Pictures smaller than this (points) are rules, bullets or specks, not content. */
 const MIN_IMAGE_PT = 12;
@@ -20,7 +20,7 @@ export default operation({
   tag: 'Conversion',
   summary: 'Convert a PDF to an editable Word document (.docx)',
   description:
-    'Text flows as editable paragraphs in reading order (columns read one after the other), joined across line breaks; headings (from font size and weight) use the Heading 1-6 styles, bulleted and numbered lists are Word lists, tables are Word tables. Each PDF page starts a new section with the page size and orientation of the PDF. Images are placed (as rendered at 150 dpi) before the text that follows them in their column; at most 60 per document. Fonts and colours are not kept. A page without text (a scan) keeps its image only: run /pdf-with-ocr-text first to get editable text, a warning says so.',
+    "The PDF's look, as editable Word text. Each PDF page starts a new section with the page's size, orientation and margins (from where its text sits); two- and three-column layouts are Word section columns (continuous sections where a full-width title sits over the columns) with column breaks where the PDF's columns end. Paragraphs keep their alignment, indents, exact line pitch and space before, and the PDF's line breaks (so lines break at the same places; a paragraph is still one paragraph); runs keep font family (mapped to a family Word and LibreOffice have: Times New Roman, Arial, Courier New, Calibri, Cambria keep their names; TeX fonts become Times New Roman), size, bold, italic and colour. Headings keep their look and get the Heading 1-6 styles for navigation; bulleted and numbered lists are Word lists; tables are Word tables with the page's column widths and row heights; a block that sits beside text read before it becomes a frame at its place, and a page whose blocks stand side by side again and again (a grid not recognised as a table) is written row by row at tab stops. Text repeated at the top or bottom of the pages becomes the header or footer, a page number in it a PAGE field counting from the printed number; web links (URI link annotations) are hyperlinks. Images (rendered at 150 dpi, at most 60 per document) float behind the text at their size and place. Not kept: underlines, the PDF's table rules and fills (tables have no borders; white text on a fill is written black), merged table cells. A page without text (a scan) keeps its image only: run /pdf-with-ocr-text first to get editable text, a warning says so.",
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
@@ -28,7 +28,7 @@ export default operation({
   run: async ({ input, dir, signal, timeoutMs, progress }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);
-    const [model, drawn] = await Promise.all([readPages(input.path, pages, ectx), placedImages(input.path, ectx)]);
+    const [model, drawn, links, art] = await Promise.all([readPages(input.path, pages, ectx), placedImages(input.path, ectx), pageLinks(input.path, pages, ectx), readPageArt(input.path, pages, ectx)]);
     progress(0.4);
     const sizes = new Map(model.map((p) => [p.page, p]));
     const wanted = pictures(drawn, sizes).slice(0, MAX_IMAGES);
@@ -48,7 +48,7 @@ export default operation({
     await Promise.all(Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker));
     progress(0.8);
     const path = join(dir, 'document.docx');
-    await writeFile(path, await pagesToDocx(model, images));
+    await writeFile(path, await pagesToDocx(model, images, links, art));
     return { files: [{ path, ext: 'docx' }], warning: noTextWarning(textlessPages(model), model.length) };
   },
 });

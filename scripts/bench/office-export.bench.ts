@@ -33,6 +33,7 @@ async function ours(op: Operation, doc: string): Promise<number> {
     timeoutMs: 300_000,
     urlPolicy: { enabled: false, allow: [] },
     concurrency: 1,
+    limits: { officeMaxPages: 2000, officeTimeoutMs: 300_000 },
   } as never);
   return ms(t);
 }

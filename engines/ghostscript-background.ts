@@ -1,0 +1,17 @@
+import type { EngineContext } from './context.js';
+import { deviceArgs } from './ghostscript-raster.js';
+import { expectOutput, run } from './run.js';
+
+/**
+ * The pages as JPEG pictures without their text (`-dFILTERTEXT`): what a slide keeps behind its editable text
+ * boxes (images, vector drawings, shading), so no word is there twice. `pattern` holds %d, numbered from 1 in
+ * the order of `pages` (1-based, strictly increasing); returns the files in that order.
+ */
+export async function textlessPages(input: string, pattern: string, pages: number[], resolution: number, ctx: EngineContext): Promise<string[]> {
+  const args = deviceArgs(input, pattern, { device: 'jpeg', pages, resolution, smoothText: true, smoothLines: true, smoothImages: true, jpegQuality: 85 });
+  args.splice(args.length - 1, 0, '-dFILTERTEXT');
+  await run('gs', args, ctx);
+  const files = pages.map((_, i) => pattern.replace('%d', String(i + 1)));
+  for (const f of files) await expectOutput('gs', f);
+  return files;
+}
