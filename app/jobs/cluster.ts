@@ -5,7 +5,7 @@ import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq
 import { Redis } from 'ioredis';
 import { AppError, toClientError, type ErrorCode } from '../errors.js';
 import { withPriority } from '../../engines/run.js';
-import type { Cost, FollowUp, JobContext, JobObserver, JobQueue, JobRecord, Lane, LaneCounts, SubmitOptions } from './index.js';
+import { tellObservers, type Cost, type FollowUp, type JobContext, type JobObserver, type JobQueue, type JobRecord, type Lane, type LaneCounts, type SubmitOptions } from './index.js';
 
 const LANES: Lane[] = ['light', 'cpu', 'office', 'browser'];
 const HEAVY_NICENESS = 10;
@@ -145,13 +145,7 @@ export class ClusterJobs implements JobQueue {
   }
 
   private tell(fn: (o: JobObserver) => void): void {
-    for (const o of this.observers) {
-      try {
-        fn(o);
-      } catch (err) {
-        this.opts.onError?.(err, 'observer');
-      }
-    }
+    tellObservers(this.observers, fn, this.opts.onError);
   }
 
   async ping(): Promise<boolean> {

@@ -147,6 +147,17 @@ export interface JobObserver {
   settled?: (record: JobRecord, notify: unknown) => void;
 }
 
+/** Observers are told, never trusted: one that throws must not break the scheduler. */
+export function tellObservers(observers: JobObserver[], fn: (o: JobObserver) => void, onError?: (err: unknown, id: string) => void): void {
+  for (const o of observers) {
+    try {
+      fn(o);
+    } catch (err) {
+      onError?.(err, 'observer');
+    }
+  }
+}
+
 /** One attempt at a follow-up of a settled job (a webhook): done, or failed, retryable or not. */
 export type FollowUpResult = { ok: true } | { ok: false; retry: boolean; why: string; retryInMs?: number };
 
@@ -248,15 +259,8 @@ export class Jobs implements JobQueue {
     return Object.fromEntries(LANES.map((l) => [l, { running: this.runningIn[l], waiting: this.queues[l].size }])) as LaneCounts;
   }
 
-  /** Observers are told, never trusted: one that throws must not break the scheduler. */
   private tell(fn: (o: JobObserver) => void): void {
-    for (const o of this.observers) {
-      try {
-        fn(o);
-      } catch (err) {
-        this.opts.onError?.(err, 'observer');
-      }
-    }
+    tellObservers(this.observers, fn, this.opts.onError);
   }
 
   private get running(): number {
