@@ -1,10 +1,11 @@
 // /word keeps the look: the docx XML (columns, run and paragraph properties, running heads with a PAGE field)
 // and the round trip (docx rendered back to PDF by LibreOffice, words matched to the original's by mutool).
 import { execFileSync } from 'node:child_process';
+import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { compare, officeToPdf, stextWords } from '../scripts/bench/office-fidelity-measure.js';
-import { corpus, startApp, tool, type TestApp } from './helpers.js';
+import { convertToPdf, corpus, startApp, tool, type TestApp } from './helpers.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,6 +26,10 @@ const word = async (file: string) => {
 };
 const unzip = (file: string, entry: string) => execFileSync('unzip', ['-p', file, entry], { encoding: 'utf8', maxBuffer: 1 << 28 });
 const entries = (file: string) => tool('unzip', ['-Z1', file]).split('\n').filter(Boolean);
+/** The table cell (w:tc) whose text contains `text`, and the cells of the row holding it. */
+const cellOf = (xml: string, text: string) => [...xml.matchAll(/<w:tc>[\s\S]*?<\/w:tc>/g)].map((m) => m[0]).find((c) => c.includes(`>${text}<`)) ?? '';
+const rowOf = (xml: string, text: string) => [...xml.matchAll(/<w:tr>[\s\S]*?<\/w:tr>/g)].map((m) => m[0]).find((r) => r.includes(`>${text}<`)) ?? '';
+const borders = (cell: string) => ['top', 'left', 'bottom', 'right'].filter((side) => new RegExp(`<w:tcBorders>[\\s\\S]*<w:${side} w:val="single"`).test(cell));
 const paragraphOf = (xml: string, text: string) => [...xml.matchAll(/<w:p>[\s\S]*?<\/w:p>/g)].map((m) => m[0]).find((p) => p.includes(text)) ?? '';
 
 test('word: the two-column article has two-column sections and a centred 17 pt title', async () => {
@@ -86,6 +91,72 @@ test('word: a web link stays a hyperlink; a table keeps its columns and its righ
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('word: a ruled, shaded table keeps its borders, fills and merged cells; an underlined phrase stays underlined', async () => {
+  // Printed by the service's Chromium: each cell is boxed by 1px rules, the header rows are shaded, "Region"
+  // spans two rows and "Sales in 2024" two columns.
+  const td = (text: string, extra = '') => `<td ${extra} style="border:1px solid #000; padding:6px 30px">${text}</td>`;
+  const html = `<html><body style="font-family: Arial; font-size: 16pt">
+<p>This paragraph has an <u>underlined phrase here</u> in the middle of it.</p>
+<table style="border-collapse: collapse">
+<tr style="background:#ffee99">${td('Region', 'rowspan="2" valign="top"')}${td('Sales in 2024', 'colspan="2" align="center"')}</tr>
+<tr style="background:#ffee99">${td('Units')}${td('Revenue')}</tr>
+${[['North', 120, '1,440.00'], ['South', 75, '900.00'], ['East', 195, '2,340.00']].map((r) => `<tr>${r.map((v) => td(String(v))).join('')}</tr>`).join('\n')}
+</table><p>Figures are rounded to whole units.</p></body></html>`;
+  const { path: pdf } = await convertToPdf(t, { file: { bytes: Buffer.from(html), name: 'table.html' } });
+  const docx = await word(pdf);
+  const xml = unzip(docx, 'word/document.xml');
+  const sales = cellOf(xml, 'Sales in 2024');
+  assert.ok(sales.includes('<w:gridSpan w:val="2"/>'), sales.slice(0, 600));
+  const region = cellOf(xml, 'Region');
+  assert.ok(/<w:vMerge w:val="restart"\/>/.test(region), region.slice(0, 600));
+  // The row below continues it: its first cell is the merged one's continuation, Units comes after it.
+  const units = rowOf(xml, 'Units');
+  assert.ok(/^<w:tr>[\s\S]*?<w:tc>(?:(?!<\/w:tc>)[\s\S])*<w:vMerge(?: w:val="continue")?\/>[\s\S]*?>Units</.test(units), units.slice(0, 900));
+  for (const text of ['Region', 'Units', 'Revenue', 'Sales in 2024']) assert.ok(/<w:shd [^>]*w:fill="FFEE99"/.test(cellOf(xml, text)), `${text} is shaded`);
+  assert.not.ok(/<w:shd /.test(cellOf(xml, 'North')), 'body cells are not shaded');
+  for (const text of ['North', '120', '1,440.00', '900.00', 'East', '2,340.00']) assert.equal(borders(cellOf(xml, text)), ['top', 'left', 'bottom', 'right'], text);
+  const runs = [...xml.matchAll(/<w:r>([\s\S]*?)<\/w:r>/g)].map((m) => m[1]);
+  const underlined = runs.filter((r) => r.includes('<w:u w:val="single"/>')).map((r) => /<w:t[^>]*>([^<]*)</.exec(r)?.[1] ?? '').join('');
+  assert.is(underlined.trim(), 'underlined phrase here');
+  assert.ok(!/<w:u /.test(paragraphOf(xml, 'Figures are rounded')), 'text without a rule under it is not underlined');
+  // Rendered by LibreOffice, the header cells are yellow around their text and the body cells white.
+  const rendered = await officeToPdf(docx, 'docx');
+  try {
+    const box = (text: string) => {
+      const m = new RegExp(`<word xMin="([\\d.]+)" yMin="([\\d.]+)" xMax="([\\d.]+)" yMax="([\\d.]+)">${text}</word>`).exec(tool('pdftotext', ['-bbox', rendered, '-']));
+      assert.ok(m, `${text} in the round trip`);
+      return m!.slice(1).map(Number);
+    };
+    const beside = async (text: string) => {
+      const [x0, y0, , y1] = box(text);
+      const png = join(dirname(rendered), `${text}`);
+      tool('pdftoppm', ['-r', '72', '-png', '-singlefile', '-x', String(Math.round(x0 - 8)), '-y', String(Math.round(y0)), '-W', '6', '-H', String(Math.max(2, Math.round(y1 - y0))), rendered, png]);
+      const { dominant } = await sharp(`${png}.png`).stats();
+      return [dominant.r, dominant.g, dominant.b];
+    };
+    const near = (a: number[], b: number[]) => a.every((v, i) => Math.abs(v - b[i]) <= 24);
+    assert.ok(near(await beside('Units'), [0xff, 0xee, 0x99]), `Units: ${await beside('Units')}`);
+    assert.ok(near(await beside('North'), [255, 255, 255]), `North: ${await beside('North')}`);
+  } finally {
+    rmSync(dirname(rendered), { recursive: true, force: true });
+  }
+});
+
+test('word: the NICS table gets the rules the PDF draws, its shaded headers and its group headers merged', async () => {
+  const xml = unzip(await word(corpus('pdf/table-nics-background-checks-landscape.pdf')), 'word/document.xml');
+  assert.ok(rowOf(xml, 'Alabama').includes('>71,137<'), 'a state\'s figures are cells of its row');
+  // The page draws a rule above every fifth state (Alabama, Colorado, Georgia, ...), none between Alabama and Alaska.
+  assert.ok(borders(cellOf(xml, 'Alabama')).includes('top'));
+  assert.ok(borders(cellOf(xml, 'Colorado')).includes('top'));
+  assert.not.ok(borders(cellOf(xml, 'Alaska')).includes('top'));
+  // Every column is ruled off: the figures have their left and right rules.
+  for (const text of ['18,870', '7,095', '71,137']) assert.ok(['left', 'right'].every((s) => borders(cellOf(xml, text)).includes(s)), `${text}: ${borders(cellOf(xml, text))}`);
+  // "Pre-Pawn" heads three ruled columns (Handgun, Long Gun, *Other) and sits on a light blue fill.
+  const prePawn = cellOf(xml, 'Pre-Pawn');
+  assert.ok(prePawn.includes('<w:gridSpan w:val="3"/>'), prePawn.slice(0, 600));
+  assert.ok(/<w:shd [^>]*w:fill="DCE6F1"/.test(prePawn), prePawn.slice(0, 600));
 });
 
 // The NICS page is a grid the page model does not take for a table: its rows are set at tab stops.

@@ -49,7 +49,8 @@ import { cellArt, groupHeaders, isThin, rowSpans, underlinedWords, type Edge, ty
  * it out where the PDF has it: a new-page section per page with its size and margins, continuous sections of
  * Word columns where the text runs in columns (docx-layout), paragraphs with their alignment, indents, exact line
  * pitch, space before and the PDF's line breaks, runs with their font, size, weight, slant and colour
- * (docx-style), running heads and feet as header and footer with a PAGE field, link areas as hyperlinks, and
+ * (docx-style), the page's line art as table borders, shading and merged cells and as underlines (table-art),
+ * running heads and feet as header and footer with a PAGE field, link areas as hyperlinks, and
  * images floating at their place. Word and LibreOffice then set each row where the PDF set it.
  */
 
@@ -468,39 +469,51 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
   const size = median(b.lines.map((l) => l.size));
   let x0 = Math.min(...b.lines.map((l) => l.box.x0)) - 2;
   let x1 = Math.max(...b.lines.map((l) => l.box.x1)) + 2;
-  // The rules around and inside the table: its outer columns and its rows reach out to them.
+  // The rules around and inside the table.
   const rules = rects.filter((f) => isThin(f) && f.x1 > x0 - 3 * size && f.x0 < x1 + 3 * size && f.y1 > textTops[0] - 2 * size && f.y0 < textBottoms[textBottoms.length - 1] + 2 * size);
-  const crossesRow = (f: Rule) => textTops.some((t, i) => f.y0 < (t + textBottoms[i]) / 2 && f.y1 > (t + textBottoms[i]) / 2);
-  const verticals = rules.filter((f) => f.y1 - f.y0 > f.x1 - f.x0 && crossesRow(f)).map((f) => (f.x0 + f.x1) / 2);
+  const upright = rules.filter((f) => f.y1 - f.y0 > f.x1 - f.x0);
+  const across = (f: Rule, r: number) => f.y0 < (textTops[r] + textBottoms[r]) / 2 && f.y1 > (textTops[r] + textBottoms[r]) / 2;
+  // A ruled table: two or more vertical rules run through at least half of its rows. Then every vertical rule
+  // through one of its rows is a column boundary (a header or a merged cell interrupts some of them) and the
+  // outer columns reach out to the outer rules; otherwise (a ruled table the page model read together with the
+  // prose around it, or no rules) the columns are the page model's gutters.
+  const boxed = textTops.filter((_, r) => upright.filter((f) => across(f, r)).length >= 2).length >= 0.5 * textTops.length;
+  const verticals = boxed ? upright.filter((f) => textTops.some((_, r) => across(f, r))).map((f) => (f.x0 + f.x1) / 2) : [];
   const horizontals = rules.filter((f) => f.x1 - f.x0 >= f.y1 - f.y0 && f.x1 - f.x0 > 0.3 * (x1 - x0)).map((f) => (f.y0 + f.y1) / 2);
-  // Columns the PDF rules off are the table's columns; without such rules, the page model's gutters.
-  // Only rules through most of its rows: a ruled table the page model read together with the prose around it keeps the page model's columns.
-  const through = (x: number) => textTops.filter((t, i) => rules.some((f) => f.y1 - f.y0 > f.x1 - f.x0 && Math.abs((f.x0 + f.x1) / 2 - x) <= 2 && f.y0 < (t + textBottoms[i]) / 2 && f.y1 > (t + textBottoms[i]) / 2)).length;
-  const ruled = verticals.filter((x) => x > x0 + 2 && x < x1 - 2 && through(x) >= 0.6 * textTops.length).sort((a, c) => a - c).filter((x, i, xs) => !i || x - xs[i - 1] > 2);
+  const ruled = verticals.filter((x) => x > x0 + 2 && x < x1 - 2).sort((a, c) => a - c).filter((x, i, xs) => !i || x - xs[i - 1] > 2);
   const cuts = ruled.length ? ruled : b.cuts ?? [];
   x0 = Math.min(x0, ...verticals.filter((x) => x < x0 && x > x0 - 3 * size));
   x1 = Math.max(x1, ...verticals.filter((x) => x > x1 && x < x1 + 3 * size));
   const bounds = [x0, ...cuts, x1];
   const widths = bounds.slice(1).map((x, i) => Math.max(12, x - bounds[i]));
-  // A row starts at the rule above its text, if one is drawn between it and the row before; the last one ends at the rule below.
+  // A row starts at the rule above its text, if one is drawn between it and the row before; the last one ends at
+  // the rule below. Rules above and below a table without vertical rules are as often the page's own (under a
+  // running head) as the table's: only a ruled table reaches out to them, and only its own are its borders.
   const tops = textTops.map((t, i) => {
-    const above = horizontals.filter((y) => y < t && y > (i ? textBottoms[i - 1] : t - 1.5 * size));
-    return above.length ? Math.max(...above) : t;
+    const above = horizontals.filter((y) => y < t && y > (i ? textBottoms[i - 1] : boxed ? t - 1.5 * size : t));
+    // Between two rows, the rule nearest the row above closes it (a footnote's rule further down is not the table's).
+    return above.length ? (i ? Math.min(...above) : Math.max(...above)) : t;
   });
   const lastBottom = textBottoms[textBottoms.length - 1];
-  const below = horizontals.filter((y) => y > lastBottom && y < lastBottom + 1.5 * size);
+  const below = horizontals.filter((y) => boxed && y > lastBottom && y < lastBottom + 1.5 * size);
   const heights = tops.map((t, i) => (i + 1 < tops.length ? tops[i + 1] - t : (below.length ? Math.min(...below) : lastBottom + 2) - t));
   const art = rects.length ? cellArt({ bounds, rows: textTops.map((y0, i) => ({ y0, y1: textBottoms[i] })) }, rects) : undefined;
-  const crossing = rules.filter((f) => f.y1 - f.y0 > f.x1 - f.x0);
-  const ruledAt = (r: number, x: number) => crossing.some((f) => f.x0 - 1 <= x && x <= f.x1 + 1 && f.y0 < (textTops[r] + textBottoms[r]) / 2 && f.y1 > (textTops[r] + textBottoms[r]) / 2);
+  if (art && !boxed) {
+    for (const [k, e] of art.edges) {
+      const r = Number(k.split('|')[0]);
+      if (r === 0) delete e.top;
+      if (r === cells.length - 1) delete e.bottom;
+    }
+  }
+  const ruledAt = (r: number, x: number) => upright.some((f) => f.x0 - 1 <= x && x <= f.x1 + 1 && across(f, r));
   const spans: SpanCells<{ lines: Line[]; span: number }> = ruled.length ? recut(cells, cuts, ruledAt) : cells.map((r) => widths.map((_, c) => (r[c]?.length ? { lines: r[c], span: 1 } : undefined)));
   if (art) groupHeaders(widths.length, spans, art);
   const down = art ? rowSpans(spans, art) : new Map<string, number>();
-  // Grid cells below a cell that reaches down over them: [first column, columns, the cell's row].
-  const continued = new Map<string, [number, number]>();
+  // Grid cells below a cell that reaches down over them, with the number of columns it covers.
+  const continued = new Map<string, number>();
   for (const [k, n] of down) {
     const [r, c] = k.split('|').map(Number);
-    for (let i = 1; i < n; i++) continued.set(`${r + i}|${c}`, [spans[r][c]!.span, r]);
+    for (let i = 1; i < n; i++) continued.set(`${r + i}|${c}`, spans[r][c]!.span);
   }
   // Where a column's rows end, for rows of justified prose (a page of columns the page model took for a table).
   const ends = widths.map((_, c) => {
@@ -529,8 +542,8 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
     for (let c = 0; c < widths.length; ) {
       const under = continued.get(`${ri}|${c}`);
       if (under) {
-        children.push(new TableCell({ columnSpan: under[0], verticalMerge: VerticalMergeType.CONTINUE, margins: { left: 0, right: 0, top: 0, bottom: 0 }, ...look(ri, c, under[0]), children: [new Paragraph({})] }));
-        c += under[0];
+        children.push(new TableCell({ columnSpan: under, verticalMerge: VerticalMergeType.CONTINUE, margins: { left: 0, right: 0, top: 0, bottom: 0 }, ...look(ri, c, under), children: [new Paragraph({})] }));
+        c += under;
         continue;
       }
       const span = spans[ri][c]?.span ?? 1;

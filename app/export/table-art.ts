@@ -122,11 +122,14 @@ export function groupHeaders<T extends { span: number }>(ncols: number, cells: S
     });
     for (let c = 0; c < ncols; c++) {
       const cell = row[c];
-      if (!cell || cell.span > 1) continue;
-      let [s, e] = [c, c];
+      if (!cell) continue;
+      let [s, e] = [c, c + cell.span - 1];
       while (s > 0 && free[s - 1] && open(s - 1)) s--;
       while (e + 1 < ncols && free[e + 1] && open(e)) e++;
-      if (s === e) continue;
+      if (e - s + 1 === cell.span) {
+        c = e;
+        continue;
+      }
       row[c] = undefined;
       row[s] = { ...cell, span: e - s + 1 };
       for (let k = s; k <= e; k++) free[k] = false;
