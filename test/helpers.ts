@@ -80,6 +80,32 @@ export async function startApp(env: Record<string, string> = {}, opts: { operati
 
 /** Independent readers of outputs (poppler and qpdf command lines, not our code). */
 export const tool = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+export interface PdfWord {
+  text: string;
+  xMin: number;
+  yMin: number;
+  xMax: number;
+  yMax: number;
+}
+/** Poppler's word boxes (`pdftotext -bbox`: points, origin top-left of the page as displayed), in reading order. */
+export function pdfWords(pdf: string, page = 1): PdfWord[] {
+  const html = tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), pdf, '-']);
+  return [...html.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
+    text: m[5].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&'),
+    xMin: Number(m[1]),
+    yMin: Number(m[2]),
+    xMax: Number(m[3]),
+    yMax: Number(m[4]),
+  }));
+}
+/** The first word `text` on `page`; fails naming the words that are there. */
+export function pdfWord(pdf: string, page: number, text: string): PdfWord {
+  const ws = pdfWords(pdf, page);
+  const w = ws.find((x) => x.text === text);
+  assert.ok(w, `"${text}" on page ${page}: ${ws.map((x) => x.text).join(' ').slice(0, 400)}`);
+  return w!;
+}
 export const pdfPages = (path: string) => Number(tool('qpdf', ['--show-npages', path]).trim());
 export const pdfText = (path: string) => tool('pdftotext', ['-layout', path, '-']);
 export const pdfInfoBox = (path: string) => tool('pdfinfo', ['-box', path]);

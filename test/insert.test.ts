@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolveFont } from '../app/compose/index.js';
 import { placeCentre } from '../app/operations/watermarked-pdf.js';
-import { corpus, fontsEmbedded, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, fontsEmbedded, pdfWord as word, pdfWords as words, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-insert-'));
@@ -37,29 +37,6 @@ const produce = async (path: string, fields: Record<string, FormValue | FormValu
 const pageText = (pdf: string, page: number) => tool('pdftotext', ['-f', String(page), '-l', String(page), pdf, '-']);
 const check = (pdf: string) => assert.match(tool('qpdf', ['--check', pdf]), /No syntax or stream encoding errors found/);
 
-interface Word {
-  text: string;
-  xMin: number;
-  yMin: number;
-  xMax: number;
-  yMax: number;
-}
-/** Poppler's word boxes (points, origin top-left of the page as displayed). */
-function words(pdf: string, page: number): Word[] {
-  const out = tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), pdf, '-']);
-  return [...out.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
-    text: m[5],
-    xMin: Number(m[1]),
-    yMin: Number(m[2]),
-    xMax: Number(m[3]),
-    yMax: Number(m[4]),
-  }));
-}
-const word = (pdf: string, page: number, text: string) => {
-  const w = words(pdf, page).find((x) => x.text === text);
-  assert.ok(w, `"${text}" on page ${page}: ${words(pdf, page).map((x) => x.text).join(' ').slice(0, 300)}`);
-  return w!;
-};
 
 let renders = 0;
 /** One page rendered at 50 dpi by Poppler, as RGB pixels. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, pdfPages, startApp, tool, uploadId, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, pdfWord as word, pdfWords as words, startApp, tool, uploadId, type TestApp } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-shapes-'));
@@ -43,27 +43,6 @@ async function render(pdf: string, page: number) {
 const near = (got: number[], want: number[], tol = 12) => assert.ok(got.every((v, i) => Math.abs(v - want[i]) <= tol), `pixel ${got} is not ~${want}`);
 const WHITE = [255, 255, 255];
 
-interface Word {
-  text: string;
-  xMin: number;
-  yMin: number;
-  xMax: number;
-  yMax: number;
-}
-/** Poppler's word boxes (points, origin top-left of the page as displayed), in reading order. */
-const words = (pdf: string, page: number): Word[] =>
-  [...tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), pdf, '-']).matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
-    text: m[5],
-    xMin: Number(m[1]),
-    yMin: Number(m[2]),
-    xMax: Number(m[3]),
-    yMax: Number(m[4]),
-  }));
-const word = (pdf: string, page: number, text: string) => {
-  const w = words(pdf, page).find((x) => x.text === text);
-  assert.ok(w, `"${text}" on page ${page}: ${words(pdf, page).map((x) => x.text).join(' ').slice(0, 400)}`);
-  return w!;
-};
 const pageText = (pdf: string, page: number) => tool('pdftotext', ['-f', String(page), '-l', String(page), pdf, '-']);
 /** Text in content order (the overlay comes after the page's own content). */
 const rawText = (pdf: string, page: number) => tool('pdftotext', ['-raw', '-f', String(page), '-l', String(page), pdf, '-']);

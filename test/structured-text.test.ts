@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { convertToPdf, corpus, expectError, expectOk, pdfText, startApp, tool, uploadId, type FormValue, type TestApp } from './helpers.js';
+import { convertToPdf, corpus, expectError, expectOk, pdfText, pdfWords as words, startApp, type PdfWord as Word, tool, uploadId, type FormValue, type TestApp } from './helpers.js';
 
 /**
  * /pdf from structured text (Markdown, plain text, CSV, JSON, XML) through Chromium: every outcome read back
@@ -33,24 +33,6 @@ const assertPageSize = (p: string, w: number, h: number) => {
   assert.ok(Math.abs(pw - w) < 1 && Math.abs(ph - h) < 1, `${pw} x ${ph}, not ${w} x ${h}`);
 };
 
-interface Word {
-  text: string;
-  xMin: number;
-  yMin: number;
-  xMax: number;
-  yMax: number;
-}
-/** Words with their boxes (points from the top-left), page 1 unless said. */
-function words(path: string, page = 1): Word[] {
-  const html = tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), path, '-']);
-  return [...html.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
-    text: m[5].replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"'),
-    xMin: Number(m[1]),
-    yMin: Number(m[2]),
-    xMax: Number(m[3]),
-    yMax: Number(m[4]),
-  }));
-}
 const word = (ws: Word[], text: string) => {
   const w = ws.find((x) => x.text === text);
   assert.ok(w, `no word ${text} in ${ws.map((x) => x.text).join(' ')}`);

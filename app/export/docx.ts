@@ -41,7 +41,7 @@ import {
 import { textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
 import { pageSections, runningLines } from './docx-layout.js';
 import { colourHex, runStyle, sameStyle, type RunStyle } from './docx-style.js';
-import { cellArt, groupHeaders, isThin, rowSpans, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
+import { cellArt, clipSpans, groupHeaders, isThin, rowSpans, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
 
 /**
  * PDF to a Word document that looks like the PDF and edits like a document. The structure (reading order,
@@ -623,13 +623,6 @@ function recut(cells: Line[][][], cuts: number[], ruledAt: (row: number, x: numb
         } else out[first] = { lines: [line], span: last - first + 1 };
       }
     }
-    // A cell reaches over the columns its text crosses only up to the next filled one.
-    out.forEach((cell, c) => {
-      if (!cell) return;
-      let span = 1;
-      while (span < cell.span && !out[c + span]) span++;
-      cell.span = span;
-    });
-    return out;
+    return clipSpans(out);
   });
 }

@@ -182,3 +182,14 @@ export function underlinedWords(words: Word[], rules: Frame[]): Set<Word> {
   }
   return out;
 }
+
+/** A cell reaches over the columns its text crosses only up to the next filled one (both exporters' rule). */
+export function clipSpans<T extends { span: number }>(row: (T | undefined)[]): (T | undefined)[] {
+  row.forEach((cell, c) => {
+    if (!cell) return;
+    let span = 1;
+    while (span < cell.span && !row[c + span]) span++;
+    cell.span = span;
+  });
+  return row;
+}

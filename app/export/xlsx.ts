@@ -1,7 +1,7 @@
 import ExcelJS from 'exceljs';
 import { type PageModel, type Point, type Word } from '../document/index.js';
 import { colourHex } from './docx-style.js';
-import { cellArt, groupHeaders, type Edge, type Frame, type PageArt, type Side } from './table-art.js';
+import { cellArt, clipSpans, groupHeaders, type Edge, type Frame, type PageArt, type Side } from './table-art.js';
 import { naturalWidth, styleOf } from './text-style.js';
 
 /**
@@ -197,14 +197,7 @@ export function pageLayout(page: PageModel): PageLayout {
     cells: grid.map((r) => {
       const out: PageLayout['cells'][number] = Array.from({ length: width }, () => undefined);
       for (const cell of r) if (cell) out[newIndex(cell.first)] = { text: cell.text, pieces: cell.pieces, span: newIndex(cell.last) - newIndex(cell.first) + 1 };
-      // A cell covers the columns it reaches only up to the next filled one.
-      out.forEach((cell, c) => {
-        if (!cell) return;
-        let span = 1;
-        while (span < cell.span && !out[c + span]) span++;
-        cell.span = span;
-      });
-      return out;
+      return clipSpans(out);
     }),
   };
 }
