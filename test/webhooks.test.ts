@@ -1,7 +1,7 @@
 // Webhooks (issue 17): a receiver on loopback (allowed by URL_ALLOW) gets the signed /request-status body,
 // retries after 5xx in order, failures at the error URL, no retry after other 4xx; the URL policy and the extra
 // headers are checked at submit time (400 naming the header).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -14,6 +14,7 @@ import * as assert from 'uvu/assert';
 import { corpus, startApp, type TestApp } from './helpers.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
+const SCAN = corpus('scans/linn-scan-4-orientations.pdf');
 const SECRET = 'webhook-test-secret-0123456789';
 const BROKEN = { bytes: Buffer.from('%PDF-1.4\nnot really a pdf\n'), name: 'broken.pdf' };
 
@@ -247,26 +248,59 @@ async function stop(p: Proc): Promise<void> {
   if (!p.exited) p.child.kill('SIGKILL');
 }
 
+/** A redis-server on a free loopback port and a way to start api / worker replicas on it, over one DATA_DIR. */
+async function cluster(data: string, procs: Proc[]) {
+  const redisPort = await freePort();
+  procs.push(spawnProc(REDIS!, ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', data], {}, redisPort));
+  const common = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATA_DIR: data, HOST: '127.0.0.1', LOG_LEVEL: 'warn', URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET, METRICS: 'on' };
+  return async (role: string) => {
+    const port = await freePort();
+    const p = spawnProc(process.execPath, ['--import', 'tsx', 'app/main.ts'], { ...common, ROLE: role, PORT: String(port) }, port);
+    procs.push(p);
+    await until(`${role} answers /up`, async () => {
+      if (p.exited) throw new Error(`${role} exited: ${p.log.join('\n')}`);
+      return fetch(`${p.base}/up`).then((res) => res.ok, () => false);
+    }, 3600);
+    return p;
+  };
+}
+
+/** Process ids below `pid` whose command is `name`, at any depth. */
+function descendantsNamed(pid: number, name: string): number[] {
+  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((r) => r.length >= 3)
+    .map(([p, pp, comm]) => ({ pid: Number(p), ppid: Number(pp), comm }));
+  const below = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const r of rows) if (below.has(r.ppid) && !below.has(r.pid)) (below.add(r.pid), (grew = true));
+  }
+  return rows.filter((r) => r.pid !== pid && below.has(r.pid) && r.comm === name).map((r) => r.pid);
+}
+
+/** A machine's crash as a replica sees it: the worker and its engines gone at once. */
+async function crash(worker: Proc): Promise<void> {
+  const engines = descendantsNamed(worker.child.pid!, 'tesseract');
+  worker.child.kill('SIGKILL');
+  for (const pid of engines) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+  await until('the killed worker exits', () => worker.exited);
+}
+
 if (REDIS) {
   test('cluster mode: the api replica answers 202, a worker delivers; a retry outlives the worker that failed', async () => {
     const r = await receiver({ '/later': [[503, { 'Retry-After': '30' }]] });
     const data = mkdtempSync(join(tmpdir(), 'quire-webhooks-'));
     const procs: Proc[] = [];
     try {
-      const redisPort = await freePort();
-      const redis = spawnProc(REDIS, ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', data], {}, redisPort);
-      procs.push(redis);
-      const common = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATA_DIR: data, HOST: '127.0.0.1', LOG_LEVEL: 'warn', URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET, METRICS: 'on' };
-      const start = async (role: string) => {
-        const port = await freePort();
-        const p = spawnProc(process.execPath, ['--import', 'tsx', 'app/main.ts'], { ...common, ROLE: role, PORT: String(port) }, port);
-        procs.push(p);
-        await until(`${role} answers /up`, async () => {
-          if (p.exited) throw new Error(`${role} exited: ${p.log.join('\n')}`);
-          return fetch(`${p.base}/up`).then((res) => res.ok, () => false);
-        }, 3600);
-        return p;
-      };
+      const start = await cluster(data, procs);
       const [api, worker] = await Promise.all([start('api'), start('worker')]);
 
       const fd = new FormData();
@@ -303,6 +337,42 @@ if (REDIS) {
       assert.is(r.hits[2].answered, 200);
       assert.is(r.hits[2].body, r.hits[1].body);
       verify(r.hits[2], SECRET);
+    } finally {
+      for (const p of procs.slice(1)) await stop(p);
+      if (procs[0]) await stop(procs[0]);
+      await r.close();
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+
+  test('cluster mode: a job lost with two workers in a row is failed by the stalled-job check, and its Webhook-Error-Url is told', async () => {
+    const r = await receiver();
+    const data = mkdtempSync(join(tmpdir(), 'quire-webhooks-'));
+    const procs: Proc[] = [];
+    try {
+      const start = await cluster(data, procs);
+      const [api, first] = await Promise.all([start('api'), start('worker')]);
+      const fd = new FormData();
+      fd.append('file', new Blob([readFileSync(SCAN)]), 'scan.pdf');
+      const res = await fetch(`${api.base}/pdf-with-ocr-text`, { method: 'POST', body: fd, headers: { 'Webhook-Url': `${r.base}/done`, 'Webhook-Error-Url': `${r.base}/failed` } });
+      assert.is(res.status, 202, await res.clone().text());
+      const { requestId } = await res.json();
+
+      // Each worker is killed while its tesseract runs the job: the first loss reruns it, the second fails it.
+      let worker = first;
+      for (let lost = 0; lost < 2; lost++) {
+        await until(`tesseract under worker ${lost + 1}`, () => descendantsNamed(worker.child.pid!, 'tesseract').length > 0, 2400);
+        await crash(worker);
+        worker = await start('worker');
+      }
+      await until('the failure at the error URL', () => r.hits.length > 0, 2400);
+      assert.equal(r.hits.map((h) => h.path), ['/failed']);
+      verify(r.hits[0], SECRET);
+      const body = JSON.parse(r.hits[0].body);
+      assert.is(body.status, 'failed');
+      assert.is(body.requestId, requestId);
+      assert.match(body.error, /worker/i);
+      assert.equal(body, await (await fetch(`${api.base}/request-status/${requestId}`)).json());
     } finally {
       for (const p of procs.slice(1)) await stop(p);
       if (procs[0]) await stop(procs[0]);

@@ -171,7 +171,7 @@ export class ClusterJobs implements JobQueue {
       });
       worker.on('error', (err) => this.opts.onError?.(err, 'worker'));
       // The worker that ran a job tells its end, once the job is final in Redis (a worker lost mid-job tells nothing;
-      // the one that reruns it does).
+      // the one that reruns it does, and after a second loss the one that takes it up and fails it).
       worker.on('completed', (job: Job<JobData>, result: Record<string, unknown>) => {
         if (job.data.notify === undefined) return;
         const rec: JobRecord = { id: job.id!, owner: job.data.owner, status: 'completed', result, finishedAt: job.finishedOn ?? Date.now() };
