@@ -1,4 +1,5 @@
 import { outOfRange } from '../../errors.js';
+import { PAGE_SIZES } from '../../document/index.js';
 import { cssFont, familyList, type CssFont } from './fonts.js';
 
 /** `structured_text_options` of /pdf, as the pdfRest clients send it (every member optional). */
@@ -10,7 +11,8 @@ export interface Sides {
   bottom?: number;
   left?: number;
 }
-export const STRUCTURED_PAGE_SIZES = { letter: [612, 792], legal: [612, 1008], ledger: [792, 1224], tabloid: [792, 1224], a3: [841.89, 1190.55], a4: [595.28, 841.89], a5: [419.53, 595.28] } as const;
+/** The clients' size names (lower case, tabloid beside ledger) for the one paper table of the document domain. */
+export const STRUCTURED_PAGE_SIZES = { letter: PAGE_SIZES.letter, legal: PAGE_SIZES.legal, ledger: PAGE_SIZES.ledger, tabloid: PAGE_SIZES.ledger, a3: PAGE_SIZES.A3, a4: PAGE_SIZES.A4, a5: PAGE_SIZES.A5 } as const;
 export type StructuredPageSize = keyof typeof STRUCTURED_PAGE_SIZES;
 
 export interface TableStyle {
