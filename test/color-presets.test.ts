@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PRESETS } from '../app/operations/pdf-with-converted-colors.js';
-import { corpus, pdfText, startApp, tool, type TestApp } from './helpers.js';
+import { pdfImages, corpus, pdfText, startApp, tool, type TestApp } from './helpers.js';
 
 /**
  * /pdf-with-converted-colors: every preset the pdfRest SDK sends (PDFREST-NEXT-DETAILS.md section 13) answers 200
@@ -46,13 +46,7 @@ const CASES: [preset: string, family: Family, desc: RegExp][] = [
   ['viewer9-cmyk', 'cmyk', /FOGRA39/],
 ];
 
-const images = (p: string) =>
-  tool('pdfimages', ['-list', p])
-    .split('\n')
-    .slice(2)
-    .filter(Boolean)
-    .map((l) => l.trim().split(/\s+/))
-    .map((c) => ({ color: c[5], comp: Number(c[6]), object: Number(c[10]) }));
+const images = pdfImages;
 
 type Objects = Record<string, { value?: any; stream?: { dict: any } }>;
 const objects = (p: string) => JSON.parse(spawnSync('qpdf', ['--json', '--json-stream-data=none', p], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout).qpdf[1] as Objects;

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { NOT_SMALLER } from '../app/operations/compressed-pdf.js';
 import { discardUpdates, parsePdfRestProfile, pdfRestPlan, readProfile } from '../app/rewrite/index.js';
 import { pdfwriteArgs } from '../engines/ghostscript-pdfwrite.js';
-import { corpus, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { pdfImages, corpus, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 /** /compressed-pdf with pdfRest's custom profile schema (Adobe PDF Optimizer settings): outputs read back with pdfimages, pdfinfo and qpdf --json. */
 
@@ -33,13 +33,7 @@ async function compress(file: string, profile: unknown, status = 200): Promise<{
   return { body, out: status === 200 && body.outputUrl ? await t.download(body.outputUrl) : '' };
 }
 const size = (p: string) => statSync(p).size;
-const images = (p: string) =>
-  tool('pdfimages', ['-list', p])
-    .split('\n')
-    .slice(2)
-    .filter(Boolean)
-    .map((l) => l.trim().split(/\s+/))
-    .map((c) => ({ width: Number(c[3]), height: Number(c[4]), color: c[5], enc: c[8], xppi: Number(c[12]), yppi: Number(c[13]) }));
+const images = pdfImages;
 const info = (p: string) => tool('pdfinfo', [p]);
 /** The catalog (trailer /Root) and the Info dictionary, from qpdf --json. */
 function catalog(p: string): { root: Record<string, unknown>; info: Record<string, unknown> | undefined } {

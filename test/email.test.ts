@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { convertToPdf, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { pdfImages, convertToPdf, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 const test = suite('email');
 let t: TestApp;
@@ -20,14 +20,7 @@ test.after(async () => {
 
 const convert = (fields: Record<string, FormValue | FormValue[]>, status = 200) => convertToPdf(t, fields, status);
 const flat = (s: string) => s.replace(/\s+/g, ' ');
-const images = (p: string) =>
-  tool('pdfimages', ['-list', p])
-    .split('\n')
-    .slice(2)
-    .filter((l) => /^\s*\d/.test(l))
-    .map((l) => l.trim().split(/\s+/))
-    .filter((c) => c[2] === 'image')
-    .map((c) => ({ page: Number(c[0]), width: Number(c[3]), height: Number(c[4]) }));
+const images = (p: string) => pdfImages(p).filter((i) => i.type === 'image');
 
 test('eml: decoded headers, HTML body with its cid: images, attachments listed', async () => {
   const { path } = await convert({ file: { file: corpus('email/nodemailer-html-inline-images-attachments.eml') } });

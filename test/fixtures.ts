@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { constants, crc32, deflateSync } from 'node:zlib';
 
 /**
- * Hand-built hostile inputs, shared by the limit and robustness suites (and the load benchmark): small files
- * whose declared or inflated size is huge.
+ * Hand-built inputs the corpus lacks, shared by several suites (and the load benchmark): hostile files whose
+ * declared or inflated size is huge, and a static XFA form.
  */
 
 /**
@@ -62,4 +64,26 @@ export function pngOf(w: number, h: number, colorType: 0 | 2, idat: Buffer): Buf
   ihdr.writeUInt32BE(h, 4);
   ihdr.set([8, colorType, 0, 0, 0], 8);
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/**
+ * A static XFA form (the corpus has none): the 2-field AcroForm `src` with an XFA template and datasets holding
+ * `data` added by qpdf, written to `out` (`out.json` is the update qpdf reads).
+ */
+export function staticXfaForm(src: string, out: string, data = '<form1><Field1>Alpha &amp; co</Field1><Field2>Beta πʬ</Field2></form1>'): string {
+  const json = JSON.parse(execFileSync('qpdf', ['--json-output', '--json-key=qpdf', src], { encoding: 'utf8' }));
+  const objects = json.qpdf[1] as Record<string, { value?: Record<string, unknown> }>;
+  const rootRef = (objects.trailer.value as Record<string, string>)['/Root'];
+  const root = objects[`obj:${rootRef}`].value!;
+  const max = json.qpdf[0].maxobjectid as number;
+  const stream = (text: string) => ({ stream: { dict: {}, data: Buffer.from(text).toString('base64') } });
+  const template = '<template xmlns="http://www.xfa.org/schema/xfa-template/3.3/"><subform name="form1"><field name="Field1"/><field name="Field2"/></subform></template>';
+  const datasets = `<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data>${data}</xfa:data></xfa:datasets>`;
+  const updates: Record<string, unknown> = { [`obj:${max + 1} 0 R`]: stream(template), [`obj:${max + 2} 0 R`]: stream(datasets) };
+  const xfa = ['u:template', `${max + 1} 0 R`, 'u:datasets', `${max + 2} 0 R`];
+  if (typeof root['/AcroForm'] === 'string') updates[`obj:${root['/AcroForm']}`] = { value: { ...objects[`obj:${root['/AcroForm']}`].value, '/XFA': xfa } };
+  else updates[`obj:${rootRef}`] = { value: { ...root, '/AcroForm': { ...(root['/AcroForm'] as object), '/XFA': xfa } } };
+  writeFileSync(`${out}.json`, JSON.stringify({ qpdf: [json.qpdf[0], updates] }));
+  execFileSync('qpdf', [src, out, `--update-from-json=${out}.json`]);
+  return out;
 }

@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { XMLValidator } from 'fast-xml-parser';
 import { corpus, startApp, tool, type TestApp } from './helpers.js';
+import { staticXfaForm } from './fixtures.js';
 
 let t: TestApp;
 let tmp: string;
@@ -138,27 +139,7 @@ test('a PDF without a form: 400; an encrypted one: 401; a broken one: 400', asyn
 });
 
 let fixtures = 0;
-/** A static XFA form: the 2-field AcroForm with an XFA template and datasets added (the corpus has none). */
-function staticXfa(data = '<form1><Field1>Alpha &amp; co</Field1><Field2>Beta πʬ</Field2></form1>'): string {
-  const src = F('simple-form-2-fields.pdf');
-  const json = JSON.parse(tool('qpdf', ['--json-output', '--json-key=qpdf', src]));
-  const objects = json.qpdf[1] as Record<string, { value?: Record<string, unknown> }>;
-  const rootRef = (objects.trailer.value as Record<string, string>)['/Root'];
-  const root = objects[`obj:${rootRef}`].value!;
-  const max = json.qpdf[0].maxobjectid as number;
-  const stream = (text: string) => ({ stream: { dict: {}, data: Buffer.from(text).toString('base64') } });
-  const template = '<template xmlns="http://www.xfa.org/schema/xfa-template/3.3/"><subform name="form1"><field name="Field1"/><field name="Field2"/></subform></template>';
-  const datasets = `<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data>${data}</xfa:data></xfa:datasets>`;
-  const updates: Record<string, unknown> = { [`obj:${max + 1} 0 R`]: stream(template), [`obj:${max + 2} 0 R`]: stream(datasets) };
-  const xfa = ['u:template', `${max + 1} 0 R`, 'u:datasets', `${max + 2} 0 R`];
-  if (typeof root['/AcroForm'] === 'string') updates[`obj:${root['/AcroForm']}`] = { value: { ...objects[`obj:${root['/AcroForm']}`].value, '/XFA': xfa } };
-  else updates[`obj:${rootRef}`] = { value: { ...root, '/AcroForm': { ...(root['/AcroForm'] as object), '/XFA': xfa } } };
-  const update = join(tmp, 'xfa.json');
-  writeFileSync(update, JSON.stringify({ qpdf: [json.qpdf[0], updates] }));
-  const out = join(tmp, `static-xfa-${++fixtures}.pdf`);
-  execFileSync('qpdf', [src, out, `--update-from-json=${update}`]);
-  return out;
-}
+const staticXfa = (data?: string) => staticXfaForm(F('simple-form-2-fields.pdf'), join(tmp, `static-xfa-${++fixtures}.pdf`), data);
 
 test('XFA export from the corpus form (no datasets): its template fields, as xml, xdp and xfd with their MIME types', async () => {
   const types = { xml: 'application/xml', xdp: 'application/vnd.adobe.xdp+xml', xfd: 'application/vnd.adobe.xfd+xml' };

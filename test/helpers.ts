@@ -81,6 +81,27 @@ export async function startApp(env: Record<string, string> = {}, opts: { operati
 /** Independent readers of outputs (poppler and qpdf command lines, not our code). */
 export const tool = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
+export interface PdfImage {
+  page: number;
+  type: string;
+  width: number;
+  height: number;
+  color: string;
+  comp: number;
+  enc: string;
+  object: number;
+  xppi: number;
+  yppi: number;
+}
+/** Poppler's image list (`pdfimages -list`): one record per image, soft mask and stencil drawn. */
+export const pdfImages = (pdf: string): PdfImage[] =>
+  tool('pdfimages', ['-list', pdf])
+    .split('\n')
+    .slice(2)
+    .filter((l) => /^\s*\d/.test(l))
+    .map((l) => l.trim().split(/\s+/))
+    .map((c) => ({ page: Number(c[0]), type: c[2], width: Number(c[3]), height: Number(c[4]), color: c[5], comp: Number(c[6]), enc: c[8], object: Number(c[10]), xppi: Number(c[12]), yppi: Number(c[13]) }));
+
 export interface PdfWord {
   text: string;
   xMin: number;

@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
 import { invoiceXml } from './zugferd-fixtures.js';
+import { staticXfaForm } from './fixtures.js';
 
 /**
  * GET /resource/{id}?format=info: the record's `type` is the real type of every output of every endpoint that
@@ -26,25 +27,6 @@ const xfaFile = join(work, 'static-xfa.pdf');
 const invoiceFile = join(work, 'invoice.xml');
 writeFileSync(invoiceFile, invoiceXml());
 
-/** A static XFA form (the corpus has none): the 2-field AcroForm with an XFA template and datasets added by qpdf. */
-function makeStaticXfa(): void {
-  const src = corpus('forms/simple-form-2-fields.pdf');
-  const json = JSON.parse(execFileSync('qpdf', ['--json-output', '--json-key=qpdf', src], { encoding: 'utf8' }));
-  const objects = json.qpdf[1] as Record<string, { value?: Record<string, unknown> }>;
-  const rootRef = (objects.trailer.value as Record<string, string>)['/Root'];
-  const root = objects[`obj:${rootRef}`].value!;
-  const max = json.qpdf[0].maxobjectid as number;
-  const stream = (text: string) => ({ stream: { dict: {}, data: Buffer.from(text).toString('base64') } });
-  const template = '<template xmlns="http://www.xfa.org/schema/xfa-template/3.3/"><subform name="form1"><field name="Field1"/><field name="Field2"/></subform></template>';
-  const datasets = '<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data><form1><Field1>A</Field1><Field2>B</Field2></form1></xfa:data></xfa:datasets>';
-  const updates: Record<string, unknown> = { [`obj:${max + 1} 0 R`]: stream(template), [`obj:${max + 2} 0 R`]: stream(datasets) };
-  const xfa = ['u:template', `${max + 1} 0 R`, 'u:datasets', `${max + 2} 0 R`];
-  if (typeof root['/AcroForm'] === 'string') updates[`obj:${root['/AcroForm']}`] = { value: { ...objects[`obj:${root['/AcroForm']}`].value, '/XFA': xfa } };
-  else updates[`obj:${rootRef}`] = { value: { ...root, '/AcroForm': { ...(root['/AcroForm'] as object), '/XFA': xfa } } };
-  const update = join(work, 'xfa.json');
-  writeFileSync(update, JSON.stringify({ qpdf: [json.qpdf[0], updates] }));
-  execFileSync('qpdf', [src, xfaFile, `--update-from-json=${update}`]);
-}
 
 test.before(async () => {
   // A stand-in OpenAI-compatible model: the AI endpoints' file outputs are typed like the others.
@@ -58,7 +40,7 @@ test.before(async () => {
   await new Promise<void>((r) => llm.listen(0, '127.0.0.1', r));
   const port = (llm.address() as AddressInfo).port;
   t = await startApp({ LLM_URL: `http://127.0.0.1:${port}/v1`, LLM_MODEL: 'test-model' });
-  makeStaticXfa();
+  staticXfaForm(corpus('forms/simple-form-2-fields.pdf'), xfaFile, '<form1><Field1>A</Field1><Field2>B</Field2></form1>');
   execFileSync('zip', ['-j', '-q', zipFile, corpus('pdf/text-minimal-pdflatex.pdf'), corpus('images/hopper.png'), corpus('text/cups-testfile.txt')]);
 });
 test.after(async () => {

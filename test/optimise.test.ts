@@ -10,7 +10,7 @@ import { parseProfile, profileSettings } from '../app/rewrite/index.js';
 import { conformanceU, spliceSources } from '../app/operations/pdfa.js';
 import { iccTarget } from '../app/operations/pdf-with-converted-colors.js';
 import { pdfwriteArgs, psString, qFactor } from '../engines/ghostscript-pdfwrite.js';
-import { corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { pdfImages, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 
 /** /compressed-pdf, /pdfa, /pdfx and /pdf-with-converted-colors: real Ghostscript and qpdf, outputs read with poppler, qpdf and sharp. */
 
@@ -44,13 +44,7 @@ async function rejects(path: string, fields: Record<string, FormValue | FormValu
   assert.match(body.error, pattern);
 }
 const size = (p: string) => statSync(p).size;
-const images = (p: string) =>
-  tool('pdfimages', ['-list', p])
-    .split('\n')
-    .slice(2)
-    .filter(Boolean)
-    .map((l) => l.trim().split(/\s+/))
-    .map((c) => ({ page: Number(c[0]), type: c[2], width: Number(c[3]), height: Number(c[4]), color: c[5], enc: c[8] }));
+const images = pdfImages;
 const meta = (p: string) => tool('pdfinfo', ['-meta', p]);
 const info = (p: string) => tool('pdfinfo', [p]);
 const qpdfJson = (p: string) => JSON.parse(spawnSync('qpdf', ['--json', '--json-stream-data=none', p], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout);
