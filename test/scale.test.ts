@@ -3,14 +3,14 @@
 // by any replica; a worker killed with SIGKILL mid-OCR loses nothing (the job reruns on the other worker);
 // RESOURCE_TTL_SECONDS expires records (Redis) and bytes (the sweep) on a separate pair.
 // Nothing here imports app/: the processes are observed only through HTTP, DATA_DIR and /proc.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { descendants, killAllNow, killSame, processTable, REDIS_SERVER, signal, started, startQuire, startRedis, stop, tail, type Proc, type ProcEntry } from './processes.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const CORPUS = process.env.QUIRE_CORPUS ?? resolve(root, '../shared/corpus');
@@ -25,158 +25,14 @@ const tool = (cmd: string, args: string[]) => {
 };
 const words = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-const REDIS = ['/usr/bin/redis-server', ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'redis-server'))].find((p) => existsSync(p));
+const REDIS = REDIS_SERVER;
 
-// ---------------------------------------------------------------- processes
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  pid: number;
-  base: string;
-  port: number;
-  /** Last lines of its stdout/stderr, for failure messages. */
-  log: string[];
-  exited: boolean;
-}
-
-const procs: Proc[] = [];
 /** Engine processes of workers killed on purpose (orphaned at once): killed too, by pid, at the end. */
 const orphans: ProcEntry[] = [];
 const tmp = mkdtempSync(join(tmpdir(), 'quire-scale-'));
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => res(port));
-    });
-    s.on('error', rej);
-  });
-}
-
-function track(name: string, child: ChildProcess, port: number): Proc {
-  const p: Proc = { name, child, pid: child.pid!, base: `http://127.0.0.1:${port}`, port, log: [], exited: false };
-  const keep = (d: Buffer) => {
-    for (const line of d.toString().split('\n').filter(Boolean)) p.log.push(line.slice(0, 400));
-    if (p.log.length > 40) p.log.splice(0, p.log.length - 40);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  child.on('exit', (code, signal) => {
-    p.exited = true;
-    p.log.push(`[exited: code ${code}, signal ${signal}]`);
-  });
-  procs.push(p);
-  return p;
-}
-
-const tail = (p: Proc) => `\n--- ${p.name} (pid ${p.pid}) log tail ---\n${p.log.join('\n')}`;
-
-/** PING over RESP until redis answers PONG. */
-async function redisPing(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const sock = connect(port, '127.0.0.1');
-    let out = '';
-    const done = (ok: boolean) => {
-      sock.destroy();
-      res(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.on('error', () => done(false));
-    sock.on('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d) => {
-      out += d;
-      if (out.includes('\r\n')) done(out.startsWith('+PONG'));
-    });
-  });
-}
-
-async function startRedis(name: string): Promise<{ proc: Proc; url: string }> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmp, `${name}-`));
-  const child = spawn(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const proc = track(name, child, port);
-  for (let i = 0; i < 100; i++) {
-    if (proc.exited) throw new Error(`redis-server exited at start${tail(proc)}`);
-    if (await redisPing(port)) return { proc, url: `redis://127.0.0.1:${port}` };
-    await sleep(100);
-  }
-  throw new Error(`redis-server did not answer PING within 10 s${tail(proc)}`);
-}
-
-/** One Quire process; resolves once it answers /up (every role serves /up). */
-async function startQuire(name: string, env: Record<string, string>): Promise<Proc> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const p = track(name, child, port);
-  const deadline = Date.now() + 180_000;
-  while (Date.now() < deadline) {
-    if (p.exited) throw new Error(`${name} exited before answering /up${tail(p)}`);
-    if (await fetch(`${p.base}/up`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return p;
-    await sleep(250);
-  }
-  throw new Error(`${name} did not answer /up within 180 s${tail(p)}`);
-}
+const startRedisIn = (name: string) => startRedis(mkdtempSync(join(tmp, `${name}-`)), name);
 
 // ---------------------------------------------------------------- /proc
-
-interface ProcEntry {
-  pid: number;
-  ppid: number;
-  comm: string;
-  state: string;
-  /** Start time in clock ticks since boot (field 22): with the pid, the identity of a process (pids are reused). */
-  start: string;
-}
-
-/** Every process: /proc/<pid>/stat, comm between the first '(' and the last ')', then state and ppid (field 4). */
-function processTable(): Map<number, ProcEntry> {
-  const table = new Map<number, ProcEntry>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const s = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const close = s.lastIndexOf(')');
-      const rest = s.slice(close + 2).split(' ');
-      table.set(Number(d), { pid: Number(d), comm: s.slice(s.indexOf('(') + 1, close), state: rest[0], ppid: Number(rest[1]), start: rest[19] });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return table;
-}
-
-function descendants(pid: number, table = processTable()): ProcEntry[] {
-  const out: ProcEntry[] = [];
-  const queue = [pid];
-  while (queue.length) {
-    const p = queue.shift()!;
-    for (const e of table.values()) {
-      if (e.ppid === p) {
-        out.push(e);
-        queue.push(e.pid);
-      }
-    }
-  }
-  return out;
-}
-
-/** SIGKILL to a process seen earlier, only if that pid is still the same process. */
-function killSame(e: ProcEntry): void {
-  try {
-    const s = readFileSync(`/proc/${e.pid}/stat`, 'utf8');
-    if (s.slice(s.lastIndexOf(')') + 2).split(' ')[19] === e.start) process.kill(e.pid, 'SIGKILL');
-  } catch {
-    // gone
-  }
-}
 
 /** The first of `pids` on the parent chain of `pid`, or undefined. */
 function ancestorIn(pid: number, pids: number[], table: Map<number, ProcEntry>): number | undefined {
@@ -202,40 +58,11 @@ function tesseracts(of: Proc[]): Array<{ pid: number; owner?: Proc; chain: strin
     });
 }
 
-const signal = (pid: number, sig: NodeJS.Signals) => {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-};
-
-/** SIGTERM (graceful drain), then SIGKILL after `graceMs`; engine processes left behind are killed by pid. */
-async function stop(p: Proc, graceMs = 10_000): Promise<void> {
-  if (p.exited) return; // its pid may belong to someone else by now
-  const below = descendants(p.pid);
-  signal(p.pid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (!p.exited && Date.now() < deadline) await sleep(100);
-  if (!p.exited) signal(p.pid, 'SIGKILL');
-  while (!p.exited) await sleep(50);
-  // Engine processes still running after their server is gone (a graceful stop leaves none).
-  below.forEach(killSame);
-}
-
-/** Last resort (crash, Ctrl-C): nothing we started survives this process. */
-function killAllNow(): void {
-  for (const p of procs) {
-    const below = p.exited ? [] : descendants(p.pid);
-    if (!p.exited) signal(p.pid, 'SIGKILL');
-    below.forEach(killSame);
-  }
-  orphans.forEach(killSame);
-}
-process.on('exit', killAllNow);
+process.on('exit', () => orphans.forEach(killSame));
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
     killAllNow();
+    orphans.forEach(killSame);
     rmSync(tmp, { recursive: true, force: true });
     process.exit(130);
   });
@@ -319,7 +146,7 @@ if (!REDIS) {
 } else {
   test.after(async () => {
     // Workers first (a worker stopping drains), then the api replicas, Redis last.
-    const order = [...procs].sort((x, y) => rank(x) - rank(y));
+    const order = [...started].sort((x, y) => rank(x) - rank(y));
     await Promise.all(order.filter((p) => rank(p) === 0).map((p) => stop(p)));
     await Promise.all(order.filter((p) => rank(p) === 1).map((p) => stop(p)));
     await Promise.all(order.filter((p) => rank(p) === 2).map((p) => stop(p, 5000)));
@@ -329,7 +156,7 @@ if (!REDIS) {
   const rank = (p: Proc) => (p.name.startsWith('redis') ? 2 : p.name.startsWith('worker') ? 0 : 1);
 
   test('cluster: 2 api + 2 worker processes on one Redis and one DATA_DIR start; /ready reports redis and storage', async () => {
-    const redis = await startRedis('redis');
+    const redis = await startRedisIn('redis');
     const data = join(tmp, 'data');
     mkdirSync(data);
     const env = (role: string) => ({ REDIS_URL: redis.url, ROLE: role, DATA_DIR: data });
@@ -472,7 +299,7 @@ if (!REDIS) {
 
   test('RESOURCE_TTL_SECONDS=2: Redis expires the records (404) and the sweep removes the bytes', async () => {
     // A separate Redis, api and worker: the short TTL must not touch the cluster above.
-    const redis = await startRedis('redis-ttl');
+    const redis = await startRedisIn('redis-ttl');
     const data = join(tmp, 'data-ttl');
     mkdirSync(data);
     const env = (role: string) => ({ REDIS_URL: redis.url, ROLE: role, DATA_DIR: data, RESOURCE_TTL_SECONDS: '2' });

@@ -1,17 +1,16 @@
 // Webhooks (issue 17): a receiver on loopback (allowed by URL_ALLOW) gets the signed /request-status body,
 // retries after 5xx in order, failures at the error URL, no retry after other 4xx; the URL policy and the extra
 // headers are checked at submit time (400 naming the header).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { corpus, startApp, type TestApp } from './helpers.js';
+import { crash, descendants, REDIS_SERVER, started, startQuire, startRedis, stop, type Proc } from './processes.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
 const SCAN = corpus('scans/linn-scan-4-orientations.pdf');
@@ -211,96 +210,23 @@ test('OpenAPI documents the webhook headers and the 202 on processing operations
 
 // ---------------------------------------------------------------- cluster mode (real redis-server, two processes)
 
-const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const REDIS = ['/usr/bin/redis-server', ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'redis-server'))].find((p) => existsSync(p));
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => res(port));
-    });
-    s.on('error', rej);
-  });
-}
-
-interface Proc {
-  child: ChildProcess;
-  base: string;
-  log: string[];
-  exited: boolean;
-}
-
-function spawnProc(cmd: string, args: string[], env: Record<string, string>, port: number): Proc {
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const p: Proc = { child, base: `http://127.0.0.1:${port}`, log: [], exited: false };
-  const keep = (d: Buffer) => p.log.push(...d.toString().split('\n').filter(Boolean).map((l) => l.slice(0, 300)));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  child.on('exit', () => (p.exited = true));
-  return p;
-}
-
-async function stop(p: Proc): Promise<void> {
-  if (p.exited) return;
-  p.child.kill('SIGTERM');
-  for (let i = 0; i < 200 && !p.exited; i++) await new Promise((r) => setTimeout(r, 50));
-  if (!p.exited) p.child.kill('SIGKILL');
-}
+const REDIS = REDIS_SERVER;
 
 /** A redis-server on a free loopback port and a way to start api / worker replicas on it, over one DATA_DIR. */
-async function cluster(data: string, procs: Proc[]) {
-  const redisPort = await freePort();
-  procs.push(spawnProc(REDIS!, ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', data], {}, redisPort));
-  const common = { REDIS_URL: `redis://127.0.0.1:${redisPort}`, DATA_DIR: data, HOST: '127.0.0.1', LOG_LEVEL: 'warn', URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET, METRICS: 'on' };
-  return async (role: string) => {
-    const port = await freePort();
-    const p = spawnProc(process.execPath, ['--import', 'tsx', 'app/main.ts'], { ...common, ROLE: role, PORT: String(port) }, port);
-    procs.push(p);
-    await until(`${role} answers /up`, async () => {
-      if (p.exited) throw new Error(`${role} exited: ${p.log.join('\n')}`);
-      return fetch(`${p.base}/up`).then((res) => res.ok, () => false);
-    }, 3600);
-    return p;
-  };
+async function cluster(data: string) {
+  const { url } = await startRedis(data);
+  const common = { REDIS_URL: url, DATA_DIR: data, URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET, METRICS: 'on' };
+  return (role: string) => startQuire(role, { ...common, ROLE: role });
 }
 
-/** Process ids below `pid` whose command is `name`, at any depth. */
-function descendantsNamed(pid: number, name: string): number[] {
-  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,comm='], { encoding: 'utf8' })
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter((r) => r.length >= 3)
-    .map(([p, pp, comm]) => ({ pid: Number(p), ppid: Number(pp), comm }));
-  const below = new Set([pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const r of rows) if (below.has(r.ppid) && !below.has(r.pid)) (below.add(r.pid), (grew = true));
-  }
-  return rows.filter((r) => r.pid !== pid && below.has(r.pid) && r.comm === name).map((r) => r.pid);
-}
-
-/** A machine's crash as a replica sees it: the worker and its engines gone at once. */
-async function crash(worker: Proc): Promise<void> {
-  const engines = descendantsNamed(worker.child.pid!, 'tesseract');
-  worker.child.kill('SIGKILL');
-  for (const pid of engines) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-  await until('the killed worker exits', () => worker.exited);
-}
+const tesseractsUnder = (p: Proc) => descendants(p.pid).filter((e) => e.comm === 'tesseract' && e.state !== 'Z');
 
 if (REDIS) {
   test('cluster mode: the api replica answers 202, a worker delivers; a retry outlives the worker that failed', async () => {
     const r = await receiver({ '/later': [[503, { 'Retry-After': '30' }]] });
     const data = mkdtempSync(join(tmpdir(), 'quire-webhooks-'));
-    const procs: Proc[] = [];
     try {
-      const start = await cluster(data, procs);
+      const start = await cluster(data);
       const [api, worker] = await Promise.all([start('api'), start('worker')]);
 
       const fd = new FormData();
@@ -338,8 +264,8 @@ if (REDIS) {
       assert.is(r.hits[2].body, r.hits[1].body);
       verify(r.hits[2], SECRET);
     } finally {
-      for (const p of procs.slice(1)) await stop(p);
-      if (procs[0]) await stop(procs[0]);
+      // Replicas first, redis last (they drain through it).
+      for (const p of [...started].reverse()) await stop(p);
       await r.close();
       rmSync(data, { recursive: true, force: true });
     }
@@ -348,9 +274,8 @@ if (REDIS) {
   test('cluster mode: a job lost with two workers in a row is failed by the stalled-job check, and its Webhook-Error-Url is told', async () => {
     const r = await receiver();
     const data = mkdtempSync(join(tmpdir(), 'quire-webhooks-'));
-    const procs: Proc[] = [];
     try {
-      const start = await cluster(data, procs);
+      const start = await cluster(data);
       const [api, first] = await Promise.all([start('api'), start('worker')]);
       const fd = new FormData();
       fd.append('file', new Blob([readFileSync(SCAN)]), 'scan.pdf');
@@ -361,7 +286,7 @@ if (REDIS) {
       // Each worker is killed while its tesseract runs the job: the first loss reruns it, the second fails it.
       let worker = first;
       for (let lost = 0; lost < 2; lost++) {
-        await until(`tesseract under worker ${lost + 1}`, () => descendantsNamed(worker.child.pid!, 'tesseract').length > 0, 2400);
+        await until(`tesseract under worker ${lost + 1}`, () => tesseractsUnder(worker).length > 0, 2400);
         await crash(worker);
         worker = await start('worker');
       }
@@ -374,8 +299,8 @@ if (REDIS) {
       assert.match(body.error, /worker/i);
       assert.equal(body, await (await fetch(`${api.base}/request-status/${requestId}`)).json());
     } finally {
-      for (const p of procs.slice(1)) await stop(p);
-      if (procs[0]) await stop(procs[0]);
+      // Replicas first, redis last (they drain through it).
+      for (const p of [...started].reverse()) await stop(p);
       await r.close();
       rmSync(data, { recursive: true, force: true });
     }

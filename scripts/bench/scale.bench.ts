@@ -8,12 +8,12 @@
 //    (each sees every core), and each worker pinned to one core (taskset; like replicas given `cpus: 1`),
 //    where the second worker brings a core of its own.
 // Run: npm run bench -- scale
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REDIS_SERVER, started, startQuire, startRedis, stop, type Proc } from '../../test/processes.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const CORPUS = resolve(process.env.QUIRE_CORPUS ?? join(root, '../shared/corpus'));
@@ -21,135 +21,7 @@ const c = (rel: string) => join(CORPUS, rel);
 const work = mkdtempSync(join(tmpdir(), 'qbench-scale-'));
 const ms = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
-const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
-const REDIS = ['/usr/bin/redis-server', ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'redis-server'))].find((p) => existsSync(p));
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  base: string;
-  exited: boolean;
-}
-const procs: Proc[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => res(port));
-    });
-  });
-}
-
-function track(name: string, child: ChildProcess, port: number): Proc {
-  const p: Proc = { name, child, base: `http://127.0.0.1:${port}`, exited: false };
-  child.on('exit', () => (p.exited = true));
-  procs.push(p);
-  return p;
-}
-
-async function redisPing(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const sock = connect(port, '127.0.0.1');
-    const done = (ok: boolean) => {
-      sock.destroy();
-      res(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.on('error', () => done(false));
-    sock.on('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d) => done(String(d).startsWith('+PONG')));
-  });
-}
-
-async function startRedis(): Promise<string> {
-  const port = await freePort();
-  const child = spawn(REDIS!, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', work], { stdio: 'ignore' });
-  const p = track('redis', child, port);
-  for (let i = 0; i < 100; i++) {
-    if (p.exited) throw new Error('redis-server exited at start');
-    if (await redisPing(port)) return `redis://127.0.0.1:${port}`;
-    await sleep(100);
-  }
-  throw new Error('redis-server did not answer');
-}
-
-/** A Quire process on a free port, optionally pinned to cores (taskset -c), ready once /up answers. */
-async function startQuire(name: string, env: Record<string, string>, cpus?: string): Promise<Proc> {
-  const port = await freePort();
-  const argv = [process.execPath, '--import', 'tsx', 'app/main.ts'];
-  const [cmd, ...args] = cpus ? ['taskset', '-c', cpus, ...argv] : argv;
-  const child = spawn(cmd, args, {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const p = track(name, child, port);
-  for (let i = 0; i < 900; i++) {
-    if (p.exited) throw new Error(`${name} exited at start`);
-    if (await fetch(`${p.base}/up`).then((r) => r.ok, () => false)) return p;
-    await sleep(200);
-  }
-  throw new Error(`${name} did not start`);
-}
-
-/** /proc/<pid>/stat after the command name: [state, ppid, ...]; index 19 is the start time (field 22). */
-const statOf = (pid: number | string) => {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-};
-
-/** Children of `pid`, recursively, as pid + start time (engines run in their own process groups, still children of the server). */
-function descendants(pid: number): Array<[number, string]> {
-  const parent = new Map<number, [number, string]>();
-  for (const d of readdirSync('/proc')) {
-    const st = /^\d+$/.test(d) ? statOf(d) : undefined;
-    if (st) parent.set(Number(d), [Number(st[1]), st[19]]);
-  }
-  const out: Array<[number, string]> = [];
-  const queue = [pid];
-  while (queue.length) {
-    const p = queue.shift()!;
-    for (const [child, [pp, start]] of parent) if (pp === p) (out.push([child, start]), queue.push(child));
-  }
-  return out;
-}
-
-/** SIGKILL, only if the pid still names the process seen earlier (pids are reused). */
-const killSame = ([pid, start]: [number, string]) => {
-  if (statOf(pid)?.[19] === start) signal(pid, 'SIGKILL');
-};
-
-const signal = (pid: number | undefined, sig: NodeJS.Signals) => {
-  try {
-    if (pid) process.kill(pid, sig);
-  } catch {
-    // gone
-  }
-};
-
-async function stop(p: Proc): Promise<void> {
-  if (p.exited) return; // its pid may belong to someone else by now
-  const below = descendants(p.child.pid!);
-  signal(p.child.pid, 'SIGTERM');
-  for (let i = 0; i < 150 && !p.exited; i++) await sleep(100);
-  if (!p.exited) signal(p.child.pid, 'SIGKILL');
-  while (!p.exited) await sleep(50);
-  below.forEach(killSame);
-}
-
-process.on('exit', () => {
-  for (const p of procs) {
-    if (p.exited) continue;
-    const below = descendants(p.child.pid!);
-    signal(p.child.pid, 'SIGKILL');
-    below.forEach(killSame);
-  }
-});
+const REDIS = REDIS_SERVER;
 
 async function post(base: string, path: string, file: string, fields: Record<string, string> = {}): Promise<{ status: number; ms: number; body: Record<string, unknown> }> {
   const fd = new FormData();
@@ -199,7 +71,7 @@ async function main() {
     return;
   }
   try {
-    const redisUrl = await startRedis();
+    const redisUrl = (await startRedis(work)).url;
     const shared = mkdtempSync(join(work, 'shared-'));
     const cluster = (role: string) => ({ REDIS_URL: redisUrl, ROLE: role, DATA_DIR: shared });
 
@@ -240,12 +112,12 @@ async function main() {
     const cores = availableParallelism();
     await compare(`default settings (each worker sees all ${cores} cores)`, (n) => startQuire(`worker-${n}`, cluster('worker')));
     if (cores >= 2 && spawnSync('taskset', ['-V']).status === 0) {
-      await compare('each worker pinned to its own core (taskset; a `cpus: 1` replica)', (n) => startQuire(`pinned-${n}`, cluster('worker'), String(n - 1)));
+      await compare('each worker pinned to its own core (taskset; a `cpus: 1` replica)', (n) => startQuire(`pinned-${n}`, cluster('worker'), { cpus: String(n - 1) }));
     }
     for (const w of workers) await stop(w);
     await stop(api);
   } finally {
-    for (const p of [...procs].reverse()) await stop(p);
+    for (const p of [...started].reverse()) await stop(p);
     rmSync(work, { recursive: true, force: true });
   }
 }
