@@ -1,5 +1,6 @@
 import type { EngineContext } from './context.js';
 import { pageArg } from './mupdf-stext.js';
+import { parseDrawnImages, type DrawnImage } from './page-images.js';
 import { run } from './run.js';
 
 /**
@@ -18,12 +19,13 @@ export interface DrawnRect {
 }
 
 /**
- * Rectangles and straight strokes of the pages, from one `mutool trace` pass. Curves, rotated rectangles and
- * other shapes are not tables' cells or rules, and are left out.
+ * What the pages draw besides text, from one `mutool trace` pass (it lists every glyph too, so it is read once):
+ * rectangles and straight strokes (curves, rotated rectangles and other shapes are not tables' cells or rules,
+ * and are left out), and where images are placed.
  */
-export async function drawnRects(input: string, pages: number[], ctx: EngineContext): Promise<DrawnRect[]> {
+export async function traceDrawings(input: string, pages: number[], ctx: EngineContext): Promise<{ rects: DrawnRect[]; images: DrawnImage[] }> {
   const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
-  return parseDrawnRects(r.stdout);
+  return { rects: parseDrawnRects(r.stdout), images: parseDrawnImages(r.stdout) };
 }
 
 const nums = (s: string | undefined) => (s ?? '').trim().split(/\s+/).filter(Boolean).map(Number);

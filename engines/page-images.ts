@@ -1,5 +1,4 @@
 import type { EngineContext } from './context.js';
-import { pageArg } from './mupdf-stext.js';
 import { run } from './run.js';
 
 /** An image as drawn on a displayed page: device space (points, /Rotate applied, origin top-left, y down). */
@@ -12,15 +11,10 @@ export interface DrawnImage {
 }
 
 /**
- * Where each page draws its images, from one `mutool trace` pass (the same device space as the structured
- * text, so images and text lines can be ordered together). Image masks count: scans of text are often 1-bit
- * stencils. Clipping masks do not.
+ * Where each page draws its images, from `mutool trace` output (the same device space as the structured text, so
+ * images and text lines can be ordered together). Image masks count: scans of text are often 1-bit stencils.
+ * Clipping masks do not.
  */
-export async function drawnImages(input: string, pages: number[], ctx: EngineContext): Promise<DrawnImage[]> {
-  const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
-  return parseDrawnImages(r.stdout);
-}
-
 export function parseDrawnImages(xml: string): DrawnImage[] {
   const out: DrawnImage[] = [];
   let page = 0;

@@ -1,7 +1,8 @@
 import { deviceToUser, type Point, type Word } from '../document/index.js';
 import type { EngineContext } from '../../engines/context.js';
 import { pageGeometry } from '../../engines/mupdf-stext.js';
-import { drawnRects, type DrawnRect } from '../../engines/mupdf-paths.js';
+import { traceDrawings, type DrawnRect } from '../../engines/mupdf-paths.js';
+import type { DrawnImage } from '../../engines/page-images.js';
 
 /**
  * The page's line art read as a table's look, for every exporter: which rules are borders of which cells, which
@@ -20,16 +21,21 @@ export interface Edge {
   rgb: Rgb;
 }
 
-/** The page's line art (rectangles and straight rules) and the map from its device space to PDF user space. */
+/**
+ * The page's line art (rectangles and straight rules), where it places images (device space), and the map from
+ * its device space to PDF user space.
+ */
 export interface PageArt {
   rects: DrawnRect[];
+  images: DrawnImage[];
   toUser: (p: Point) => Point;
 }
 
-/** Line art of the pages, for cell fills and borders (one more MuPDF pass). */
+/** Line art and image placements of the pages, for cell fills and borders and for pictures (one MuPDF trace). */
 export async function readPageArt(path: string, pages: number[], ctx: EngineContext): Promise<Map<number, PageArt>> {
-  const [rects, geometry] = await Promise.all([drawnRects(path, pages, ctx), pageGeometry(path, pages, ctx)]);
-  return new Map(geometry.map((g) => [g.page, { rects: rects.filter((r) => r.page === g.page), toUser: deviceToUser(g) }]));
+  const [{ rects, images }, geometry] = await Promise.all([traceDrawings(path, pages, ctx), pageGeometry(path, pages, ctx)]);
+  const on = <T extends { page: number }>(xs: T[], page: number) => xs.filter((x) => x.page === page);
+  return new Map(geometry.map((g) => [g.page, { rects: on(rects, g.page), images: on(images, g.page), toUser: deviceToUser(g) }]));
 }
 
 export const isWhite = (rgb: number[]) => rgb.every((v) => v > 0.97);

@@ -3,9 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import type { EngineContext } from '../../engines/context.js';
-import { drawnImages, renderRegion, type DrawnImage } from '../../engines/page-images.js';
-import { listImages } from '../../engines/poppler.js';
+import { renderRegion, type DrawnImage } from '../../engines/page-images.js';
 import { pagesToDocx, readPageArt, type PlacedImage } from '../export/index.js';
 import { inputError, noTextWarning, pageLinks, readPages, selectPages, textlessPages } from '../document/index.js';
 
@@ -28,9 +26,15 @@ export default operation({
   run: async ({ input, dir, signal, timeoutMs, progress }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);
-    const [model, drawn, links] = await Promise.all([readPages(input.path, pages, ectx), placedImages(input.path, ectx), pageLinks(input.path, pages, ectx)]);
-    // The line art (table rules and fills, underlines), after the others: one more engine at once would pass Node's limit of listeners on the job's signal.
-    const art = await readPageArt(input.path, pages, ectx);
+    // The trace gives the line art (table rules and fills, underlines) and where the pictures are, in one pass.
+    const [model, art, links] = await Promise.all([
+      readPages(input.path, pages, ectx),
+      readPageArt(input.path, pages, ectx).catch((err) => {
+        throw inputError(err);
+      }),
+      pageLinks(input.path, pages, ectx),
+    ]);
+    const drawn = [...art.values()].flatMap((a) => a.images);
     progress(0.4);
     const sizes = new Map(model.map((p) => [p.page, p]));
     const wanted = pictures(drawn, sizes).slice(0, MAX_IMAGES);
@@ -54,16 +58,6 @@ export default operation({
     return { files: [{ path, ext: 'docx' }], warning: noTextWarning(textlessPages(model), model.length) };
   },
 });
-
-/** Where images are drawn. The trace lists every glyph too, so only pages that have images are traced. */
-async function placedImages(path: string, ectx: EngineContext): Promise<DrawnImage[]> {
-  try {
-    const withImages = [...new Set((await listImages(path, ectx)).filter((i) => i.type !== 'smask').map((i) => i.page))];
-    return withImages.length ? await drawnImages(path, withImages, ectx) : [];
-  } catch (err) {
-    throw inputError(err);
-  }
-}
 
 /** Images clipped to their page, without tiny ones and without the same one drawn twice at one place. */
 function pictures(drawn: DrawnImage[], pages: Map<number, { width: number; height: number }>): DrawnImage[] {
