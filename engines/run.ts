@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 import { setPriority } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import { EngineError } from './errors.js';
@@ -76,8 +77,22 @@ export function stream(tool: string, args: string[], opts: RunOptions): Streamed
   return start(tool, args, opts, false);
 }
 
+/**
+ * Processes running per caller signal. Each listens to it twice (execa's cancelSignal, the group kill) until it
+ * ends, and a job runs several at once (pages in parallel, readers side by side): the signal's listener limit
+ * follows what is in flight, so Node's leak warning still means a listener that was never removed.
+ */
+const inFlight = new WeakMap<AbortSignal, number>();
+function listening(signal: AbortSignal | undefined, delta: 1 | -1): void {
+  if (!signal) return;
+  const n = (inFlight.get(signal) ?? 0) + delta;
+  inFlight.set(signal, n);
+  setMaxListeners(10 + 2 * n, signal);
+}
+
 function start(tool: string, args: string[], opts: RunOptions, buffer: boolean): Streamed {
   const started = Date.now();
+  listening(opts.signal, 1);
   const child: ResultPromise = execa(tool, args, {
     cwd: opts.cwd,
     env: { ...baseEnv(), HOME: opts.cwd, TMPDIR: opts.cwd, ...opts.env },
@@ -124,6 +139,7 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
   const done = (async () => {
     const result = await child;
     opts.signal?.removeEventListener('abort', killGroup);
+    listening(opts.signal, -1);
     if (result.timedOut || result.isCanceled || result.isMaxBuffer) killGroup();
     // With binary stdout (and in stream()) execa hands stderr over as bytes too.
     const rawStderr = result.stderr as unknown;
