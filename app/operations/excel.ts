@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
+import { inputError, noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
 import { pagesToXlsx, readPageArt } from '../export/index.js';
 
 export default operation({
@@ -18,8 +18,12 @@ export default operation({
   run: async ({ input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);
-    const model = await readPages(input.path, pages, ectx);
-    const art = await readPageArt(input.path, pages, ectx);
+    const [model, art] = await Promise.all([
+      readPages(input.path, pages, ectx),
+      readPageArt(input.path, pages, ectx).catch((err) => {
+        throw inputError(err);
+      }),
+    ]);
     const path = join(dir, 'workbook.xlsx');
     await writeFile(path, await pagesToXlsx(model, art));
     return { files: [{ path, ext: 'xlsx' }], warning: noTextWarning(textlessPages(model), model.length) };
