@@ -42,6 +42,7 @@ const schema = z.object({
   MAX_OBJECTS: int(1000).default(2_000_000),
   MAX_IMAGE_PIXELS: int(1).default(100_000_000),
   ZIP_MAX_ENTRIES: int(1).default(1000),
+  INVOICE_MAX_LINES: int(1).default(10_000),
   ZIP_MAX_MB: int(1).default(1024),
   ZIP_MAX_RATIO: int(1).default(200),
   QUEUE_MAX: int(0).default(100),
@@ -163,6 +164,8 @@ export interface Limits {
   maxObjects: number;
   /** Decoded pixels of one input image. */
   maxImagePixels: number;
+  /** Lines (BG-25) of one e-invoice checked by the business rules, whose time grows with lines x findings. */
+  invoiceMaxLines: number;
   /** Entries of one archive (/unzip) or inputs of one /zip. */
   zipMaxEntries: number;
   /** Uncompressed bytes of one archive, declared and really inflated. */
@@ -219,6 +222,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxStreamBytes: d.MAX_STREAM_MB * 1024 * 1024,
       maxObjects: d.MAX_OBJECTS,
       maxImagePixels: d.MAX_IMAGE_PIXELS,
+      invoiceMaxLines: d.INVOICE_MAX_LINES,
       zipMaxEntries: d.ZIP_MAX_ENTRIES,
       zipMaxBytes: d.ZIP_MAX_MB * 1024 * 1024,
       zipMaxRatio: d.ZIP_MAX_RATIO,

@@ -12,6 +12,7 @@ export const TOOLS = {
   chromium: { bin: 'chromium', args: ['--version'], pkg: 'chromium', pattern: /Chromium (\S+)/ },
   openssl: { bin: 'openssl', args: ['version'], pkg: 'openssl', pattern: /OpenSSL (\S+)/ },
   xmllint: { bin: 'xmllint', args: ['--version'], pkg: 'libxml2-utils', pattern: /using libxml version (\S+)/ },
+  xsltproc: { bin: 'xsltproc', args: ['--version'], pkg: 'xsltproc', pattern: /libxslt (\d+)/ },
 } as const;
 
 export type ToolName = keyof typeof TOOLS;

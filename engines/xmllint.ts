@@ -23,12 +23,13 @@ export function parseSchemaErrors(stderr: string, max = 100): SchemaError[] {
 }
 
 /**
- * Validates `file` against `schema`: [] when valid, else the errors (exit 3 invalid, 1 not well-formed). A schema
- * that does not compile (exit 5) is our fault, not the document's: it fails as an engine error.
+ * Validates `file` against `schema`: no errors when valid, else the errors (exit 3 invalid; exit 1 the document is
+ * not well-formed XML, `wellFormed` false). A schema that does not compile (exit 5) is our fault, not the
+ * document's: it fails as an engine error.
  */
-export async function validateSchema(file: string, schema: string, ctx: EngineContext): Promise<SchemaError[]> {
+export async function validateSchema(file: string, schema: string, ctx: EngineContext): Promise<{ wellFormed: boolean; errors: SchemaError[] }> {
   const r = await run('xmllint', ['--noout', '--nonet', '--schema', schema, file], { ...ctx, okExitCodes: [0, 1, 3], maxBuffer: 8 * 1024 * 1024 });
-  if (r.exitCode === 0) return [];
+  if (r.exitCode === 0) return { wellFormed: true, errors: [] };
   const errors = parseSchemaErrors(r.stderr);
-  return errors.length ? errors : [{ line: null, message: r.stderr.trim().split('\n')[0] || 'the document does not conform to the schema' }];
+  return { wellFormed: r.exitCode !== 1, errors: errors.length ? errors : [{ line: null, message: r.stderr.trim().split('\n')[0] || 'the document does not conform to the schema' }] };
 }

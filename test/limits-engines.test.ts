@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pdfFromObjects, zerosZlib } from './fixtures.js';
 import { corpus, sleep, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { invoiceXml } from './zugferd-fixtures.js';
 
 /**
  * Hostile input for Ghostscript, LibreOffice and the in-process PDF readers cannot hold a job: an endless
@@ -44,7 +45,7 @@ const CROWDED = pdfFromObjects([
 const rows = (n: number) => Array.from({ length: n }, (_, i) => `${i},row ${i},${i * 3.5},some text in a cell`).join('\n') + '\n';
 
 test.before(async () => {
-  t = await startApp({ PS_TIMEOUT_SECONDS: '2', PS_MAX_PAGES: '5', OFFICE_MAX_PAGES: '2', MAX_OBJECTS: '1000' });
+  t = await startApp({ PS_TIMEOUT_SECONDS: '2', PS_MAX_PAGES: '5', OFFICE_MAX_PAGES: '2', MAX_OBJECTS: '1000', INVOICE_MAX_LINES: '3' });
   slow = await startApp({ OFFICE_TIMEOUT_SECONDS: '1' });
 });
 
@@ -150,6 +151,19 @@ test('a PDF with more objects than MAX_OBJECTS: /pdf-info answers filename and f
     boxes: '{"boxes":[{"box":"crop","pages":[{"range":"1","left":10,"top":10,"bottom":10,"right":10}]}]}',
   });
   assertLimit(boxes, 'MAX_OBJECTS');
+  await assertNothingLeft(t);
+});
+
+test('an invoice with more lines than INVOICE_MAX_LINES is 422 before the rules run; two lines still validate', async () => {
+  const xml = invoiceXml();
+  const line = /<ram:IncludedSupplyChainTradeLineItem>[\s\S]*?<\/ram:IncludedSupplyChainTradeLineItem>/.exec(xml)![0];
+  // Empty lines fail several rules each: the costly case the limit is for.
+  const many = xml.replace(line, line + '<ram:IncludedSupplyChainTradeLineItem/>'.repeat(5000));
+  assertLimit(await post(t, '/validated-zugferd', { file: { file: file('many-lines.xml', many) } }), 'INVOICE_MAX_LINES');
+  assertLimit(await post(t, '/zugferd-pdf', { file: { file: file('many-lines.xml', many) } }), 'INVOICE_MAX_LINES');
+  const ok = await post(t, '/validated-zugferd', { file: { file: file('two-lines.xml', xml) } });
+  assert.is(ok.status, 200, JSON.stringify(ok.body));
+  assert.is(ok.body.status, 'VALID', JSON.stringify(ok.body));
   await assertNothingLeft(t);
 });
 

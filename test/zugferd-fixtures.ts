@@ -1,4 +1,24 @@
-/** Invoices for the e-invoice tests (test/zugferd.test.ts, and the endpoint tables of mime and robustness). */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { businessRules, type Finding } from '../app/invoice/index.js';
+
+/** Invoices for the e-invoice tests (test/zugferd.test.ts, test/en16931-*.test.ts, and the endpoint tables of mime and robustness). */
+
+/** The EN 16931 schematron's findings on `xml` (engines/schematron/en16931-cii.sch run by xsltproc). */
+export async function en16931Findings(xml: string): Promise<Finding[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'quire-en16931-'));
+  try {
+    const file = join(dir, 'invoice.xml');
+    await writeFile(file, xml);
+    return await businessRules(file, { cwd: dir, timeoutMs: 60_000 });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The ids of the fatal findings, sorted (what a rule test asserts on). */
+export const fatalIds = (findings: Finding[]) => findings.filter((f) => f.severity === 'fatal').map((f) => f.id).sort();
 
 export interface InvoiceOpts {
   guideline?: string;

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { businessRules, readInvoice } from '../app/invoice/index.js';
 import { corpus, expectError, expectOk, pdfText, startApp, tool, type TestApp } from './helpers.js';
-import { invoiceXml, MINIMUM } from './zugferd-fixtures.js';
+import { en16931Findings, invoiceXml, MINIMUM } from './zugferd-fixtures.js';
 
 /**
  * /zugferd-pdf and /validated-zugferd on invoices built here (EN 16931 CII), read back with pdfdetach (the
@@ -34,20 +33,20 @@ async function makeHybrid(xml: string, fields: Record<string, string> = {}, name
   return t.download(body.outputUrl);
 }
 
-test('business rules: a correct invoice has no finding; a wrong total is BR-CO-15, missing seller name BR-06', () => {
-  assert.equal(businessRules(readInvoice(invoiceXml())), []);
-  assert.equal(ids(businessRules(readInvoice(invoiceXml({ grandTotal: '1725.00' })))), ['BR-CO-15', 'BR-CO-16']);
-  assert.equal(ids(businessRules(readInvoice(invoiceXml({ sellerName: null })))), ['BR-06']);
+test('business rules: a correct invoice has no finding; a wrong total is BR-CO-15, missing seller name BR-06', async () => {
+  assert.equal(await en16931Findings(invoiceXml()), []);
+  assert.equal(ids(await en16931Findings(invoiceXml({ grandTotal: '1725.00' }))).sort(), ['BR-CO-15', 'BR-CO-16']);
+  assert.equal(ids(await en16931Findings(invoiceXml({ sellerName: null }))), ['BR-06']);
 });
 
-test('VAT category rules: an exempt line needs an E breakdown with a reason; a wrong S taxable amount is BR-S-08', () => {
+test('VAT category rules: an exempt line needs an E breakdown with a reason; a wrong S taxable amount is BR-S-08', async () => {
   const exempt = invoiceXml().replace('<ram:CategoryCode>S</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n        <ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>250.00', '<ram:CategoryCode>E</ram:CategoryCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n        <ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>250.00');
   assert.ok(exempt.includes('<ram:CategoryCode>E</ram:CategoryCode>'));
-  assert.equal(ids(businessRules(readInvoice(exempt))), ['BR-E-01', 'BR-S-08']);
+  assert.equal(ids(await en16931Findings(exempt)).sort(), ['BR-E-01', 'BR-S-08']);
   const basis = invoiceXml().replace('<ram:BasisAmount>1450.00</ram:BasisAmount>', '<ram:BasisAmount>1400.00</ram:BasisAmount>');
-  assert.equal(ids(businessRules(readInvoice(basis))), ['BR-CO-17', 'BR-S-08']);
+  assert.equal(ids(await en16931Findings(basis)).sort(), ['BR-CO-17', 'BR-S-08']);
   // MINIMUM has no lines and no breakdown: those rules do not apply.
-  assert.equal(businessRules(readInvoice(MINIMUM)), []);
+  assert.equal(await en16931Findings(MINIMUM), []);
 });
 
 let hybrid = '';
@@ -127,6 +126,12 @@ test('/validated-zugferd: a wrong total fails with BR-CO-15 (XML); a missing sel
   assert.equal(ids(unknown.findings), ['XSD']);
   assert.match(unknown.findings[0].location, /^line \d+$/);
   assert.match(unknown.findings[0].message, /Unexpected.*not expected/);
+});
+
+test('/validated-zugferd: XML that breaks after its header is 400 not well-formed, naming the line', async () => {
+  const broken = invoiceXml().replace('<ram:LineTotalAmount>1450.00</ram:LineTotalAmount>', '<ram:LineTotalAmount>1450.00</ram:LineTotal>');
+  assert.ok(broken.includes('</ram:LineTotal>'));
+  await expectError(await t.form('/validated-zugferd', { file: { file: xmlFile('broken.xml', broken) } }), 400, /not well-formed.*\(line \d+\)/);
 });
 
 test('/validated-zugferd: a hybrid PDF whose embedded XML has a wrong total is INVALID with BR-CO-15', async () => {

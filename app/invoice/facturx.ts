@@ -4,7 +4,7 @@ import { readPdfJson, streamData, type ReadLimits } from '../../engines/qpdf.js'
 import { PdfObjects, pdfText } from '../document/index.js';
 import { readWritten, updateObjects } from '../rewrite/index.js';
 import type { Profile } from './profiles.js';
-import type { Finding } from './rules.js';
+import type { Finding } from './validate.js';
 
 /** The hybrid invoice PDF (Factur-X 1.07 / ZUGFeRD 2.3): the XML as a PDF/A-3 associated file, declared in the XMP. */
 

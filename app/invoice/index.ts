@@ -8,5 +8,5 @@ export * from './facturx.js';
 export * from './hybrid.js';
 export * from './profiles.js';
 export * from './render.js';
-export * from './rules.js';
+export * from './thread.js';
 export * from './validate.js';

@@ -58,8 +58,11 @@ export function profileOf(guideline: string | undefined): Profile | null {
 }
 
 /** Where the shipped schemas are: beside the sources, or three levels up from dist/app/invoice. */
-const XSD_DIR = [new URL('../../engines/xsd/factur-x-1.07.3/', import.meta.url), new URL('../../../engines/xsd/factur-x-1.07.3/', import.meta.url)]
+const ENGINES_DIR = [new URL('../../engines/', import.meta.url), new URL('../../../engines/', import.meta.url)]
   .map((u) => fileURLToPath(u))
-  .find((d) => existsSync(join(d, 'Factur-X_1.07.3_EN16931.xsd'))) ?? fileURLToPath(new URL('../../engines/xsd/factur-x-1.07.3/', import.meta.url));
+  .find((d) => existsSync(join(d, 'xsd/factur-x-1.07.3/Factur-X_1.07.3_EN16931.xsd'))) ?? fileURLToPath(new URL('../../engines/', import.meta.url));
 
-export const schemaPath = (p: Profile) => join(XSD_DIR, `Factur-X_1.07.3_${p.xsd}.xsd`);
+export const schemaPath = (p: Profile) => join(ENGINES_DIR, 'xsd/factur-x-1.07.3', `Factur-X_1.07.3_${p.xsd}.xsd`);
+
+/** The EN 16931 business rules for CII as ISO Schematron (every profile; MINIMUM and BASIC WL guard their rules). */
+export const RULES_SCHEMA = join(ENGINES_DIR, 'schematron/en16931-cii.sch');

@@ -1,13 +1,17 @@
+import { readFile, stat } from 'node:fs/promises';
 import { runInThread, threadModule } from '../threads.js';
-import type { Invoice } from './cii.js';
-import type { Finding } from './rules.js';
+import { readInvoice, type Invoice } from './cii.js';
 
-const WORKER = threadModule('./rules-worker', import.meta.url);
+/** Below this an invoice parses in a few milliseconds, less than starting a thread costs. */
+const INLINE_BYTES = 256 * 1024;
+
+const WORKER = threadModule('./parse-worker', import.meta.url);
 
 /**
- * Parses the invoice XML at `path` and applies the business rules in a worker thread: a 20 MB invoice takes
- * seconds to parse, which must not hold the event loop that answers other requests. The job's signal
- * terminates the thread.
+ * Reads the invoice XML at `path`: small ones here, larger ones in a worker thread (a 20 MB invoice takes seconds
+ * to parse, which must not hold the event loop that answers other requests) that the job's signal terminates.
  */
-export const checkInvoiceRules = (path: string, signal?: AbortSignal) =>
-  runInThread<{ invoice: Invoice; findings: Finding[] }>(WORKER, { path }, { what: 'invoice', signal });
+export async function readInvoiceFile(path: string, signal?: AbortSignal): Promise<Invoice> {
+  if ((await stat(path)).size <= INLINE_BYTES) return readInvoice(await readFile(path, 'utf8'));
+  return runInThread<Invoice>(WORKER, { path }, { what: 'invoice', signal });
+}

@@ -1,14 +1,35 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
+import { checkSchematron } from '../../engines/schematron.js';
 import { validateSchema } from '../../engines/xmllint.js';
-import { AppError } from '../errors.js';
-import { MAX_INVOICE_BYTES, refuseDoctype, type Invoice } from './cii.js';
-import { PROFILES, schemaPath } from './profiles.js';
-import type { Finding } from './rules.js';
-import { checkInvoiceRules } from './thread.js';
+import { AppError, limitExceeded } from '../errors.js';
+import { countLines, MAX_INVOICE_BYTES, readInvoiceHeader, type InvoiceHeader } from './cii.js';
+import { PROFILES, RULES_SCHEMA, schemaPath } from './profiles.js';
 
-/** Schema (Factur-X XSD of the profile, through xmllint) and business-rule validation of one CII invoice. */
+/**
+ * Validation of one CII invoice: the Factur-X XSD of its profile (xmllint) and the EN 16931 business rules
+ * (engines/schematron/en16931-cii.sch through xsltproc), side by side.
+ */
+
+export interface Finding {
+  /** The rule: `BR-CO-15`, `XSD` (schema), `FX-*` (Factur-X PDF checks). */
+  id: string;
+  severity: 'fatal' | 'warning';
+  /** XPath of the element checked (the schematron's context), or `line N` for schema errors. */
+  location: string;
+  message: string;
+}
+
+/** The business rules' findings: the schematron's failed asserts ('warning' and 'information' flags do not fail the invoice). */
+export async function businessRules(file: string, ctx: EngineContext): Promise<Finding[]> {
+  return (await checkSchematron(file, RULES_SCHEMA, ctx)).map((f) => ({
+    id: f.id,
+    severity: f.flag === 'warning' || f.flag === 'information' ? 'warning' : 'fatal',
+    location: f.location,
+    message: f.text,
+  }));
+}
 
 export interface Report {
   status: 'VALID' | 'INVALID';
@@ -20,7 +41,7 @@ export interface Report {
   findings: Finding[];
 }
 
-export const report = (inv: Invoice, findings: Finding[]): Report => {
+export const report = (inv: InvoiceHeader, findings: Finding[]): Report => {
   const valid = !findings.some((f) => f.severity === 'fatal');
   return {
     status: valid ? 'VALID' : 'INVALID',
@@ -38,27 +59,37 @@ export function invoiceText(bytes: Buffer): string {
   return bytes.toString('utf8').replace(/^\uFEFF/, '');
 }
 
-/** Parses and validates: 400 for input that is not a CII invoice at all, otherwise the findings. */
-export async function validateInvoice(xml: string, ctx: EngineContext): Promise<{ invoice: Invoice; findings: Finding[] }> {
-  refuseDoctype(xml);
-  const file = join(ctx.cwd, 'invoice-check.xml');
-  await writeFile(file, xml);
-  const { invoice, findings: rules } = await checkInvoiceRules(file, ctx.signal);
+/**
+ * Validates: 400 for input that is not a CII invoice at all (not well-formed, another root), otherwise the
+ * findings. The header is read here; the schema and the rules run side by side in their engines. `path` is the
+ * invoice as checked, for a caller that reads all of it next (readInvoiceFile).
+ */
+export async function validateInvoice(xml: string, ctx: EngineContext, maxLines: number): Promise<{ header: InvoiceHeader; findings: Finding[]; path: string }> {
+  const header = readInvoiceHeader(xml);
+  // A finding's location counts its element's preceding siblings: thousands of failing lines cost seconds each thousand.
+  const lines = countLines(xml);
+  if (lines > maxLines) throw limitExceeded(`The invoice's ${lines} lines`, 'INVOICE_MAX_LINES', maxLines);
+  const path = join(ctx.cwd, 'invoice-check.xml');
+  await writeFile(path, xml);
+  const rules = businessRules(path, ctx);
+  rules.catch(() => {}); // not awaited when the schema run shows the XML is not well-formed
+  const schema = await validateSchema(path, schemaPath(header.profile ?? PROFILES.EXTENDED), ctx);
+  if (!schema.wellFormed) {
+    const e = schema.errors[0];
+    throw new AppError('invalid_input', `The invoice XML is not well-formed: ${e.message}${e.line === null ? '' : ` (line ${e.line})`}`);
+  }
   const findings: Finding[] = [];
-  if (invoice.guideline && !invoice.profile) {
+  if (header.guideline && !header.profile) {
     findings.push({
       id: 'FX-PROFILE',
       severity: 'fatal',
       location: '/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID',
-      message: `The specification identifier (BT-24) ${invoice.guideline} names no Factur-X / ZUGFeRD profile (MINIMUM, BASIC WL, BASIC, EN16931, EXTENDED, XRECHNUNG).`,
+      message: `The specification identifier (BT-24) ${header.guideline} names no Factur-X / ZUGFeRD profile (MINIMUM, BASIC WL, BASIC, EN16931, EXTENDED, XRECHNUNG).`,
     });
   }
-  const schema = schemaPath(invoice.profile ?? PROFILES.EXTENDED);
-  for (const e of await validateSchema(file, schema, ctx)) {
-    findings.push({ id: 'XSD', severity: 'fatal', location: e.line === null ? '/' : `line ${e.line}`, message: e.message });
-  }
-  findings.push(...rules);
-  return { invoice, findings };
+  for (const e of schema.errors) findings.push({ id: 'XSD', severity: 'fatal', location: e.line === null ? '/' : `line ${e.line}`, message: e.message });
+  findings.push(...(await rules));
+  return { header, findings, path };
 }
 
 /** One line naming the first findings, for a 400 answer. */

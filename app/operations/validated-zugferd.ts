@@ -24,14 +24,14 @@ export default operation({
   inputs: { file: { idField: 'id', kind: 'any', extensions: ['pdf', 'xml'], description: 'The invoice PDF or XML' } },
   fields: {},
   output: 'json',
-  engines: ['qpdf', 'xmllint'],
+  engines: ['qpdf', 'xmllint', 'xsltproc'],
   cost: { lane: 'light' },
   run: async ({ input, dir, signal, timeoutMs, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const bytes = await readFile(input.path);
     if (!isPdfHeader(bytes)) {
-      const { invoice, findings } = await validateInvoice(invoiceText(bytes), ctx);
-      return { json: { ...report(invoice, findings), file_type: 'xml' } };
+      const { header, findings } = await validateInvoice(invoiceText(bytes), ctx, limits.invoiceMaxLines);
+      return { json: { ...report(header, findings), file_type: 'xml' } };
     }
     await openPdf(input.path, ctx); // 401 for a password-protected file, 400 for a broken one
     const hybrid = await readHybrid(input.path, ctx, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }).catch((err) => {
@@ -43,8 +43,8 @@ export default operation({
     const xml = invoiceText(hybrid.xml);
     refuseDoctype(xml);
     try {
-      const { invoice, findings } = await validateInvoice(xml, ctx);
-      return { json: { ...report(invoice, [...hybrid.findings, ...checkDeclared(hybrid, invoice.profile), ...findings]), ...pdf } };
+      const { header, findings } = await validateInvoice(xml, ctx, limits.invoiceMaxLines);
+      return { json: { ...report(header, [...hybrid.findings, ...checkDeclared(hybrid, header.profile), ...findings]), ...pdf } };
     } catch (err) {
       // An embedded file that is no invoice at all is a finding about this PDF, not a bad request.
       if (!(err instanceof AppError) || err.code !== 'invalid_input') throw err;

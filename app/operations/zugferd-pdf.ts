@@ -17,6 +17,7 @@ import {
   invoiceText,
   logoSize,
   printInvoice,
+  readInvoiceFile,
   renderInvoiceHtml,
   toPdfA3,
   validateInvoice,
@@ -123,7 +124,7 @@ export default operation({
     output: output(),
   },
   output: 'file',
-  engines: ['xmllint', 'ghostscript', 'qpdf', 'chromium', 'poppler'],
+  engines: ['xmllint', 'xsltproc', 'ghostscript', 'qpdf', 'chromium', 'poppler'],
   cost: ({ fields, inputs }) => (inputs.pdf_file?.length && !fields.regenerate_pdf ? { lane: 'cpu', processes: 1 } : { lane: 'browser' }),
   run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
@@ -131,8 +132,9 @@ export default operation({
     if (fields.regenerate_pdf && !source) throw invalidInput('regenerate_pdf requires a source PDF (pdf_file or pdf_id).');
     const bytes = await readFile(input.path);
     const xml = invoiceText(bytes);
-    const { invoice, findings } = await validateInvoice(xml, ctx);
+    const { findings, path } = await validateInvoice(xml, ctx, limits.invoiceMaxLines);
     if (findings.some((f) => f.severity === 'fatal')) throw new AppError('invalid_input', `The invoice XML is not valid: ${findingsText(findings)}`);
+    const invoice = await readInvoiceFile(path, signal);
     const profile = invoice.profile!;
 
     let logo: RenderOptions['logo'];
