@@ -14,7 +14,7 @@ import { run } from './run.js';
  * invoice takes about a second; XPath 1.0 is the query language of the schemas it runs.
  */
 
-export const ISO_SCHEMATRON_XSLT1 = '/usr/lib/python3/dist-packages/lxml/isoschematron/resources/xsl/iso-schematron-xslt1';
+const ISO_SCHEMATRON_XSLT1 = '/usr/lib/python3/dist-packages/lxml/isoschematron/resources/xsl/iso-schematron-xslt1';
 
 export interface SchematronFinding {
   /** The assert's or report's id (the business rule: `BR-CO-15`). */
@@ -106,7 +106,7 @@ function prefixed(location: string, prefixes: Map<string, string>): string {
 }
 
 /** Parses an SVRL report: failed asserts and successful reports, in document order within each kind. */
-export function parseSvrl(xml: string): SchematronFinding[] {
+function parseSvrl(xml: string): SchematronFinding[] {
   const root = (svrl.parse(xml) as Record<string, Record<string, unknown>>)['schematron-output'] ?? {};
   const ns = (root['ns-prefix-in-attribute-values'] as Record<string, unknown>[] | undefined) ?? [];
   const prefixes = new Map(ns.map((n) => [String(n['@uri']), String(n['@prefix'])]));

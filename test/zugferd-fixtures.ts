@@ -17,6 +17,15 @@ export async function en16931Findings(xml: string): Promise<Finding[]> {
   }
 }
 
+/**
+ * `xml` with `from` replaced by `to` (the first occurrence, or every one): a replacement that misses throws, so a
+ * test never checks the unchanged invoice by mistake.
+ */
+export function edit(xml: string, from: string, to: string, all = false): string {
+  if (!xml.includes(from)) throw new Error(`not in the invoice: ${from}`);
+  return all ? xml.split(from).join(to) : xml.replace(from, () => to);
+}
+
 /** The ids of the fatal findings, sorted (what a rule test asserts on). */
 export const fatalIds = (findings: Finding[]) => findings.filter((f) => f.severity === 'fatal').map((f) => f.id).sort();
 

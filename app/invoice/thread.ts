@@ -1,9 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
-import { runInThread, threadModule } from '../threads.js';
+import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
 import { readInvoice, type Invoice } from './cii.js';
-
-/** Below this an invoice parses in a few milliseconds, less than starting a thread costs. */
-const INLINE_BYTES = 256 * 1024;
 
 const WORKER = threadModule('./parse-worker', import.meta.url);
 

@@ -1,5 +1,5 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { runInThread, threadModule } from '../../threads.js';
+import { INLINE_BYTES, runInThread, threadModule } from '../../threads.js';
 import type { MarkdownImages } from './markdown.js';
 import type { StructuredOptions } from './options.js';
 import { typesetStructured, type StructuredFormat, type Typeset } from './typeset.js';
@@ -14,9 +14,6 @@ export interface TypesetJob {
   out: string;
 }
 export type TypesetPrint = Omit<Typeset, 'html'>;
-
-/** Larger sources take more than ~70 ms to typeset (parsing, HTML): a worker thread spares the event loop. */
-const INLINE_BYTES = 256 * 1024;
 
 const WORKER = threadModule('./typeset-worker', import.meta.url);
 
