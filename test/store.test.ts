@@ -1,10 +1,12 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
+import { PassThrough, Readable } from 'node:stream';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { coalesce } from '../app/store/coalesce.js';
+import { streamToFile } from '../app/store/bytes.js';
 import { corpus, sleep, startApp, UUID_V4 } from './helpers.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
@@ -186,6 +188,33 @@ test('coalesced writes: calls during a write share one follow-up write, each see
   await Promise.all([first, ...later]);
   assert.is(writes, 2);
   assert.equal(seen, [3, 3, 3]);
+});
+
+
+test('streams that fail before their file is even opened leave no file behind (cut uploads left <id>.part files)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quire-part-'));
+  try {
+    // The leftover needs the open() and the removal on two pool threads at once: without waiting for the file stream
+    // to close, ~0.7% of such failures leave their file (89 of 12,000 measured), so 3,000 leave ~20.
+    let n = 0;
+    const cut = async () => {
+      const source = new PassThrough();
+      const writing = streamToFile([source], join(dir, `${n++}.part`));
+      source.write('%PDF-1.7');
+      setImmediate(() => source.destroy(new Error('Unexpected end of form')));
+      assert.match(await writing.then(() => 'written', (e: Error) => e.message), /Unexpected end of form/);
+    };
+    for (let round = 0; round < 500; round++) await Promise.all([cut(), cut(), cut(), cut(), cut(), cut()]);
+    await sleep(200);
+    assert.equal(readdirSync(dir), []);
+    // An existing name is neither overwritten nor removed.
+    const taken = join(dir, 'taken');
+    await streamToFile([Readable.from(['mine'])], taken);
+    assert.match(await streamToFile([Readable.from(['theirs'])], taken).then(() => 'written', (e: Error) => e.message), /EEXIST/);
+    assert.is(readFileSync(taken, 'utf8'), 'mine');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

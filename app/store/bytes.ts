@@ -37,6 +37,26 @@ export interface ResourceBytes {
   close(): Promise<void>;
 }
 
+/**
+ * Streams `source` into a new file at `path`; when it fails, the file is gone by the time this rejects. pipeline()
+ * rejects as soon as the source fails, which may be before the file's open() has run in the thread pool: removing it
+ * then would race the open and leave the file behind (a cut upload left `<id>.part` files this way), so the removal
+ * waits for the file stream to close.
+ */
+export async function streamToFile(source: Readable[] | StreamSource, path: string): Promise<void> {
+  const file = createWriteStream(path, { flags: 'wx' });
+  let opened = false;
+  file.once('open', () => (opened = true));
+  try {
+    await pipeline([...source, file]);
+  } catch (err) {
+    if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()).destroy());
+    // An open that failed (the name exists) created nothing of ours to remove.
+    if (opened) await rm(path, { force: true });
+    throw err;
+  }
+}
+
 /** How long a file may sit in the store without a record before a sweep removes it: the moment between another replica moving it in and recording it (milliseconds in practice). */
 const ORPHAN_GRACE_MS = 5_000;
 
@@ -58,8 +78,8 @@ export class DirBytes implements ResourceBytes {
 
   async write(id: string, source: StreamSource): Promise<number> {
     const part = this.staging(id);
+    await streamToFile(source, part);
     try {
-      await pipeline([...source, createWriteStream(part, { flags: 'wx' })]);
       return await this.put(id, part, false);
     } catch (err) {
       await rm(part, { force: true });

@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { chmod, copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3Config } from '../config.js';
-import { readHead, type ResourceBytes, type StreamSource } from './bytes.js';
+import { readHead, streamToFile, type ResourceBytes, type StreamSource } from './bytes.js';
 import { isResourceId } from './names.js';
 
 const PREFIX = 'resources/';
@@ -155,7 +155,7 @@ export class S3Bytes implements ResourceBytes {
           if (missing(err)) throw gone(this.key(id));
           throw err;
         });
-        await pipeline(res.Body as Readable, createWriteStream(dest, { flags: 'wx' }));
+        await streamToFile([res.Body as Readable], dest);
       },
       async (cached) => {
         const inputs = join(dir, '.inputs');
