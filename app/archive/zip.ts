@@ -139,7 +139,8 @@ export async function extractZipHere(
           useWebWorkers: false,
         });
       } catch (err) {
-        file.destroy();
+        // Closed before the job dir is removed: an open() still pending would recreate the file inside it.
+        await new Promise<void>((resolve) => (file.closed ? resolve() : file.once('close', () => resolve()).destroy()));
         if (cut) throw cut;
         opts.signal?.throwIfAborted();
         const message = (err as Error)?.message;

@@ -224,7 +224,8 @@ export class ClusterJobs implements JobQueue {
     } finally {
       clearTimeout(timer);
       this.running.delete(job.id!);
-      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      // Retried: a write still landing (a killed engine's last file, a stream's late open) makes rmdir fail ENOTEMPTY once.
+      await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
       this.releaseCores(weight);
       // Waiting counts from the job's creation on Redis (clocks of replicas assumed in sync, as BullMQ does).
       const run = { lane, label: job.data.label ?? 'job', waitMs: Math.max(0, started - job.timestamp), runMs: Date.now() - started, ok };

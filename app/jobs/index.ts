@@ -354,7 +354,8 @@ export class Jobs implements JobQueue {
           opts.clientSignal?.removeEventListener('abort', onClientAbort);
           this.controllers.delete(controller);
           // Removed before anyone hears of the outcome: a finished job leaves nothing behind.
-          await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+          // Retried: a write still landing (a killed engine's last file, a stream's late open) makes rmdir fail ENOTEMPTY once.
+          await rm(dir, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
           this.remember(Date.now() - started);
           this.runningIn[cost.lane]--;
           this.cpuUsed -= cost.lane === 'cpu' ? weight : 0;
