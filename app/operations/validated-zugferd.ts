@@ -12,11 +12,12 @@ export default operation({
     'Input: a hybrid invoice PDF (its embedded factur-x.xml, zugferd-invoice.xml or xrechnung.xml is read) or the CII invoice XML itself. ' +
     'Answers JSON, no file: `{status: "VALID" | "INVALID", valid, profile, specification_identifier, invoice_number, findings: [{id, severity: ' +
     '"fatal" | "warning", location, message}], file_type: "pdf" | "xml", embedded_file, pdf}`; valid when no finding is fatal. Checks: the ' +
-    'profile\'s Factur-X 1.07.3 XSD (xmllint; id `XSD`, location `line N`); EN 16931 business rules with their official ids and the XPath of the ' +
-    'element checked, a subset written in TypeScript (the official schematron is not packaged): BR-01..BR-16, BR-21..BR-27, BR-45..BR-48, ' +
-    'BR-CO-04, BR-CO-09..BR-CO-18, BR-CO-25, BR-CO-26, BR-DEC-09..BR-DEC-18, and per VAT category (BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O, ' +
-    'BR-IG, BR-IP) the rules -01, -05, -08, -09, -10 (line and category rules skipped for MINIMUM and BASIC WL; code lists and the other ' +
-    'rules not checked); an unknown profile is `FX-PROFILE`. For PDFs also (`pdf`: pdfaPart, conformanceLevel, documentFileName, ' +
+    'profile\'s Factur-X 1.07.3 XSD (xmllint; id `XSD`, location `line N`) and, side by side, the EN 16931 business rules as ISO Schematron ' +
+    'run by xsltproc, with their official ids, the XPath of the element checked as location and the assert\'s flag as severity: BR-01..BR-65 ' +
+    'as bound to CII, BR-CO-03/04/09..27, BR-DEC-01..28, the VAT category families (BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O, BR-IG, BR-IP, ' +
+    'BR-B) and the code lists BR-CL-01..26 (written from EN 16931-1 and its CII binding: the CEN/TC 434 artefacts are not packaged; not checked: ' +
+    'BR-CO-05..08 and whether an exemption text fits its category; MINIMUM and BASIC WL skip the line and VAT category rules); an unknown ' +
+    'profile is `FX-PROFILE`. For PDFs also (`pdf`: pdfaPart, conformanceLevel, documentFileName, ' +
     'documentType, afRelationship as declared): `FX-XML` no embedded invoice, `FX-PDFA` no PDF/A-3 claim in the XMP, `FX-AF` file not an ' +
     'associated file of the catalog (/AF, /AFRelationship; a relationship other than the profile\'s is a warning), `FX-XMP` Factur-X XMP ' +
     'properties missing or disagreeing with the file name or the XML\'s profile. PDF/A conformance itself is not validated (veraPDF is not ' +

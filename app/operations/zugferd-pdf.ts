@@ -100,7 +100,7 @@ export default operation({
   description:
     'Input: invoice XML in the UN/CEFACT CII syntax (Factur-X / ZUGFeRD / XRechnung CII); the profile is read from its specification identifier ' +
     '(GuidelineSpecifiedDocumentContextParameter/ID: MINIMUM, BASIC WL, BASIC, EN16931, EXTENDED, XRECHNUNG). The XML is validated first (the ' +
-    'profile\'s Factur-X 1.07.3 XSD with xmllint, and a subset of the EN 16931 business rules: see /validated-zugferd); an invalid invoice answers ' +
+    'profile\'s Factur-X 1.07.3 XSD with xmllint, and the EN 16931 business rules as Schematron: see /validated-zugferd); an invalid invoice answers ' +
     '400 naming the failed rules. The visual part is the optional source PDF (`pdf_file`/`pdf_id`) kept as it is, or with `regenerate_pdf=true` ' +
     'kept only when its text shows the invoice number and total, else replaced; without a source PDF a readable rendering of the invoice (parties, ' +
     'lines, VAT breakdown, totals, payment, notes; optional PNG/JPEG `logo_file`/`logo_id`) is printed by Chromium (A4). Ghostscript makes it PDF/A-3b ' +
