@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 // GET /metrics (issue 17): off by default, Prometheus text parsed by an independent parser, values that move
 // after real requests, bounded labels, and the key / token rules.
 import { test } from 'uvu';
@@ -5,6 +6,7 @@ import * as assert from 'uvu/assert';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { browserStats } from '../engines/chromium/browser.js';
 import { corpus, startApp, type TestApp } from './helpers.js';
+import { invoiceXml } from './zugferd-fixtures.js';
 
 interface Sample {
   labels?: Record<string, string>;
@@ -41,7 +43,8 @@ const family = (fams: Family[], name: string) => fams.find((f) => f.name === nam
 const matches = (s: Sample, labels: Record<string, string>) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v);
 /** A counter's or gauge's value for these labels (0 when the series does not exist yet). */
 function value(fams: Family[], name: string, labels: Record<string, string> = {}): number {
-  const s = family(fams, name)?.metrics.find((m) => matches(m, labels));
+  // Untyped, each series' _count line is a family of its own (its buckets come between): search them all.
+  const s = fams.filter((f) => f.name === name).flatMap((f) => f.metrics).find((m) => matches(m, labels));
   return s ? Number(s.value) : 0;
 }
 /** A histogram's observation count for these labels. */
@@ -119,6 +122,32 @@ test('a failed job is counted as failed with its operation', async () => {
     assert.is(count(after, 'quire_job_duration_seconds', labels), count(before, 'quire_job_duration_seconds', labels) + 1);
     assert.is(count(after, 'quire_job_duration_seconds', { ...labels, outcome: 'completed' }), 0);
     assert.is(value(after, 'quire_http_requests_total', { method: 'POST', route: '/split-pdf', status: '400' }), 1);
+  } finally {
+    await t.close();
+  }
+});
+
+test('/validated-zugferd: small invoice XML runs in the light lane; XML over 64 KB and PDFs (whose invoice may inflate) in the cpu lane', async () => {
+  const t = await startApp({ METRICS: 'on' });
+  try {
+    const jobs = async (lane: string) => count(await scrape(t), 'quire_job_duration_seconds', { operation: '/validated-zugferd', lane, outcome: 'completed' });
+    const xml = invoiceXml();
+    const line = /<ram:IncludedSupplyChainTradeLineItem>[\s\S]*?<\/ram:IncludedSupplyChainTradeLineItem>/.exec(xml)![0];
+    // Lines failing the rules: what makes a large invoice cost seconds.
+    const large = xml.replace(line, line + '<ram:IncludedSupplyChainTradeLineItem/>'.repeat(2000));
+    assert.ok(xml.length < 64 * 1024 && large.length > 64 * 1024);
+    const send = async (name: string, bytes: Buffer, status: string) => {
+      const res = await t.form('/validated-zugferd', { file: { bytes, name } });
+      assert.is(res.status, 200);
+      assert.is((await res.json()).status, status, name);
+    };
+    await send('small.xml', Buffer.from(xml), 'VALID');
+    assert.is(await jobs('light'), 1);
+    assert.is(await jobs('cpu'), 0);
+    await send('large.xml', Buffer.from(large), 'INVALID');
+    await send('plain.pdf', readFileSync(PDF), 'INVALID');
+    assert.is(await jobs('light'), 1);
+    assert.is(await jobs('cpu'), 2);
   } finally {
     await t.close();
   }

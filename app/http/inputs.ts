@@ -42,11 +42,11 @@ export async function resolveInputs(
     if (!spec.multiple && (uploads.length > 1 || ids.length > 1)) {
       throw new AppError('invalid_request', `Only one ${fileField} or ${spec.idField} is accepted by this route`);
     }
-    const files: StoredFile[] = uploads.map((r) => ({ id: r.id, name: r.name, type: r.type }));
+    const files: StoredFile[] = uploads.map((r) => ({ id: r.id, name: r.name, type: r.type, size: r.size }));
     for (const id of ids) {
       const rec = await store.get(id);
       if (!rec) throw new AppError('unknown_resource', `That file does not exist: no resource has the ${spec.idField} ${id.slice(0, 64)}`);
-      files.push({ id: rec.id, name: rec.name, type: rec.type });
+      files.push({ id: rec.id, name: rec.name, type: rec.type, size: rec.size });
     }
     for (const f of files) await checkKind(f, spec, store, opts.sniffPdf);
     resolved[fileField] = files;

@@ -25,6 +25,8 @@ export interface InputFile {
   id: string;
   name: string;
   type: string;
+  /** Bytes, from the record: what a cost may depend on before the job runs. */
+  size: number;
   /** Read-only local path of the stored bytes (with S3, a copy fetched for the job). */
   path: string;
 }

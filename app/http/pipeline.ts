@@ -112,7 +112,7 @@ export interface JobSpec {
 }
 
 const strip = (inputs: Record<string, StoredFile[]>) =>
-  Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map(({ id, name, type }) => ({ id, name, type }))]));
+  Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map(({ id, name, type, size }) => ({ id, name, type, size }))]));
 
 /** Runs a request inside its job: the operation, then its outputs into the store, then the response body. */
 export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Promise<Record<string, unknown>> {
