@@ -147,7 +147,7 @@ export async function convertToPdf(t: TestApp, fields: Record<string, FormValue 
 }
 
 export const UUID_V4 = /^[12]?[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep, until } from './waiting.js';
 
 /** The JSON body of a 200 answer (the body is shown when the status is not 200). */
 export async function expectOk(res: Response): Promise<Record<string, any>> {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { operation, pdfInput, type Operation } from '../app/http/operation.js';
 import { int } from '../app/http/fields.js';
 import { run } from '../engines/run.js';
-import { corpus, sleep, startApp, UUID_V4 } from './helpers.js';
+import { corpus, sleep, startApp, until, UUID_V4 } from './helpers.js';
 
 /** Running, and not a zombie (a killed orphan stays a zombie until an init that may not reap it does). */
 const alive = (pid: number) => {
@@ -114,8 +114,8 @@ test('polling a failed job shows failed with the client error, never the engine 
   const t = await startApp({}, { operations: [failing] });
   try {
     const { requestId } = await (await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }, { 'Request-Type': 'requestId' })).json();
-    await sleep(300);
-    const st = await (await t.request(`/request-status/${requestId}`)).json();
+    let st = await (await t.request(`/request-status/${requestId}`)).json();
+    await until('the job ends', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 10_000);
     assert.is(st.status, 'failed');
     assert.is(st.status === 'failed' && st.error, 'Uploaded file is not valid input for this route');
     assert.not.match(JSON.stringify(st), /secret|\/etc/);
@@ -151,12 +151,12 @@ test('timeout: MAX_PROCESS_SECONDS stops the job, kills the engine process group
     const work = join(t.dataDir, 'work', requestId);
     const pid = Number(readFileSync(join(work, 'pid'), 'utf8'));
     assert.ok(alive(pid));
-    await sleep(1600);
-    const st = await (await t.request(`/request-status/${requestId}`)).json();
+    let st = await (await t.request(`/request-status/${requestId}`)).json();
+    await until('the limit stops the job', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 10_000);
     assert.is(st.status, 'failed');
     assert.is(st.status === 'failed' && st.status, 'failed');
     assert.match(st.error, /limit of 1 s/);
-    assert.not.ok(alive(pid), 'the grandchild sleep was killed');
+    await until('the grandchild sleep is killed', () => !alive(pid), 5000);
     assert.not.ok(existsSync(work), 'temp dir removed');
     const sync = await t.json('/test-slow', { seconds: 30 });
     assert.is(sync.status, 422);
@@ -176,9 +176,7 @@ test('cancellation: a synchronous client that goes away stops its job and its pr
     const pid = Number(readFileSync(join(t.dataDir, 'work', work[0], 'pid'), 'utf8'));
     ac.abort();
     await pending;
-    await sleep(300);
-    assert.not.ok(alive(pid));
-    assert.equal(readdirSync(join(t.dataDir, 'work')), []);
+    await until('the job stops', () => !alive(pid) && readdirSync(join(t.dataDir, 'work')).length === 0, 5000);
     assert.is(t.deps.jobs.stats.running, 0);
   } finally {
     await t.close();

@@ -5,9 +5,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sleep } from './waiting.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Debian's redis-server, or one on PATH; undefined where the package is not installed. */
 export const REDIS_SERVER = ['/usr/bin/redis-server', ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'redis-server'))].find((p) => existsSync(p));

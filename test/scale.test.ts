@@ -10,6 +10,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { sleep, until } from './waiting.js';
 import { descendants, killAllNow, killSame, processTable, REDIS_SERVER, signal, started, startQuire, startRedis, stop, tail, type Proc, type ProcEntry } from './processes.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -17,7 +18,6 @@ const CORPUS = process.env.QUIRE_CORPUS ?? resolve(root, '../shared/corpus');
 const corpus = (rel: string) => join(CORPUS, rel);
 const FED = corpus('pdf/federal-register-15-pages.pdf');
 const SCAN = corpus('scans/linn-scan-4-orientations.pdf');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const tool = (cmd: string, args: string[]) => {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: exit ${r.status} ${r.stderr}`);
@@ -120,15 +120,6 @@ async function settle(base: string, requestId: string, timeoutMs: number, each?:
     each?.();
     await sleep(100);
   }
-}
-
-async function until(what: string, fn: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await sleep(200);
-  }
-  return Date.now() - t0;
 }
 
 // ---------------------------------------------------------------- the cluster

@@ -9,7 +9,7 @@ import { int } from '../app/http/fields.js';
 import { operation, type Operation } from '../app/http/operation.js';
 import { Jobs, type Cost } from '../app/jobs/index.js';
 import { run } from '../engines/run.js';
-import { corpus, sleep, startApp } from './helpers.js';
+import { corpus, sleep, startApp, until } from './helpers.js';
 
 /**
  * The scheduler: lanes with their own limits, a budget of cores for cpu jobs, round-robin between clients,
@@ -205,8 +205,7 @@ test('HTTP: fair between API keys; /pdf-info answers while real OCR and office j
       t.form('/pdf', { file: { file: corpus('office/poi-SampleDoc.docx') } }, { 'Api-Key': keyA, 'Request-Type': 'requestId' }),
     ];
     const ids = await Promise.all(heavy.map(async (r) => (await (await r).json()).requestId as string));
-    await sleep(300);
-    assert.ok(t.deps.jobs.stats.lanes.cpu.running >= 1, 'OCR is running');
+    await until('OCR is running', () => t.deps.jobs.stats.lanes.cpu.running >= 1, 10_000);
     const info = await t.form('/pdf-info', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, queries: 'page_count' }, { 'Api-Key': keyB });
     assert.is(info.status, 200);
     assert.is((await info.json()).page_count, 1);

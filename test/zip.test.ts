@@ -338,7 +338,8 @@ test(`/unzip: a 200 MB AES-256 archive is extracted off the main thread: /up kee
   const aborted = Date.now();
   const err = await extraction.then(() => undefined, (e) => e);
   assert.is(err, reason);
-  assert.ok(Date.now() - aborted < 200, `${Date.now() - aborted} ms to abort`);
+  // Seconds of extraction are left: an abort that waited for them would take far longer than this.
+  assert.ok(Date.now() - aborted < 1000, `${Date.now() - aborted} ms to abort`);
   const size = () => (existsSync(join(out, 'entry-1')) ? statSync(join(out, 'entry-1')).size : 0);
   await sleep(100);
   const first = size();
