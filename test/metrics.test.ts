@@ -148,6 +148,10 @@ test('/validated-zugferd: small invoice XML runs in the light lane; XML over 64 
     await send('plain.pdf', readFileSync(PDF), 'INVALID');
     assert.is(await jobs('light'), 1);
     assert.is(await jobs('cpu'), 2);
+    // A PDF under an .xml name would take the light lane: refused, naming the fix.
+    const disguised = await t.form('/validated-zugferd', { file: { bytes: readFileSync(PDF), name: 'invoice.xml' } });
+    assert.is(disguised.status, 400);
+    assert.match((await disguised.json()).error, /invoice\.xml is a PDF: send it with the \.pdf extension/);
   } finally {
     await t.close();
   }

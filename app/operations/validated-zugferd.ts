@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { AppError } from '../errors.js';
+import { AppError, invalidInput } from '../errors.js';
 import { operation } from '../http/operation.js';
 import { extensionOf } from '../store/names.js';
 import { inputError, isPdfHeader, openPdf } from '../document/index.js';
@@ -25,7 +25,7 @@ export default operation({
     'documentType, afRelationship as declared): `FX-XML` no embedded invoice, `FX-PDFA` no PDF/A-3 claim in the XMP, `FX-AF` file not an ' +
     'associated file of the catalog (/AF, /AFRelationship; a relationship other than the profile\'s is a warning), `FX-XMP` Factur-X XMP ' +
     'properties missing or disagreeing with the file name or the XML\'s profile. PDF/A conformance itself is not validated (veraPDF is not ' +
-    'packaged in Debian 12). An XML input that is not well-formed or not a CrossIndustryInvoice, or any XML with a DOCTYPE, answers 400.',
+    'packaged in Debian 12). An XML input that is not well-formed or not a CrossIndustryInvoice, or any XML with a DOCTYPE, answers 400, and so does a PDF sent under an .xml name. Invoice XML up to 64 KB runs with the light jobs; larger XML and PDFs with the CPU-bound ones.',
   inputs: { file: { idField: 'id', kind: 'any', extensions: ['pdf', 'xml'], description: 'The invoice PDF or XML' } },
   fields: {},
   output: 'json',
@@ -44,6 +44,8 @@ export default operation({
       const { header, findings } = await validateInvoice(invoiceText(bytes), ctx, limits.invoiceMaxLines);
       return { json: { ...report(header, findings), file_type: 'xml' } };
     }
+    // Its lane was chosen by the name: a PDF's embedded invoice must not run where small XML does.
+    if (extensionOf(input.name) !== 'pdf') throw invalidInput(`${input.name} is a PDF: send it with the .pdf extension`);
     await openPdf(input.path, ctx); // 401 for a password-protected file, 400 for a broken one
     const hybrid = await readHybrid(input.path, ctx, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }).catch((err) => {
       throw inputError(err);
