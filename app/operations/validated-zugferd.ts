@@ -25,7 +25,8 @@ export default operation({
     'documentType, afRelationship as declared): `FX-XML` no embedded invoice, `FX-PDFA` no PDF/A-3 claim in the XMP, `FX-AF` file not an ' +
     'associated file of the catalog (/AF, /AFRelationship; a relationship other than the profile\'s is a warning), `FX-XMP` Factur-X XMP ' +
     'properties missing or disagreeing with the file name or the XML\'s profile. PDF/A conformance itself is not validated (veraPDF is not ' +
-    'packaged in Debian 12). An XML input that is not well-formed or not a CrossIndustryInvoice, or any XML with a DOCTYPE, answers 400, and so does a PDF sent under an .xml name. Invoice XML up to 64 KB runs with the light jobs; larger XML and PDFs with the CPU-bound ones.',
+    'packaged in Debian 12). An XML input that is not well-formed or not a CrossIndustryInvoice, or any XML with a DOCTYPE, answers 400, ' +
+    'and so does a PDF sent under an .xml name. Invoice XML up to 64 KB runs with the light jobs; larger XML and PDFs with the CPU-bound ones.',
   inputs: { file: { idField: 'id', kind: 'any', extensions: ['pdf', 'xml'], description: 'The invoice PDF or XML' } },
   fields: {},
   output: 'json',
