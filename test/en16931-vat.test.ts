@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { en16931Findings, fatalIds, invoiceXml } from './zugferd-fixtures.js';
+import { ciiHead, en16931Findings, fatalIds, invoiceXml } from './zugferd-fixtures.js';
 
 /**
  * The VAT category rules of engines/schematron/en16931-cii-vat.sch (BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O,
@@ -131,15 +131,7 @@ function build(s: Spec): string {
   const delivered = s.deliveryDate ? `<ram:ActualDeliverySupplyChainEvent><ram:OccurrenceDateTime>${date(s.deliveryDate)}</ram:OccurrenceDateTime></ram:ActualDeliverySupplyChainEvent>` : '';
   const period = s.period ? `\n      <ram:BillingSpecifiedPeriod><ram:StartDateTime>${date(s.period[0])}</ram:StartDateTime><ram:EndDateTime>${date(s.period[1])}</ram:EndDateTime></ram:BillingSpecifiedPeriod>` : '';
   const due = basis + vat;
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" xmlns:qdt="urn:un:unece:uncefact:data:standard:QualifiedDataType:100" xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100" xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">
-  <rsm:ExchangedDocumentContext>
-    <ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>${s.guideline ?? 'urn:cen.eu:en16931:2017'}</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter>
-  </rsm:ExchangedDocumentContext>
-  <rsm:ExchangedDocument>
-    <ram:ID>VAT-2026-1</ram:ID>
-    <ram:TypeCode>${s.typeCode ?? '380'}</ram:TypeCode>
-    <ram:IssueDateTime>${date('20261123')}</ram:IssueDateTime>
+  return `${ciiHead(s.guideline ?? 'urn:cen.eu:en16931:2017', 'VAT-2026-1', s.typeCode ?? '380')}
   </rsm:ExchangedDocument>
   <rsm:SupplyChainTradeTransaction>${lines}
     <ram:ApplicableHeaderTradeAgreement>

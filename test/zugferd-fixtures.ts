@@ -36,6 +36,17 @@ export interface InvoiceOpts {
   extra?: string;
 }
 
+/** The start of a CII invoice, up to its issue date (issued 2026-11-23); the caller closes rsm:ExchangedDocument. */
+export const ciiHead = (guideline: string, id: string, typeCode: string) => `<?xml version="1.0" encoding="UTF-8"?>
+<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" xmlns:qdt="urn:un:unece:uncefact:data:standard:QualifiedDataType:100" xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100" xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">
+  <rsm:ExchangedDocumentContext>
+    <ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>${guideline}</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter>
+  </rsm:ExchangedDocumentContext>
+  <rsm:ExchangedDocument>
+    <ram:ID>${id}</ram:ID>
+    <ram:TypeCode>${typeCode}</ram:TypeCode>
+    <ram:IssueDateTime><udt:DateTimeString format="102">20261123</udt:DateTimeString></ram:IssueDateTime>`;
+
 /** An EN 16931 invoice: two lines (10 h x 120.00 + 1 x 250.00), 19 % VAT, 1725.50 due. */
 export function invoiceXml(o: InvoiceOpts = {}): string {
   const line = (id: string, name: string, qty: string, unit: string, price: string, amount: string) => `
@@ -49,15 +60,7 @@ export function invoiceXml(o: InvoiceOpts = {}): string {
         <ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>${amount}</ram:LineTotalAmount></ram:SpecifiedTradeSettlementLineMonetarySummation>
       </ram:SpecifiedLineTradeSettlement>
     </ram:IncludedSupplyChainTradeLineItem>`;
-  return `<?xml version="1.0" encoding="UTF-8"?>
-<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" xmlns:qdt="urn:un:unece:uncefact:data:standard:QualifiedDataType:100" xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100" xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">
-  <rsm:ExchangedDocumentContext>
-    <ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>${o.guideline ?? 'urn:cen.eu:en16931:2017'}</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter>
-  </rsm:ExchangedDocumentContext>
-  <rsm:ExchangedDocument>
-    <ram:ID>INV-2026-0042</ram:ID>
-    <ram:TypeCode>380</ram:TypeCode>
-    <ram:IssueDateTime><udt:DateTimeString format="102">20261123</udt:DateTimeString></ram:IssueDateTime>
+  return `${ciiHead(o.guideline ?? 'urn:cen.eu:en16931:2017', 'INV-2026-0042', '380')}
     <ram:IncludedNote><ram:Content>Thank you for your order &amp; your trust.</ram:Content></ram:IncludedNote>
   </rsm:ExchangedDocument>
   <rsm:SupplyChainTradeTransaction>${line('1', 'Consulting services', '10', 'HUR', '120.00', '1200.00')}${line('2', 'Travel expenses', '1', 'C62', '250.00', '250.00')}
@@ -93,15 +96,7 @@ export function invoiceXml(o: InvoiceOpts = {}): string {
 }
 
 /** A MINIMUM profile invoice (no lines, no breakdown): not a complete EN 16931 invoice. */
-export const MINIMUM = `<?xml version="1.0" encoding="UTF-8"?>
-<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" xmlns:qdt="urn:un:unece:uncefact:data:standard:QualifiedDataType:100" xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100" xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">
-  <rsm:ExchangedDocumentContext>
-    <ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:factur-x.eu:1p0:minimum</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter>
-  </rsm:ExchangedDocumentContext>
-  <rsm:ExchangedDocument>
-    <ram:ID>MIN-2026-7</ram:ID>
-    <ram:TypeCode>380</ram:TypeCode>
-    <ram:IssueDateTime><udt:DateTimeString format="102">20261123</udt:DateTimeString></ram:IssueDateTime>
+export const MINIMUM = `${ciiHead('urn:factur-x.eu:1p0:minimum', 'MIN-2026-7', '380')}
   </rsm:ExchangedDocument>
   <rsm:SupplyChainTradeTransaction>
     <ram:ApplicableHeaderTradeAgreement>
