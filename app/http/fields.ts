@@ -169,6 +169,10 @@ export function json<T extends z.ZodType>(schema: T) {
   }, schema);
 }
 
+/** A JSON list of objects, where clients may also send a single object (the SDKs accept both). */
+export const jsonObjects = <T extends z.ZodType>(item: T) =>
+  json(z.preprocess((v) => (v && typeof v === 'object' && !Array.isArray(v) ? [v] : v), z.array(item).min(1)));
+
 /** The output name (spec 4.1 rule 3): stripped of separators and control characters. */
 export function output() {
   return z

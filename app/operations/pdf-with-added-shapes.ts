@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import { z } from 'zod';
 import { AppError, outOfRange } from '../errors.js';
-import { json, looseBool, looseNumber, num, output, colorValues } from '../http/fields.js';
+import { jsonObjects, looseBool, looseNumber, num, output, colorValues } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import { applyStamps, drawShape, markedContent, pageFrames, STRUCTURE_TYPES, type ContentTag, type StampTarget } from '../compose/index.js';
 
@@ -37,8 +37,7 @@ const shapeObject = z.discriminatedUnion('type', [
 ]);
 type ShapeObject = z.infer<typeof shapeObject>;
 
-/** One object or an array of them, as the SDK accepts both. */
-const objects = json(z.preprocess((v) => (v && typeof v === 'object' && !Array.isArray(v) ? [v] : v), z.array(shapeObject).min(1)));
+const objects = jsonObjects(shapeObject);
 
 export default operation({
   path: '/pdf-with-added-shapes',

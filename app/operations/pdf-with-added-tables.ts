@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PDFDocument, type PDFEmbeddedPage } from '@cantoo/pdf-lib';
 import { z } from 'zod';
 import { AppError, limitExceeded, outOfRange } from '../errors.js';
-import { json, looseBool, looseList, looseNumber, output, colorValues } from '../http/fields.js';
+import { jsonObjects, looseBool, looseList, looseNumber, output, colorValues } from '../http/fields.js';
 import { operation, type InputFile } from '../http/operation.js';
 import type { EngineContext } from '../../engines/context.js';
 import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
@@ -92,7 +92,7 @@ const table = z.strictObject({
 });
 type Table = z.infer<typeof table>;
 
-const tables = json(z.preprocess((v) => (v && typeof v === 'object' && !Array.isArray(v) ? [v] : v), z.array(table).min(1)));
+const tables = jsonObjects(table);
 
 export default operation({
   path: '/pdf-with-added-tables',
