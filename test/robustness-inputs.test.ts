@@ -209,6 +209,9 @@ test('signing: broken, empty and mismatched credentials are 400 naming the crede
     sign('wrong passphrase', { pfx_credential_file: PFX, pfx_passphrase_file: bytes('not-it', 'pass.txt') }, /pfx_passphrase.*wrong passphrase/),
     sign('empty passphrase file', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(EMPTY, 'pass.txt') }, /pfx_passphrase/),
     sign('binary junk passphrase', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(junk, 'pass.txt') }, /pfx_passphrase/),
+    // OpenSSL takes a passphrase as a C string: a NUL first made it read no passphrase, reported as a broken PFX.
+    sign('passphrase starting with a NUL byte', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(Buffer.concat([Buffer.from([0]), junk]), 'pass.txt') }, /pfx_passphrase.*NUL/),
+    sign('passphrase on the first of several lines, after a BOM, with Windows line ends', { pfx_credential_file: PFX, pfx_passphrase_file: bytes('\uFEFFexportsecret\r\nsecond line\r\n', 'pass.txt') }, /^$/, { status: [200] }),
     sign('certificate with a key that is not its own', { certificate_file: CERT, private_key_file: bytes(otherKeyPem, 'key.pem') }, /certificate.*does not match the private key/),
     sign('key of junk', { certificate_file: CERT, private_key_file: bytes(junk, 'key.pem') }, /private_key/),
     sign('empty key', { certificate_file: CERT, private_key_file: bytes(EMPTY, 'key.pem') }, /private_key/),

@@ -82,11 +82,7 @@ async function credentials(inputs: Record<string, InputFile[]>, ctx: EngineConte
   if (pfx || pass) {
     if (!pfx) throw new AppError('missing_input', 'pfx_credential_file (or pfx_credential_id) is required with pfx_passphrase_file');
     if (!pass) throw new AppError('missing_input', 'pfx_passphrase_file (or pfx_passphrase_id) is required with pfx_credential_file');
-    // OpenSSL reads the first line of a passphrase file; a Windows line end or a BOM is not part of the passphrase.
-    // The line end written after it lets an empty file stand for an empty passphrase (OpenSSL refuses a file without a line).
-    const passphrase = join(ctx.cwd, 'passphrase.txt');
-    await writeFile(passphrase, `${(await readFile(pass.path, 'utf8')).replace(/^\uFEFF/, '').replace(/\r?\n$/, '')}\n`, { mode: 0o600 });
-    return fromPkcs12(pfx.path, passphrase, ctx);
+    return fromPkcs12(pfx.path, await readFile(pass.path), ctx);
   }
   if (cert || key) {
     if (!cert) throw new AppError('missing_input', 'certificate_file (or certificate_id) is required with private_key_file');

@@ -25,11 +25,30 @@ const bad = (message: string) => new AppError('invalid_input', message);
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 const blocks = (text: string, type: RegExp) => [...text.matchAll(PEM_BLOCK)].filter((m) => type.test(m[1])).map((m) => m[0]);
 
-/** A PKCS#12 file and its passphrase file (OpenSSL reads its first line: a trailing line break is not part of it). */
-export async function fromPkcs12(p12: string, passphraseFile: string, ctx: EngineContext): Promise<Credentials> {
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * The passphrase a client's passphrase file holds: its first line, without a BOM or line end (a Windows line end
+ * included), as bytes. OpenSSL takes passphrases as C strings, so a NUL byte cannot be part of one: before, a file
+ * starting with NUL reached OpenSSL as no passphrase at all and was reported as a broken PFX.
+ */
+export function passphraseLine(file: Buffer): Buffer {
+  const text = file.subarray(0, 3).equals(BOM) ? file.subarray(3) : file;
+  const end = text.indexOf(0x0a);
+  const line = end < 0 ? text : text.subarray(0, end);
+  const passphrase = line.at(-1) === 0x0d ? line.subarray(0, -1) : line;
+  if (passphrase.includes(0)) throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) holds a NUL byte: send the passphrase as text, on the first line of the file');
+  return passphrase;
+}
+
+/** A PKCS#12 file and the contents of its passphrase file (see passphraseLine). */
+export async function fromPkcs12(p12: string, passphraseFile: Buffer, ctx: EngineContext): Promise<Credentials> {
+  // The line end written after the passphrase lets an empty one through (OpenSSL refuses a file without a line).
+  const passFile = join(ctx.cwd, 'passphrase.txt');
+  await writeFile(passFile, Buffer.concat([passphraseLine(passphraseFile), Buffer.from('\n')]), { mode: 0o600 });
   let pem: string;
   try {
-    pem = await pkcs12ToPem(p12, passphraseFile, ctx);
+    pem = await pkcs12ToPem(p12, passFile, ctx);
   } catch (err) {
     if (err instanceof PassphraseError) throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) does not open the PFX credential: wrong passphrase');
     if (err instanceof AppError || (err as { details?: { timedOut?: boolean; aborted?: boolean } }).details?.timedOut || (err as { details?: { aborted?: boolean } }).details?.aborted) throw err;
