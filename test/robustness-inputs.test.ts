@@ -37,7 +37,7 @@ test.after(async () => {
 const bytes = (b: Buffer | string, name: string): FormValue => ({ bytes: Buffer.isBuffer(b) ? b : Buffer.from(b, 'utf8'), name });
 const read = (rel: string) => readFileSync(corpus(rel));
 const half = (rel: string) => read(rel).subarray(0, Math.floor(read(rel).length / 2));
-// Junk bytes from a seed, so a failure reproduces: JUNK_SEED=<seed> runs the suite on other junk (a fuzz loop did, see the README).
+// Junk bytes from a seed, so a failure reproduces; JUNK_SEED=<seed> runs the suite on other junk (README).
 const JUNK_SEED = process.env.JUNK_SEED ?? 'quire';
 const junk = Buffer.concat(Array.from({ length: 128 }, (_, i) => createHash('sha256').update(`${JUNK_SEED}/${i}`).digest()));
 const EMPTY = Buffer.alloc(0);
