@@ -57,8 +57,8 @@ test('polling: Request-Type answers {requestId} at once, then pending with progr
     assert.is(res.status, 200);
     const { requestId } = await res.json();
     assert.match(requestId, UUID_V4);
-    await sleep(300);
-    const pending = await (await t.request(`/request-status/${requestId}`)).json();
+    let pending;
+    await until('the job reports its progress', async () => (pending = await (await t.request(`/request-status/${requestId}`)).json()).progress === 0.5, 5000);
     assert.equal(pending, { status: 'pending', requestId, progress: 0.5 });
     let done;
     for (let i = 0; i < 40; i++) {
@@ -147,8 +147,8 @@ test('timeout: MAX_PROCESS_SECONDS stops the job, kills the engine process group
   const t = await startApp({ MAX_PROCESS_SECONDS: '1' }, { operations: [slow] });
   try {
     const { requestId } = await (await t.json('/test-slow', { seconds: 30 }, { 'Request-Type': 'requestId' })).json();
-    await sleep(400);
     const work = join(t.dataDir, 'work', requestId);
+    await until('the engine writes its pid', () => existsSync(join(work, 'pid')) && readFileSync(join(work, 'pid'), 'utf8').endsWith('\n'), 5000);
     const pid = Number(readFileSync(join(work, 'pid'), 'utf8'));
     assert.ok(alive(pid));
     let st = await (await t.request(`/request-status/${requestId}`)).json();
@@ -170,7 +170,8 @@ test('cancellation: a synchronous client that goes away stops its job and its pr
   try {
     const ac = new AbortController();
     const pending = t.request('/test-slow', { method: 'POST', body: JSON.stringify({ seconds: 30 }), headers: { 'content-type': 'application/json' }, signal: ac.signal }).catch((e) => e);
-    await sleep(400);
+    const pidOf = (job: string) => join(t.dataDir, 'work', job, 'pid');
+    await until('the engine writes its pid', () => readdirSync(join(t.dataDir, 'work')).some((j) => existsSync(pidOf(j)) && readFileSync(pidOf(j), 'utf8').endsWith('\n')), 5000);
     const work = readdirSync(join(t.dataDir, 'work'));
     assert.is(work.length, 1);
     const pid = Number(readFileSync(join(t.dataDir, 'work', work[0], 'pid'), 'utf8'));
