@@ -22,6 +22,12 @@ test.after(() => rmSync(work, { recursive: true, force: true }));
 const jobs = (over: Partial<ConstructorParameters<typeof Jobs>[0]> = {}) =>
   new Jobs({ concurrency: 10, cpuBudget: 2, lightConcurrency: 2, officeInstances: 1, browserPages: 2, queueMax: 100, timeoutMs: 60_000, workDir: work, keepMs: 60_000, ...over });
 
+/** Waits until `n` jobs have started (starting involves a mkdir), then a little longer for one that should not have. */
+async function started(log: string[], n: number) {
+  await until(`${n} jobs started`, () => log.length >= n, 5000);
+  await sleep(20);
+}
+
 /** A job that records when it started and runs until released. */
 function gate(log: string[], name: string) {
   let release!: () => void;
@@ -42,12 +48,12 @@ test('light jobs start at once while the cpu budget and the pools are full', asy
   const done = heavy.map((g, k) => j.submit(g.work, { owner: null, cost: costs[k] }).done);
   const more = gate(log, 'ocr2');
   const waiting = j.submit(more.work, { owner: null, cost: { lane: 'cpu', processes: 2 } }).done;
-  await sleep(20);
+  await started(log, 3);
   // Starting involves a mkdir, so jobs started together log in any order.
   assert.equal([...log].sort(), ['html', 'ocr', 'office']);
   const info = gate(log, 'info');
   const light = j.submit(info.work, { owner: null, cost: { lane: 'light' } }).done;
-  await sleep(20);
+  await started(log, 4);
   assert.is(log.at(-1), 'info', 'the light job did not wait');
   assert.is(log.length, 4);
   assert.is(j.stats.lanes.cpu.waiting, 1);
@@ -55,7 +61,7 @@ test('light jobs start at once while the cpu budget and the pools are full', asy
   await light;
   heavy.forEach((g) => g.release());
   await Promise.all(done);
-  await sleep(20);
+  await started(log, 5);
   assert.equal(log.at(-1), 'ocr2');
   more.release();
   await waiting;
@@ -70,24 +76,24 @@ test('cpu budget: a job counts its processes; a smaller job behind a larger one 
   const p1 = j.submit(one.work, { owner: null, client: 'a', cost: { lane: 'cpu', processes: 1 } }).done;
   const p2 = j.submit(two.work, { owner: null, client: 'b', cost: { lane: 'cpu', processes: 2 } }).done;
   const p3 = j.submit(small.work, { owner: null, client: 'c', cost: { lane: 'cpu', processes: 1 } }).done;
-  await sleep(20);
+  await started(log, 1);
   assert.equal(log, ['one'], '1 core free: the 2-core job waits and the 1-core job behind it waits its turn');
   assert.is(j.stats.cpuUsed, 1);
   one.release();
   await p1;
-  await sleep(20);
+  await started(log, 2);
   assert.equal(log, ['one', 'two']);
   assert.is(j.stats.cpuUsed, 2);
   two.release();
   await p2;
-  await sleep(20);
+  await started(log, 3);
   assert.equal(log, ['one', 'two', 'small']);
   small.release();
   await p3;
   // A job asking for more than the whole budget still runs (alone).
   const big = gate(log, 'big');
   const pb = j.submit(big.work, { owner: null, cost: { lane: 'cpu', processes: 64 } }).done;
-  await sleep(20);
+  await started(log, 4);
   assert.is(log.at(-1), 'big');
   assert.is(j.stats.cpuUsed, 2);
   big.release();
@@ -101,9 +107,9 @@ test('fairness: one client with 50 queued jobs does not starve another client\'s
   const done = gates.map((g) => j.submit(g.work, { owner: null, client: 'a', cost: { lane: 'cpu', processes: 1 } }).done);
   const b = gate(log, 'b');
   const pb = j.submit(b.work, { owner: null, client: 'b', cost: { lane: 'cpu', processes: 1 } }).done;
-  await sleep(10);
+  await started(log, 1);
   gates[0].release();
-  await sleep(20);
+  await started(log, 2);
   assert.equal(log, ['a0', 'b'], 'b runs second, not 51st');
   b.release();
   await pb;
@@ -141,11 +147,11 @@ test('CONCURRENCY bounds the heavy lanes together', async () => {
   const b = gate(log, 'office');
   const pa = j.submit(a.work, { owner: null, cost: { lane: 'cpu', processes: 1 } }).done;
   const pb = j.submit(b.work, { owner: null, cost: { lane: 'office' } }).done;
-  await sleep(20);
+  await started(log, 1);
   assert.equal(log, ['cpu']);
   a.release();
   await pa;
-  await sleep(20);
+  await started(log, 2);
   assert.equal(log, ['cpu', 'office']);
   b.release();
   await pb;
