@@ -195,6 +195,7 @@ test('valid invoices of every category give no finding from any pattern', async 
   ];
   for (const [name, spec] of valid) assert.equal(await en16931Findings(build(spec)), [], name);
   assert.equal(await ids(build({ lines: [{ cat: 'B', amount: '100.00' }], sellerCountry: 'IT', buyerCountry: 'IT' })), [], 'B between Italian parties');
+  assert.equal(await ids(build({ lines: [{ cat: 'B', amount: '100.00' }], sellerCountry: 'IT', buyerCountry: 'IT', shipTo: 'IT' })), [], 'B between Italian parties, delivered in Italy');
   // The common fixture too (two S lines, one breakdown).
   assert.equal(await en16931Findings(invoiceXml()), []);
 });
@@ -300,6 +301,8 @@ test('BR-O-11..14: "not subject to VAT" excludes every other category', table([
 test('BR-B-01/02: split payment only between Italian parties and never with standard rated items', table([
   ['B with a German seller', { lines: [{ cat: 'B', amount: '100.00' }], buyerCountry: 'IT' }, ['BR-B-01']],
   ['B with a French buyer', { lines: [{ cat: 'B', amount: '100.00' }], sellerCountry: 'IT' }, ['BR-B-01']],
+  // As the Factur-X and CEN artefacts read "domestic": every address of the invoice is Italian.
+  ['B between Italian parties, delivered to Austria', { lines: [{ cat: 'B', amount: '100.00' }], sellerCountry: 'IT', buyerCountry: 'IT', shipTo: 'AT' }, ['BR-B-01']],
   ['B and S lines', { lines: [{ cat: 'B', amount: '100.00' }, { cat: 'S', rate: '22', amount: '10.00' }], sellerCountry: 'IT', buyerCountry: 'IT' }, ['BR-B-02']],
   ['B line with an S charge', { lines: [{ cat: 'B', amount: '100.00' }], acs: [{ charge: true, cat: 'S', rate: '22', amount: '10.00' }], sellerCountry: 'IT', buyerCountry: 'IT' }, ['BR-B-02']],
 ]));
