@@ -71,11 +71,17 @@ const signatureDate = (t: Date) => `${t.toISOString().slice(0, 19).replace(/-/g,
 
 const one = (files: InputFile[] | undefined) => files?.[0];
 
+/** A certificate chain in PEM is some 2 KB per certificate: a larger file is no credential, and is not read whole. */
+const MAX_CREDENTIAL_BYTES = 1024 * 1024;
+
 async function credentials(inputs: Record<string, InputFile[]>, ctx: EngineContext): Promise<Credentials> {
   const pfx = one(inputs.pfx_credential_file);
   const pass = one(inputs.pfx_passphrase_file);
   const cert = one(inputs.certificate_file);
   const key = one(inputs.private_key_file);
+  for (const [f, base] of [[pfx, 'pfx_credential'], [pass, 'pfx_passphrase'], [cert, 'certificate'], [key, 'private_key']] as const) {
+    if (f && f.size > MAX_CREDENTIAL_BYTES) throw new AppError('out_of_range', `${base}_file (or ${base}_id) is larger than 1 MB, which no credential file is`);
+  }
   if ((pfx || pass) && (cert || key)) {
     throw new AppError('invalid_request', 'Send one style of credentials: pfx_credential_file/_id with pfx_passphrase_file/_id, or certificate_file/_id with private_key_file/_id, not both');
   }
@@ -126,7 +132,7 @@ export default operation({
   tag: 'Signing, redaction, watermark',
   summary: 'Digitally sign a PDF',
   description:
-    'Adds a PDF signature (adbe.pkcs7.detached CMS, SHA-256) in a new signature field, as an incremental update: the original bytes are kept, so earlier signatures stay valid. Credentials: a PKCS#12 file and a passphrase file, or a certificate (PEM with optional chain, or DER) and an unencrypted private key (PEM or DER); RSA, RSA-PSS, ECDSA or Ed25519 keys (signed by OpenSSL). Without signature_configuration.location the signature is invisible; with it, the box (PDF units of the unrotated page, origin bottom-left) shows "Digitally signed by <display.name or the certificate CN>", the DN if display.include_distinguished_name, the date unless display.include_datetime is false, and the reason, location and contact given; a logo (visible signatures only) is drawn behind the text at logo_opacity (default 0.5). signature_configuration.name names the field (default Signature1, 2, ...). With signature_configuration.type existing, name names an empty signature field of the PDF, which is signed in place: the box and page of its widget hold the appearance (none for a zero-size widget) and location is ignored; an unknown name, a field that is not a signature field, or one already signed is refused (400). Encrypted PDFs (401) and PDFs certified with "no changes allowed" (400) are refused.',
+    'Adds a PDF signature (adbe.pkcs7.detached CMS, SHA-256) in a new signature field, as an incremental update: the original bytes are kept, so earlier signatures stay valid. Credentials: a PKCS#12 file and a passphrase file (the passphrase is its first line; a BOM and the line end are not part of it), or a certificate (PEM with optional chain, or DER) and an unencrypted private key (PEM or DER); RSA, RSA-PSS, ECDSA or Ed25519 keys (signed by OpenSSL); a credential or passphrase file over 1 MB is refused (400). Without signature_configuration.location the signature is invisible; with it, the box (PDF units of the unrotated page, origin bottom-left) shows "Digitally signed by <display.name or the certificate CN>", the DN if display.include_distinguished_name, the date unless display.include_datetime is false, and the reason, location and contact given; a logo (visible signatures only) is drawn behind the text at logo_opacity (default 0.5). signature_configuration.name names the field (default Signature1, 2, ...). With signature_configuration.type existing, name names an empty signature field of the PDF, which is signed in place: the box and page of its widget hold the appearance (none for a zero-size widget) and location is ignored; an unknown name, a field that is not a signature field, or one already signed is refused (400). Encrypted PDFs (401) and PDFs certified with "no changes allowed" (400) are refused.',
   inputs: {
     file: { idField: 'id', kind: 'pdf', description: 'The PDF to sign' },
     pfx_credential_file: { idField: 'pfx_credential_id', kind: 'any', required: false, description: 'PKCS#12 credential (.pfx/.p12)' },
