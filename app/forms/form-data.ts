@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { AppError } from '../errors.js';
+import { readHead } from '../store/index.js';
 import type { EngineContext } from '../../engines/context.js';
 import { readPdfJson } from '../../engines/qpdf.js';
 import { PdfObjects, pdfText } from '../document/index.js';
@@ -32,7 +33,7 @@ const badData = (format: string, detail: string) =>
 
 export async function readFormData(path: string, name: string, ctx: EngineContext): Promise<FormData> {
   const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase() ?? '';
-  const head = (await readFile(path)).subarray(0, 1024).toString('latin1');
+  const head = (await readHead(path)).toString('latin1');
   if (ext === 'fdf' || head.startsWith('%FDF')) return readFdf(path, ctx);
   const xml = await readFile(path, 'utf8');
   // A DTD declares entities: external ones name files or URLs to read (XXE), nested ones expand without end

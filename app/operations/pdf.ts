@@ -6,6 +6,7 @@ import { AppError, invalidInput, limitExceeded, outOfRange, passwordProtected } 
 import { fetchUrl, isAllowedAddress, type FetchPolicy } from '../http/fetch-url.js';
 import { oneOf, onOff, output, text } from '../http/fields.js';
 import { operation, type RunContext } from '../http/operation.js';
+import { readHead } from '../store/index.js';
 import { extensionOf } from '../store/names.js';
 import { printHtml } from '../../engines/chromium/print.js';
 import { EngineError } from '../../engines/errors.js';
@@ -148,7 +149,7 @@ async function convert(ctx: RunContext<Fields>) {
       throw err;
     }
   } else if (POSTSCRIPT.includes(ext)) {
-    const head = (await readFile(local)).subarray(0, 64).toString('latin1');
+    const head = (await readHead(local, 64)).toString('latin1');
     const eps = ext === 'eps' || /^%!PS-Adobe-\d\.\d EPSF/.test(head) || head.startsWith('\xc5\xd0\xd3\xc6');
     await psToPdf(local, out, { eps, lossless, maxDpi, limits: { timeoutMs: ctx.limits.psTimeoutMs, maxPages: ctx.limits.psMaxPages } }, ectx).catch((err) => {
       if (err instanceof EngineError && err.details.limit === 'time') throw limitExceeded("The PostScript program's run time", 'PS_TIMEOUT_SECONDS', ctx.limits.psTimeoutMs / 1000);
