@@ -108,6 +108,14 @@ test('/validated-zugferd: the generated PDF and its XML are VALID', async () => 
   assert.is(xml.invoice_number, 'INV-2026-0042');
 });
 
+test('/validated-zugferd: XRechnung CII, by the identifiers of XRechnung 3.0 and of 1.2 / 2.0, is read as XRECHNUNG', async () => {
+  for (const version of ['urn:xeinkauf.de:kosit:xrechnung_3.0', 'urn:xoev-de:kosit:standard:xrechnung_2.0', 'urn:xoev-de:kosit:standard:xrechnung_1.2']) {
+    const report = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('xr.xml', invoiceXml({ guideline: `urn:cen.eu:en16931:2017#compliant#${version}` })) } }));
+    assert.is(report.profile, 'XRECHNUNG', version);
+    assert.is(report.status, 'VALID', `${version}: ${JSON.stringify(report.findings)}`);
+  }
+});
+
 test('/validated-zugferd: a wrong total fails with BR-CO-15 (XML); a missing seller name BR-06; an unknown element the XSD', async () => {
   const wrong = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('wrong.xml', invoiceXml({ grandTotal: '1725.00' })) } }));
   assert.is(wrong.status, 'INVALID');

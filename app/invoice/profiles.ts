@@ -42,7 +42,8 @@ export const PROFILES: Record<ProfileName, Profile> = {
 /** The profile a specification identifier (BT-24) names, including ZUGFeRD 2.0's identifiers; null when unknown. */
 export function profileOf(guideline: string | undefined): Profile | null {
   const id = (guideline ?? '').trim();
-  if (/#compliant#urn:xeinkauf\.de:kosit:xrechnung_/.test(id)) return PROFILES.XRECHNUNG;
+  // XRechnung 2.1 and later name it urn:xeinkauf.de:kosit:xrechnung_<version>; 1.2 and 2.0 urn:xoev-de:kosit:standard:xrechnung_<version>.
+  if (/#compliant#urn:(xeinkauf\.de:kosit|xoev-de:kosit:standard):xrechnung_/.test(id)) return PROFILES.XRECHNUNG;
   const byId: Record<string, ProfileName> = {
     'urn:factur-x.eu:1p0:minimum': 'MINIMUM',
     'urn:zugferd.de:2p0:minimum': 'MINIMUM',
