@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { AppError } from '../errors.js';
-import { readHead } from '../store/index.js';
 import type { EngineContext } from '../../engines/context.js';
 import { readPdfJson } from '../../engines/qpdf.js';
 import { PdfObjects, pdfText } from '../document/index.js';
@@ -33,9 +32,9 @@ const badData = (format: string, detail: string) =>
 
 export async function readFormData(path: string, name: string, ctx: EngineContext): Promise<FormData> {
   const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase() ?? '';
-  const head = (await readHead(path)).toString('latin1');
-  if (ext === 'fdf' || head.startsWith('%FDF')) return readFdf(path, ctx);
-  const xml = await readFile(path, 'utf8');
+  const bytes = await readFile(path);
+  if (ext === 'fdf' || bytes.subarray(0, 4).toString('latin1') === '%FDF') return readFdf(path, ctx);
+  const xml = bytes.toString('utf8');
   // A DTD declares entities: external ones name files or URLs to read (XXE), nested ones expand without end
   // (billion laughs). Form data never carries one, so none is read at all.
   if (/<!DOCTYPE/i.test(xml)) {
