@@ -142,6 +142,13 @@ test('ECDSA credentials (PEM with a SEC1 DER key, and PKCS#12 with a Windows lin
   assert.equal(signatures(p12).map((s) => [s.cn, s.valid]), [['Quire EC Signer', true]]);
 });
 
+test('a PKCS#12 with a passphrase of 1,023 bytes, the longest OpenSSL reads from a file, signs validly', async () => {
+  writeFileSync(k('long.txt'), `${'x'.repeat(1023)}\n`);
+  openssl('pkcs12', '-export', '-inkey', 'signer.key', '-in', 'signer.pem', '-out', 'long.p12', '-passout', 'file:long.txt');
+  const { path } = await sign({ file: { file: PLAIN }, pfx_credential_file: { file: k('long.p12') }, pfx_passphrase_file: { file: k('long.txt') }, ...config({ type: 'new' }) });
+  assert.equal(signatures(path).map((s) => [s.cn, s.valid]), [['Quire Test Signer', true]]);
+});
+
 test('an already signed PDF: the new signature is added and both earlier ones stay valid', async () => {
   const input = corpus('signing/pyhanko-signed-twice-pades.pdf');
   const { path } = await sign({ file: { file: input }, ...pfx(), ...config({ type: 'new', location: { bottom_left: { x: 10, y: 10 }, top_right: { x: 150, y: 60 }, page: 1 } }) });

@@ -26,6 +26,7 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 const blocks = (text: string, type: RegExp) => [...text.matchAll(PEM_BLOCK)].filter((m) => type.test(m[1])).map((m) => m[0]);
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const MAX_PASSPHRASE_BYTES = 1023;
 
 /**
  * The passphrase a client's passphrase file holds: its first line, without a BOM or line end (a Windows line end
@@ -38,6 +39,8 @@ export function passphraseLine(file: Buffer): Buffer {
   const line = end < 0 ? text : text.subarray(0, end);
   const passphrase = line.at(-1) === 0x0d ? line.subarray(0, -1) : line;
   if (passphrase.includes(0)) throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) holds a NUL byte: send the passphrase as text, on the first line of the file');
+  // OpenSSL reads a passphrase file's line into a 1,024-byte buffer: a longer one would silently be cut.
+  if (passphrase.length > MAX_PASSPHRASE_BYTES) throw bad(`The passphrase (pfx_passphrase_file / pfx_passphrase_id) is longer than ${MAX_PASSPHRASE_BYTES} bytes, the most OpenSSL reads`);
   return passphrase;
 }
 
