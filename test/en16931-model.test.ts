@@ -115,6 +115,7 @@ const VALID: [string, string][] = [
   ['payment terms text instead of a due date', edits(BASE, [BASE.slice(BASE.indexOf('<ram:DueDateDateTime>'), BASE.indexOf('</ram:DueDateDateTime>') + '</ram:DueDateDateTime>'.length), '<ram:Description>30 days net</ram:Description>'])],
   ['seller identified by its legal registration and a tax number', edits(BASE, ['<ram:PostalTradeAddress><ram:PostcodeCode>10115</ram:PostcodeCode>', '<ram:SpecifiedLegalOrganization><ram:ID>HRB 12345</ram:ID></ram:SpecifiedLegalOrganization><ram:PostalTradeAddress><ram:PostcodeCode>10115</ram:PostcodeCode>'], ['<ram:ID schemeID="VA">DE123456789</ram:ID>', '<ram:ID schemeID="FC">201/113/40209</ram:ID>'])],
   ['an invoicing period with only an end date; a one-day period', edits(RICH, ['<ram:StartDateTime><udt:DateTimeString format="102">20261101</udt:DateTimeString></ram:StartDateTime>', ''], ['<udt:DateTimeString format="102">20261101</udt:DateTimeString>', '<udt:DateTimeString format="102">20261130</udt:DateTimeString>'])],
+  ['an IBAN and a proprietary id for a payment that is no credit transfer (BR-CO-27 is about 30 and 58)', edits(BASE, ['<ram:TypeCode>58</ram:TypeCode>', '<ram:TypeCode>42</ram:TypeCode>'], ['<ram:IBANID>DE02120300000000202051</ram:IBANID>', '<ram:IBANID>DE02120300000000202051</ram:IBANID><ram:ProprietaryID>202051</ram:ProprietaryID>'])],
   ['a proprietary account id instead of an IBAN', edits(BASE, ['<ram:IBANID>DE02120300000000202051</ram:IBANID>', '<ram:ProprietaryID>123456789</ram:ProprietaryID>'])],
   ['a Greek VAT identifier with EL', edits(BASE, ['<ram:ID schemeID="VA">DE123456789</ram:ID>', '<ram:ID schemeID="VA">EL123456789</ram:ID>'])],
   ['MINIMUM', MINIMUM],
@@ -208,7 +209,6 @@ const RULES: [string, string, string[]][] = [
   ['a VAT amount 1.00 above the product: within BR-CO-17 (at most 1.00), not BR-S-09 (less than 1.00)', amounts('0.50', '250.50', '48.60', '299.10'), ['BR-S-09']],
   ['a VAT amount 1.01 below the product', amounts('0.50', '250.50', '46.59', '297.09'), ['BR-CO-17', 'BR-S-09']],
   ['no VAT breakdown', drop(BASE, BASE.slice(BASE.indexOf('<ram:ApplicableTradeTax><ram:CalculatedAmount>'), BASE.indexOf('<ram:SpecifiedTradePaymentTerms>'))), ['BR-CO-18', 'BR-S-01']],
-  ['a positive amount due without a due date or terms', drop(BASE, BASE.slice(BASE.indexOf('<ram:SpecifiedTradePaymentTerms>'), BASE.indexOf('<ram:SpecifiedTradeSettlementHeaderMonetarySummation>'))), ['BR-CO-25']],
   ['a seller with only a tax number (no BT-29, BT-30, BT-31)', edits(BASE, ['<ram:ID schemeID="VA">DE123456789</ram:ID>', '<ram:ID schemeID="FC">201/113/40209</ram:ID>']), ['BR-CO-26']],
   ['a document allowance amount with 3 decimals', edits(RICH, ['<ram:ActualAmount>20.00</ram:ActualAmount>', '<ram:ActualAmount>20.000</ram:ActualAmount>']), ['BR-DEC-01']],
   ['a document allowance base amount with 3 decimals', edits(RICH, ['<ram:BasisAmount>200.00</ram:BasisAmount>', '<ram:BasisAmount>200.000</ram:BasisAmount>']), ['BR-DEC-02']],
@@ -239,6 +239,11 @@ for (const [name, xml, ids] of RULES) {
     assert.equal(fatalIds(await en16931Findings(xml)), ids);
   });
 }
+
+test('BR-CO-25 (a positive amount due without a due date or terms) is a warning: CEN no longer checks it', async () => {
+  const found = (await en16931Findings(drop(BASE, BASE.slice(BASE.indexOf('<ram:SpecifiedTradePaymentTerms>'), BASE.indexOf('<ram:SpecifiedTradeSettlementHeaderMonetarySummation>'))))).map((f) => [f.id, f.severity]);
+  assert.equal(found, [['BR-CO-25', 'warning']]);
+});
 
 test('BR-51 warns of a payment card number shown beyond its first 6 and last 4 digits; masked ones pass', async () => {
   const card = (pan: string) => en16931Findings(edits(RICH, ['<ram:ID>4242</ram:ID>', `<ram:ID>${pan}</ram:ID>`]));
