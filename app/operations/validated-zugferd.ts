@@ -20,7 +20,9 @@ export default operation({
     'run by xsltproc, with their official ids, the XPath of the element checked as location and the assert\'s flag as severity: BR-01..BR-65 ' +
     'as bound to CII, BR-CO-03/04/09..27, BR-DEC-01..28, the VAT category families (BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O, BR-IG, BR-IP, ' +
     'BR-B) and the code lists BR-CL-01..26 (written from EN 16931-1 and its CII binding: the CEN/TC 434 artefacts are not packaged; not checked: ' +
-    'BR-CO-05..08 and whether an exemption text fits its category; MINIMUM and BASIC WL skip the line and VAT category rules); an unknown ' +
+    'BR-CO-05..08 and whether an exemption text fits its category; MINIMUM and BASIC WL skip the line and VAT category rules; as in the ' +
+    'official artefacts, BR-CO-25 is a warning, BR-CO-27 applies to credit transfers, and tax amounts may be up to 1.00 off the product ' +
+    '(BR-CO-17; less than 1.00 for BR-S/IG/IP-09 and for the taxable amounts of BR-Z/E/AE/IC/G-08)); an unknown ' +
     'profile is `FX-PROFILE`. For PDFs also (`pdf`: pdfaPart, conformanceLevel, documentFileName, ' +
     'documentType, afRelationship as declared): `FX-XML` no embedded invoice, `FX-PDFA` no PDF/A-3 claim in the XMP, `FX-AF` file not an ' +
     'associated file of the catalog (/AF, /AFRelationship; a relationship other than the profile\'s is a warning), `FX-XMP` Factur-X XMP ' +
