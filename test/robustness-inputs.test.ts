@@ -211,11 +211,11 @@ test('signing: broken, empty and mismatched credentials are 400 naming the crede
     sign('wrong passphrase', { pfx_credential_file: PFX, pfx_passphrase_file: bytes('not-it', 'pass.txt') }, /pfx_passphrase.*wrong passphrase/),
     sign('empty passphrase file', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(EMPTY, 'pass.txt') }, /pfx_passphrase/),
     sign('binary junk passphrase', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(junk, 'pass.txt') }, /pfx_passphrase/),
-    // OpenSSL takes a passphrase as a C string: a NUL first made it read no passphrase, reported as a broken PFX.
     // Credentials are a few KB; a larger file is refused before anything reads it.
     sign('a 2 MB passphrase file', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(Buffer.concat([Buffer.from('exportsecret\n'), Buffer.alloc(2 * 1024 * 1024, 'x')]), 'pass.txt') }, /pfx_passphrase_file.*larger than 1 MB/),
     sign('a 2 MB certificate', { certificate_file: bytes(Buffer.concat([read('signing/gotenberg-localhost-selfsigned-cert.pem'), Buffer.alloc(2 * 1024 * 1024, '\n')]), 'cert.pem'), private_key_file: KEY }, /certificate_file.*larger than 1 MB/),
     sign('a passphrase of 1,100 bytes (OpenSSL reads 1,023)', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(`${'a'.repeat(1100)}\n`, 'pass.txt') }, /pfx_passphrase.*longer than 1023 bytes/),
+    // OpenSSL takes a passphrase as a C string: a NUL first made it read no passphrase, reported as a broken PFX.
     sign('passphrase starting with a NUL byte', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(Buffer.concat([Buffer.from([0]), junk]), 'pass.txt') }, /pfx_passphrase.*NUL/),
     sign('passphrase on the first of several lines, after a BOM, with Windows line ends', { pfx_credential_file: PFX, pfx_passphrase_file: bytes('\uFEFFexportsecret\r\nsecond line\r\n', 'pass.txt') }, /^$/, { status: [200] }),
     sign('certificate with a key that is not its own', { certificate_file: CERT, private_key_file: bytes(otherKeyPem, 'key.pem') }, /certificate.*does not match the private key/),
