@@ -107,8 +107,8 @@ test('a failing receiver (500, 500, then 200) gets the same signed body three ti
     for (const h of r.hits) verify(h, SECRET);
     assert.equal(new Set(r.hits.map((h) => h.body)).size, 1);
     assert.equal(JSON.parse(r.hits[2].body), await statusOf(t, requestId));
-    const metrics = await (await t.request('/metrics')).text();
-    assert.match(metrics, /quire_webhook_deliveries_total\{outcome="delivered"\} 1/);
+    // The receiver has answered; the outcome is counted once its answer is read back.
+    await until('the delivery counted', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test(await (await t.request('/metrics')).text()));
   } finally {
     await t.close();
     await r.close();
@@ -243,9 +243,9 @@ if (REDIS) {
       assert.equal(body, await (await fetch(`${api.base}/request-status/${requestId}`)).json());
 
       // The job ran (and was measured) on the worker; the api replica reads the queues from BullMQ.
-      const workerMetrics = await (await fetch(`${worker.base}/metrics`)).text();
+      let workerMetrics = '';
+      await until('the delivery counted on the worker', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test((workerMetrics = await (await fetch(`${worker.base}/metrics`)).text())));
       assert.match(workerMetrics, /quire_job_duration_seconds_count\{operation="\/pdf-info",lane="light",outcome="completed"\} 1/);
-      assert.match(workerMetrics, /quire_webhook_deliveries_total\{outcome="delivered"\} 1/);
       const apiMetrics = await (await fetch(`${api.base}/metrics`)).text();
       assert.match(apiMetrics, /quire_queue_jobs\{lane="light",state="waiting"\} 0/);
       assert.match(apiMetrics, /quire_resources 1\n/);
