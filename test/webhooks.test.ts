@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, type TestApp } from './helpers.js';
+import { corpus, startApp, until, type TestApp } from './helpers.js';
 import { crash, descendants, REDIS_SERVER, started, startQuire, startRedis, stop, type Proc } from './processes.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
@@ -42,14 +42,8 @@ async function receiver(scripts: Record<string, (number | [number, Record<string
   return { hits, base, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-/** Waits for a condition (events of another process or timer); a broken delivery fails here, not by a clock. */
-async function until(what: string, cond: () => boolean | Promise<boolean>, polls = 1200): Promise<void> {
-  for (let i = 0; i < polls; i++) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+// Deliveries and retries happen in the background (retries back off for seconds): waited for, a minute at most.
+const MINUTE = 60_000;
 
 /** Checks Quire-Signature as a receiver would: HMAC-SHA256 of "<t>.<body>" with the shared secret. */
 function verify(hit: Hit, secret: string): void {
@@ -77,7 +71,7 @@ test('202 at once, then the signed /request-status body at the Webhook-Url, with
     assert.is(res.status, 202);
     const { requestId } = await res.json();
     assert.match(requestId, /^[0-9a-f-]{36}$/);
-    await until('the webhook', () => r.hits.length === 1);
+    await until('the webhook', () => r.hits.length === 1, MINUTE);
     const hit = r.hits[0];
     assert.is(hit.path, '/done');
     assert.is(hit.headers['content-type'], 'application/json');
@@ -102,13 +96,13 @@ test('a failing receiver (500, 500, then 200) gets the same signed body three ti
     const res = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count' }, { 'Webhook-Url': `${r.base}/flaky` });
     assert.is(res.status, 202);
     const { requestId } = await res.json();
-    await until('three attempts', () => r.hits.length === 3);
+    await until('three attempts', () => r.hits.length === 3, MINUTE);
     assert.equal(r.hits.map((h) => h.answered), [500, 500, 200]);
     for (const h of r.hits) verify(h, SECRET);
     assert.equal(new Set(r.hits.map((h) => h.body)).size, 1);
     assert.equal(JSON.parse(r.hits[2].body), await statusOf(t, requestId));
     // The receiver has answered; the outcome is counted once its answer is read back.
-    await until('the delivery counted', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test(await (await t.request('/metrics')).text()));
+    await until('the delivery counted', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test(await (await t.request('/metrics')).text()), MINUTE);
   } finally {
     await t.close();
     await r.close();
@@ -122,7 +116,7 @@ test('a failed request goes to Webhook-Error-Url; a 4xx receiver is not retried'
     const res = await t.form('/split-pdf', { file: BROKEN, pages: '1' }, { 'Webhook-Url': `${r.base}/ok`, 'Webhook-Error-Url': `${r.base}/err` });
     assert.is(res.status, 202);
     const { requestId } = await res.json();
-    await until('the error webhook', () => r.hits.length === 1);
+    await until('the error webhook', () => r.hits.length === 1, MINUTE);
     assert.is(r.hits[0].path, '/err');
     verify(r.hits[0], SECRET);
     const body = JSON.parse(r.hits[0].body);
@@ -133,7 +127,7 @@ test('a failed request goes to Webhook-Error-Url; a 4xx receiver is not retried'
     // 404 is final: the delivery is given up after one attempt (5 attempts would come before "failed").
     const gone = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count' }, { 'Webhook-Url': `${r.base}/gone` });
     assert.is(gone.status, 202);
-    await until('the failed delivery', async () => /quire_webhook_deliveries_total\{outcome="failed"\} 1/.test(await (await t.request('/metrics')).text()));
+    await until('the failed delivery', async () => /quire_webhook_deliveries_total\{outcome="failed"\} 1/.test(await (await t.request('/metrics')).text()), MINUTE);
     assert.is(r.hits.filter((h) => h.path === '/gone').length, 1);
   } finally {
     await t.close();
@@ -147,7 +141,7 @@ test('without WEBHOOK_SECRET the body is sent unsigned', async () => {
   try {
     const res = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count' }, { 'Webhook-Url': `${r.base}/plain` });
     assert.is(res.status, 202);
-    await until('the webhook', () => r.hits.length === 1);
+    await until('the webhook', () => r.hits.length === 1, MINUTE);
     assert.is(r.hits[0].headers['quire-signature'], undefined);
     assert.is(JSON.parse(r.hits[0].body).status, 'completed');
   } finally {
@@ -235,7 +229,7 @@ if (REDIS) {
       const res = await fetch(`${api.base}/pdf-info`, { method: 'POST', body: fd, headers: { 'Webhook-Url': `${r.base}/cluster` } });
       assert.is(res.status, 202, await res.clone().text());
       const { requestId } = await res.json();
-      await until('the webhook from the worker', () => r.hits.length === 1);
+      await until('the webhook from the worker', () => r.hits.length === 1, MINUTE);
       verify(r.hits[0], SECRET);
       const body = JSON.parse(r.hits[0].body);
       assert.is(body.status, 'completed');
@@ -244,7 +238,7 @@ if (REDIS) {
 
       // The job ran (and was measured) on the worker; the api replica reads the queues from BullMQ.
       let workerMetrics = '';
-      await until('the delivery counted on the worker', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test((workerMetrics = await (await fetch(`${worker.base}/metrics`)).text())));
+      await until('the delivery counted on the worker', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test((workerMetrics = await (await fetch(`${worker.base}/metrics`)).text())), MINUTE);
       assert.match(workerMetrics, /quire_job_duration_seconds_count\{operation="\/pdf-info",lane="light",outcome="completed"\} 1/);
       const apiMetrics = await (await fetch(`${api.base}/metrics`)).text();
       assert.match(apiMetrics, /quire_queue_jobs\{lane="light",state="waiting"\} 0/);
@@ -253,12 +247,12 @@ if (REDIS) {
       // The receiver asks for 30 s; the worker is stopped meanwhile; a new worker makes the second attempt.
       const later = await fetch(`${api.base}/pdf-info`, { method: 'POST', body: fd, headers: { 'Webhook-Url': `${r.base}/later` } });
       assert.is(later.status, 202);
-      await until('the first attempt', () => r.hits.length === 2);
+      await until('the first attempt', () => r.hits.length === 2, MINUTE);
       assert.is(r.hits[1].answered, 503);
       await stop(worker);
       assert.ok(worker.exited);
       await start('worker');
-      await until('the retry from the new worker', () => r.hits.length === 3, 2400);
+      await until('the retry from the new worker', () => r.hits.length === 3, 2 * MINUTE);
       assert.is(r.hits[2].path, '/later');
       assert.is(r.hits[2].answered, 200);
       assert.is(r.hits[2].body, r.hits[1].body);
@@ -286,11 +280,11 @@ if (REDIS) {
       // Each worker is killed while its tesseract runs the job: the first loss reruns it, the second fails it.
       let worker = first;
       for (let lost = 0; lost < 2; lost++) {
-        await until(`tesseract under worker ${lost + 1}`, () => tesseractsUnder(worker).length > 0, 2400);
+        await until(`tesseract under worker ${lost + 1}`, () => tesseractsUnder(worker).length > 0, 2 * MINUTE);
         await crash(worker);
         worker = await start('worker');
       }
-      await until('the failure at the error URL', () => r.hits.length > 0, 2400);
+      await until('the failure at the error URL', () => r.hits.length > 0, 2 * MINUTE);
       assert.equal(r.hits.map((h) => h.path), ['/failed']);
       verify(r.hits[0], SECRET);
       const body = JSON.parse(r.hits[0].body);
