@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { browserStats, shutdownBrowser } from '../engines/chromium/browser.js';
-import { convertToPdf, pdfPages, pdfText, sleep, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { convertToPdf, pdfPages, pdfText, sleep, startApp, tool, until, type FormValue, type TestApp } from './helpers.js';
 
 /**
  * Hostile HTML cannot hold a job: an endless script, a DOM of millions of nodes, a page that prints too many
@@ -63,8 +63,8 @@ test.after(async () => {
 const groups = new Set<number>();
 const noteBrowsers = () => browserStats().pids.forEach((p) => p && groups.add(p));
 
-/** Live Chromium renderers of those browsers (ps), with the CPU they used during one second (/proc, in ticks of 10 ms). */
-async function rendererCpu(): Promise<Map<number, number>> {
+/** CPU used so far (utime + stime, in ticks of 10 ms) by each live Chromium renderer of those browsers (ps, /proc). */
+function rendererTicks(): Map<number, number> {
   noteBrowsers();
   const pids = tool('ps', ['-eo', 'pid=,pgid=,stat=,args='])
     .split('\n')
@@ -72,36 +72,93 @@ async function rendererCpu(): Promise<Map<number, number>> {
     .filter(([, pgid, stat, ...args]) => groups.has(Number(pgid)) && !stat?.startsWith('Z') && args.includes('--type=renderer'))
     .map(([pid]) => Number(pid));
   const ticks = (pid: number) => {
-    const stat = (() => {
-      try {
-        return readFileSync(`/proc/${pid}/stat`, 'utf8');
-      } catch {
-        return '';
-      }
-    })();
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return stat ? Number(f[11]) + Number(f[12]) : NaN; // utime + stime
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(f[11]) + Number(f[12]);
+    } catch {
+      return NaN; // gone between ps and /proc
+    }
   };
-  const before = new Map(pids.map((p) => [p, ticks(p)]));
-  await sleep(1000);
-  return new Map([...before].map(([p, t0]) => [p, ticks(p) - t0]));
+  return new Map(pids.map((p) => [p, ticks(p)] as const).filter(([, t]) => Number.isFinite(t)));
+}
+
+/** Over half a core: a renderer using more ticks than this in one second is busy. */
+const BUSY_TICKS = 50;
+
+/**
+ * The renderers that ran a cut job's page: those busy (over half a core) in the job's last second, sampled every
+ * 250 ms while it ran (for half a second at least). Only a job of 3 s or more has them: it was cut while its page kept its renderer busy. A
+ * renderer Chromium starts for something else (a new browser's own window, the spare page prepared after a job)
+ * is busy for about a second while it starts, which a job that short could catch; the spare page is prepared
+ * only after the job has been answered.
+ */
+interface JobRenderers {
+  ranPage: Set<number>;
+}
+
+async function watchedJob<T>(work: () => Promise<T>): Promise<{ value: T; renderers: JobRenderers }> {
+  const samples: { at: number; ticks: Map<number, number> }[] = [];
+  const started = Date.now();
+  let done = false;
+  const sampling = (async () => {
+    while (!done) {
+      samples.push({ at: Date.now(), ticks: rendererTicks() });
+      await sleep(250);
+    }
+  })();
+  try {
+    const value = await work();
+    const ended = Date.now();
+    done = true;
+    await sampling;
+    const ranPage = new Set<number>();
+    // Per renderer, its first and last sample of the job's last second: the cut page's renderer may end (its
+    // context closed) just before the answer arrives, so it is missing from the very last samples.
+    const lastSecond = samples.filter((s) => s.at >= ended - 1250);
+    const pids = new Set(lastSecond.flatMap((s) => [...s.ticks.keys()]));
+    if (ended - started >= 3000)
+      for (const pid of pids) {
+        const seen = lastSecond.filter((s) => s.ticks.has(pid));
+        const [first, last] = [seen[0], seen.at(-1)!];
+        const span = last.at - first.at;
+        if (span >= 500 && last.ticks.get(pid)! - first.ticks.get(pid)! > (BUSY_TICKS * span) / 1000) ranPage.add(pid);
+      }
+    return { value, renderers: { ranPage } };
+  } finally {
+    done = true;
+    await sampling;
+  }
 }
 
 /** POST /pdf, timed; expects a 422 whose error names `setting`. */
-async function refused(app: TestApp, fields: Record<string, FormValue | FormValue[]>, setting: RegExp): Promise<{ seconds: number; error: string }> {
-  noteBrowsers();
+async function refused(app: TestApp, fields: Record<string, FormValue | FormValue[]>, setting: RegExp): Promise<{ seconds: number; error: string; renderers: JobRenderers }> {
   const started = Date.now();
-  const { body } = await convertToPdf(app, fields, 422);
+  const { value, renderers } = await watchedJob(() => convertToPdf(app, fields, 422));
   const seconds = (Date.now() - started) / 1000;
-  noteBrowsers();
-  assert.match(String(body.error), setting);
-  return { seconds, error: String(body.error) };
+  assert.match(String(value.body.error), setting);
+  return { seconds, error: String(value.body.error), renderers };
 }
 
-/** What a cut job must leave: no renderer spinning, no temp dir, a browser that still prints. */
-async function leftClean(app: TestApp): Promise<void> {
-  await sleep(500); // the next job's page may be starting in the background
-  for (const [pid, used] of await rendererCpu()) assert.ok(!(used > 50), `renderer ${pid} used ${used * 10} ms of CPU in one second`);
+/**
+ * What a cut job must leave: the renderer that ran its page gone, no renderer of the suite still busy once the
+ * ones started meanwhile have settled (each gets 15 s, as a spinning page would never settle), no temp dir, and a
+ * browser that still prints.
+ */
+async function leftClean(app: TestApp, cut: JobRenderers): Promise<void> {
+  for (const pid of cut.ranPage) await until(`renderer ${pid}, busy running the cut page, to end`, () => !rendererTicks().has(pid), 3000);
+  let busy: [number, number][] = [];
+  await until(
+    'every renderer to idle',
+    async () => {
+      const before = rendererTicks();
+      await sleep(1000);
+      const after = rendererTicks();
+      busy = [...after].map(([pid, t]) => [pid, t - (before.get(pid) ?? t)] as [number, number]).filter(([, used]) => used > BUSY_TICKS);
+      return busy.length === 0;
+    },
+    15_000,
+  ).catch(() => assert.unreachable(`renderers still busy 15 s after the cut: ${busy.map(([pid, used]) => `${pid} used ${used * 10} ms of CPU in one second`).join(', ')}`));
   assert.equal(readdirSync(join(app.dataDir, 'work')), []);
   const { path } = await convertToPdf(app, { file: { bytes: Buffer.from('<html><body><h1>Ordinary page</h1><p>Still printing.</p></body></html>'), name: 'ordinary.html' } });
   assert.match(pdfText(path), /Ordinary page[\s\S]*Still printing/);
@@ -112,27 +169,30 @@ test('an endless script is cut at HTML_TIMEOUT_SECONDS, uploaded or fetched', as
   assert.match(upload.error, /load, scripts and printing/);
   // The job limit is 1800 s; the page's limit is 5 s.
   assert.ok(upload.seconds < 20, `answered after ${upload.seconds} s`);
-  await leftClean(t);
+  // The spinning page's renderer was found, so leftClean checks that it ended.
+  assert.ok(upload.renderers.ranPage.size > 0, 'no renderer was busy at the cut');
+  await leftClean(t, upload.renderers);
   const fetched = await refused(t, { url: `${base}/spin` }, /HTML_TIMEOUT_SECONDS=5\b/);
   assert.ok(fetched.seconds < 20, `answered after ${fetched.seconds} s`);
-  await leftClean(t);
+  assert.ok(fetched.renderers.ranPage.size > 0, 'no renderer was busy at the cut');
+  await leftClean(t, fetched.renderers);
 });
 
 test('a script growing its DOM past HTML_MAX_MEMORY_MB is cut well before HTML_TIMEOUT_SECONDS', async () => {
   // Big nodes appended on a timer: the main thread yields, so only the memory grows without end.
   const html = '<html><body><p>Swelling page</p><script>let n = 0; setInterval(() => { const d = document.createElement("div"); for (let i = 0; i < 2000; i++) { const p = document.createElement("p"); p.textContent = "Row " + n++ + " " + "x".repeat(200); d.append(p) } document.body.append(d) }, 1)</script></body></html>';
-  const { seconds, error } = await refused(lean, { file: { bytes: Buffer.from(html), name: 'swell.html' } }, /HTML_MAX_MEMORY_MB=300\b/);
+  const { seconds, error, renderers } = await refused(lean, { file: { bytes: Buffer.from(html), name: 'swell.html' } }, /HTML_MAX_MEMORY_MB=300\b/);
   assert.match(error, /memory/);
   assert.ok(seconds < 20, `answered after ${seconds} s`);
   console.log(`memory limit: cut after ${seconds} s, largest renderer seen ${Math.round(browserStats().rendererPeakBytes / 1024 / 1024)} MB`);
-  await leftClean(lean);
+  await leftClean(lean, renderers);
 });
 
 test('a script building a DOM of millions of nodes is cut at HTML_TIMEOUT_SECONDS or, first, HTML_MAX_MEMORY_MB', async () => {
   const html = '<html><body><p>Growing page</p><script>for (let i = 0; i < 5e7; i++) { const d = document.createElement("div"); d.textContent = "Row " + i; document.body.append(d) }</script></body></html>';
-  const { seconds } = await refused(t, { file: { bytes: Buffer.from(html), name: 'dom.html' } }, /HTML_TIMEOUT_SECONDS=5\b|HTML_MAX_MEMORY_MB=1024\b/);
+  const { seconds, renderers } = await refused(t, { file: { bytes: Buffer.from(html), name: 'dom.html' } }, /HTML_TIMEOUT_SECONDS=5\b|HTML_MAX_MEMORY_MB=1024\b/);
   assert.ok(seconds < 20, `answered after ${seconds} s`);
-  await leftClean(t);
+  await leftClean(t, renderers);
 });
 
 test('a page printing more than HTML_MAX_PAGES is refused: estimated before printing, or counted on a bounded print', async () => {
@@ -147,8 +207,8 @@ test('a page printing more than HTML_MAX_PAGES is refused: estimated before prin
   assert.match(pdfText(path), /Sheet 5/);
   // E-mail is printed by the same Chromium, under the same limits (and runs no script).
   const eml = ['From: a@example.com', 'To: b@example.com', 'Subject: Long letter', 'Content-Type: text/plain; charset=utf-8', '', ...Array.from({ length: 1500 }, (_, i) => `Line ${i}`)].join('\r\n');
-  await refused(few, { file: { bytes: Buffer.from(eml), name: 'long.eml' } }, /HTML_MAX_PAGES=5\b/);
-  await leftClean(few);
+  const mail = await refused(few, { file: { bytes: Buffer.from(eml), name: 'long.eml' } }, /HTML_MAX_PAGES=5\b/);
+  await leftClean(few, mail.renderers);
 });
 
 test('a page loading more than HTML_MAX_MB is stopped; a larger upload is refused at once', async () => {
@@ -157,14 +217,14 @@ test('a page loading more than HTML_MAX_MB is stopped; a larger upload is refuse
   assert.ok(upload.seconds < 5, `answered after ${upload.seconds} s`);
   // Four sub-resources of 1 MB each, through the job's proxy.
   const sheets = `<html><head>${[1, 2, 3, 4].map((i) => `<link rel="stylesheet" href="${base}/mb/${i}">`).join('')}</head><body><p>Heavy page</p></body></html>`;
-  await refused(t, { file: { bytes: Buffer.from(sheets), name: 'heavy.html' } }, /HTML_MAX_MB=2\b/);
-  await leftClean(t);
+  const heavy = await refused(t, { file: { bytes: Buffer.from(sheets), name: 'heavy.html' } }, /HTML_MAX_MB=2\b/);
+  await leftClean(t, heavy.renderers);
   // A web page whose style sheet never ends: cut once the page has loaded 2 MB.
   const fetched = await refused(t, { url: `${base}/streaming-page` }, /HTML_MAX_MB=2\b/);
   assert.ok(fetched.seconds < 20, `answered after ${fetched.seconds} s`);
   assert.ok(stream.closed, 'the endless response was cut');
   assert.ok(stream.sent < 64 * 1024 * 1024, `${stream.sent} bytes sent`);
-  await leftClean(t);
+  await leftClean(t, fetched.renderers);
   // Under the limit, sub-resources load and the page prints.
   const { path } = await convertToPdf(t, { file: { bytes: Buffer.from(`<html><head><link rel="stylesheet" href="${base}/mb/1"></head><body><p>Light page</p></body></html>`), name: 'light.html' } });
   assert.match(pdfText(path), /Light page/);

@@ -49,6 +49,10 @@ export const BROWSER_ARGS = [
   // WebRTC may send UDP around the proxy, to any address: forbid it.
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  // Chromium 156 gives every headless window (one per job's context) omnibox pop-up WebUI pages, each in a renderer
+  // of its own that spends ~1 s of CPU starting; a headless print never shows an omnibox. (Puppeteer merges this
+  // list with its own --disable-features.)
+  '--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup',
 ];
 
 interface Instance {
