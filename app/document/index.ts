@@ -12,3 +12,4 @@ export * from './pages.js';
 export * from './pdf-access.js';
 export * from './pdf-objects.js';
 export * from './read-pdf.js';
+export * from './unreadable.js';
