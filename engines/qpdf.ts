@@ -140,12 +140,33 @@ export async function readPdfJson(input: string, ctx: EngineContext, opts: { pas
   }
 }
 
-export type Encryption = 'none' | 'open' | 'needs-password';
+/**
+ * 'open': encrypted, but the user password is empty. 'attachments': only embedded files are encrypted; pages and
+ * strings are in the clear, so a reader opens it without a password, though qpdf and MuPDF still ask for one.
+ */
+export type Encryption = 'none' | 'open' | 'attachments' | 'needs-password';
 
-/** `qpdf --requires-password`: 0 = a password is needed, 2 = not encrypted, 3 = encrypted, opens without one. */
+/**
+ * `qpdf --requires-password`: 0 = a password is needed, 2 = not encrypted, 3 = encrypted, opens without one.
+ * qpdf answers 0 whenever the user password is not empty, also for a file that encrypts only its embedded files
+ * (V4/V5, /StmF and /StrF /Identity or absent, /EFF a crypt filter; "encrypt only file attachments" in Acrobat):
+ * the methods qpdf reads from the encryption dictionary without a password tell that file apart.
+ */
 export async function encryptionOf(input: string, ctx: EngineContext): Promise<Encryption> {
   const r = await run('qpdf', ['--requires-password', '--', input], { ...ctx, okExitCodes: [2, 3] });
-  return r.exitCode === 0 ? 'needs-password' : r.exitCode === 3 ? 'open' : 'none';
+  if (r.exitCode === 2) return 'none';
+  if (r.exitCode === 3) return 'open';
+  return (await onlyEmbeddedFilesEncrypted(input, ctx)) ? 'attachments' : 'needs-password';
+}
+
+/**
+ * `qpdf --show-encryption` prints the stream and string methods (V4 and V5 only) even when the password is wrong:
+ * "none" for both leaves nothing but embedded files encrypted. V1/V2 files print no methods: everything is encrypted.
+ */
+async function onlyEmbeddedFilesEncrypted(input: string, ctx: EngineContext): Promise<boolean> {
+  const r = await run('qpdf', ['--show-encryption', '--', input], { ...ctx, okExitCodes: WARNINGS });
+  const method = (what: string) => new RegExp(`^${what} encryption method: (\\S+)`, 'm').exec(r.stdout)?.[1];
+  return method('stream') === 'none' && method('string') === 'none';
 }
 
 export class PasswordError extends EngineError {}

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { constants, crc32, deflateSync } from 'node:zlib';
 
@@ -86,4 +87,87 @@ export function staticXfaForm(src: string, out: string, data = '<form1><Field1>A
   writeFileSync(`${out}.json`, JSON.stringify({ qpdf: [json.qpdf[0], updates] }));
   execFileSync('qpdf', [src, out, `--update-from-json=${out}.json`]);
   return out;
+}
+
+/** PDF 2.0 algorithm 2.B: the R6 hash of a password with a salt (and, for the owner, the 48-byte /U). */
+function r6Hash(password: Buffer, salt: Buffer, udata: Buffer): Buffer {
+  let k = createHash('sha256').update(Buffer.concat([password, salt, udata])).digest();
+  for (let round = 0; ; round++) {
+    const k1 = Buffer.concat(Array<Buffer>(64).fill(Buffer.concat([password, k, udata])));
+    const aes = createCipheriv('aes-128-cbc', k.subarray(0, 16), k.subarray(16, 32)).setAutoPadding(false);
+    const e = Buffer.concat([aes.update(k1), aes.final()]);
+    const mod3 = e.subarray(0, 16).reduce((sum, b) => sum + b, 0) % 3;
+    k = createHash(['sha256', 'sha384', 'sha512'][mod3]).update(e).digest();
+    if (round >= 63 && e[e.length - 1] <= round + 1 - 32) return k.subarray(0, 32);
+  }
+}
+
+/** AES-256-CBC without padding and a zero IV (/UE, /OE) or ECB (/Perms), as the R6 handler stores keys. */
+const aes256Raw = (key: Buffer, data: Buffer, mode: 'cbc' | 'ecb') => {
+  const c = mode === 'cbc' ? createCipheriv('aes-256-cbc', key, Buffer.alloc(16)) : createCipheriv('aes-256-ecb', key, null);
+  c.setAutoPadding(false);
+  return Buffer.concat([c.update(data), c.final()]);
+};
+
+/**
+ * A one-page PDF whose only encryption is of its embedded file, as Acrobat's "encrypt only file attachments"
+ * writes it (the corpus has none): standard security handler V5 R6 (AES-256) with /StmF and /StrF /Identity,
+ * so the page and every string are in the clear, and /EFF /StdCF, so the attachment `name` holds `attachment`
+ * encrypted with the file key. `password` is both the user and the owner password.
+ * `cryptFilter` also names /StdCF in the attachment's own /Crypt filter: qpdf 11.3, MuPDF 1.21 and Poppler 22.12
+ * do not apply /EFF by itself, and qpdf and MuPDF decrypt the attachment with the password only that way.
+ * `xrefStream` writes a cross-reference stream (PDF 1.5) instead of a table and trailer.
+ */
+export function effOnlyEncrypted(opts: { password: string; text: string; attachment: Buffer; name?: string; cryptFilter?: boolean; xrefStream?: boolean }): Buffer {
+  const pw = Buffer.from(opts.password, 'utf8');
+  const fileKey = randomBytes(32);
+  const [uvs, uks, ovs, oks] = [randomBytes(8), randomBytes(8), randomBytes(8), randomBytes(8)];
+  const u = Buffer.concat([r6Hash(pw, uvs, Buffer.alloc(0)), uvs, uks]);
+  const ue = aes256Raw(r6Hash(pw, uks, Buffer.alloc(0)), fileKey, 'cbc');
+  const o = Buffer.concat([r6Hash(pw, ovs, u), ovs, oks]);
+  const oe = aes256Raw(r6Hash(pw, oks, u), fileKey, 'cbc');
+  const p = -4;
+  const perms = Buffer.alloc(16);
+  perms.writeInt32LE(p, 0);
+  perms.writeUInt32LE(0xffffffff, 4);
+  perms.write('Tadb', 8, 'latin1');
+  randomBytes(4).copy(perms, 12);
+  const iv = randomBytes(16);
+  const aes = createCipheriv('aes-256-cbc', fileKey, iv);
+  const sealed = Buffer.concat([iv, aes.update(opts.attachment), aes.final()]);
+  const name = opts.name ?? 'attachment.txt';
+  const hex = (b: Buffer) => `<${b.toString('hex')}>`;
+  const content = Buffer.from(`BT /F1 24 Tf 72 700 Td (${opts.text.replace(/[\\()]/g, '\\$&')}) Tj ET`, 'latin1');
+  const crypt = opts.cryptFilter ? '/Filter [/Crypt] /DecodeParms [<< /Type /CryptFilterDecodeParms /Name /StdCF >>] ' : '';
+  const pdf = pdfFromObjects([
+    `<< /Type /Catalog /Pages 2 0 R /Names << /EmbeddedFiles << /Names [(${name}) 6 0 R] >> >> >>`,
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>',
+    ['<< >>', content],
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+    `<< /Type /Filespec /F (${name}) /UF (${name}) /EF << /F 7 0 R >> >>`,
+    [`<< /Type /EmbeddedFile ${crypt}/Params << /Size ${opts.attachment.length} >> >>`, sealed],
+    `<< /Filter /Standard /V 5 /R 6 /Length 256 /P ${p} /CF << /StdCF << /CFM /AESV3 /AuthEvent /EFOpen /Length 32 >> >> ` +
+      `/StmF /Identity /StrF /Identity /EFF /StdCF /U ${hex(u)} /UE ${hex(ue)} /O ${hex(o)} /OE ${hex(oe)} /Perms ${hex(aes256Raw(fileKey, perms, 'ecb'))} >>`,
+  ]);
+  const id = randomBytes(16).toString('hex');
+  const keys = `/Root 1 0 R /Encrypt 8 0 R /ID [<${id}> <${id}>]`;
+  const at = pdf.lastIndexOf('xref\n0 ');
+  if (!opts.xrefStream) {
+    // The encryption dictionary and the file identifier go in the trailer, which follows every offset of the xref.
+    const tail = pdf.subarray(at).toString('latin1').replace('/Root 1 0 R', keys);
+    return Buffer.concat([pdf.subarray(0, at), Buffer.from(tail, 'latin1')]);
+  }
+  // Object 9 is the cross-reference stream, where the table was: rows of type (1 byte), offset (4), generation (2).
+  const offsets = [...pdf.subarray(at).toString('latin1').matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
+  const row = (type: number, offset: number, gen: number) => {
+    const r = Buffer.alloc(7);
+    r.writeUInt8(type, 0);
+    r.writeUInt32BE(offset, 1);
+    r.writeUInt16BE(gen, 5);
+    return r;
+  };
+  const rows = Buffer.concat([row(0, 0, 0xffff), ...offsets.map((o) => row(1, o, 0)), row(1, at, 0)]);
+  const head = `9 0 obj\n<< /Type /XRef /Size 10 /W [1 4 2] ${keys} /Length ${rows.length} >>\nstream\n`;
+  return Buffer.concat([pdf.subarray(0, at), Buffer.from(head, 'latin1'), rows, Buffer.from(`\nendstream\nendobj\nstartxref\n${at}\n%%EOF\n`, 'latin1')]);
 }
