@@ -38,6 +38,9 @@ const schema = z.object({
   PS_MAX_PAGES: int(1).default(2000),
   OFFICE_TIMEOUT_SECONDS: int(1).default(120),
   OFFICE_MAX_PAGES: int(1).default(2000),
+  RENDER_PAGE_SECONDS: int(1).default(10),
+  TEXT_PAGE_SECONDS: int(1).default(10),
+  OCR_PAGE_SECONDS: int(1).default(180),
   MAX_STREAM_MB: int(1).default(256),
   MAX_OBJECTS: int(1000).default(2_000_000),
   MAX_IMAGE_PIXELS: int(1).default(100_000_000),
@@ -158,6 +161,14 @@ export interface Limits {
   psMaxPages: number;
   officeTimeoutMs: number;
   officeMaxPages: number;
+  /**
+   * Time one engine may spend on one page before the page goes to the next engine of its read chain (render:
+   * MuPDF or Ghostscript, then Poppler, then Ghostscript; text: MuPDF, then Poppler), per 25 megapixels drawn.
+   */
+  renderPageMs: number;
+  textPageMs: number;
+  /** Time Tesseract may spend recognising one page; the page is then left without text (a warning says so). */
+  ocrPageMs: number;
   /** Decompressed bytes of one stream parsed inside the Node process. */
   maxStreamBytes: number;
   /** Objects of one PDF parsed inside the Node process. */
@@ -219,6 +230,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       psMaxPages: d.PS_MAX_PAGES,
       officeTimeoutMs: d.OFFICE_TIMEOUT_SECONDS * 1000,
       officeMaxPages: d.OFFICE_MAX_PAGES,
+      renderPageMs: d.RENDER_PAGE_SECONDS * 1000,
+      textPageMs: d.TEXT_PAGE_SECONDS * 1000,
+      ocrPageMs: d.OCR_PAGE_SECONDS * 1000,
       maxStreamBytes: d.MAX_STREAM_MB * 1024 * 1024,
       maxObjects: d.MAX_OBJECTS,
       maxImagePixels: d.MAX_IMAGE_PIXELS,

@@ -3,4 +3,6 @@ export interface EngineContext {
   cwd: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Time one page may take, for engines that report where each page starts (the rest of the document goes on). */
+  pageMs?: number;
 }

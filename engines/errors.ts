@@ -11,6 +11,8 @@ export class EngineError extends Error {
       missing?: boolean;
       /** The input hit a limit the caller set (time, pages, bytes, memory): the caller names its setting (422). */
       limit?: 'time' | 'pages' | 'bytes' | 'memory';
+      /** Cut by its per-page budget (RunOptions.pageBudget) while on this page (0: before its first page). */
+      stalledPage?: number;
     } = {},
   ) {
     super(`${tool}: ${message}`);

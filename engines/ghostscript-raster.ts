@@ -64,9 +64,21 @@ export async function renderWithDevice(
   ctx: EngineContext & { onPage?: () => void },
 ): Promise<string[]> {
   const onStderrLine = ctx.onPage ? (line: string) => /^Page \d+$/.test(line) && ctx.onPage!() : undefined;
-  await run('gs', deviceArgs(input, pattern, opts), { ...ctx, onStderrLine });
+  const pageBudget = ctx.pageMs ? { ms: ctx.pageMs, starts: /^Page (\d+)$/gm } : undefined;
+  await run('gs', deviceArgs(input, pattern, opts), { ...ctx, onStderrLine, pageBudget });
   const files = opts.pages.map((_, i) => pattern.replace('%d', String(i + 1)));
   // Ghostscript can exit 0 having written nothing (an unreadable file).
   for (const f of files) await expectOutput('gs', f);
   return files;
+}
+
+/**
+ * One page drawn by Ghostscript to a PNG file: the last engine for pixels, when MuPDF and Poppler both fail on
+ * the page. The crop box, turned by /Rotate, as the others draw it.
+ */
+export async function ghostscriptDrawPage(input: string, page: number, output: string, opts: { resolution: number; colour: 'rgb' | 'gray' | 'rgba' }, ctx: EngineContext): Promise<void> {
+  const device = { rgb: 'png16m', gray: 'pnggray', rgba: 'pngalpha' }[opts.colour];
+  const timeoutMs = Math.min(ctx.pageMs ?? Infinity, ctx.timeoutMs ?? Infinity) || undefined;
+  await run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', `-sDEVICE=${device}`, `-r${opts.resolution}`, '-dUseCropBox', `-dFirstPage=${page}`, `-dLastPage=${page}`, `-sOutputFile=${output}`, input], { ...ctx, timeoutMs });
+  await expectOutput('gs', output);
 }

@@ -235,3 +235,14 @@ export function rgbToLab8(rgb: Buffer): Buffer {
   }
   return out;
 }
+
+/**
+ * An encoded page image (PNG from Poppler or Ghostscript, the fallback engines for pixels) as the raw samples
+ * MuPDF would have drawn in `colour`, for the same encoders.
+ */
+export async function decodeToRaw(image: Buffer | string, colour: 'rgb' | 'gray' | 'rgba' | 'cmyk'): Promise<RawImage> {
+  let img = sharp(image, { limitInputPixels: false });
+  img = colour === 'gray' ? img.toColourspace('b-w') : colour === 'cmyk' ? img.removeAlpha().toColourspace('cmyk') : colour === 'rgba' ? img.ensureAlpha().toColourspace('srgb') : img.removeAlpha().toColourspace('srgb');
+  const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, channels: info.channels, data };
+}

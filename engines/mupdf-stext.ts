@@ -1,6 +1,7 @@
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
-import { run } from './run.js';
+import { pageBudget } from './mupdf.js';
+import { run, stream } from './run.js';
 
 /**
  * MuPDF as the text engine for extraction, Markdown and (later) redaction.
@@ -85,9 +86,34 @@ export function pageArg(pages: number[]): string {
 
 /** Structured text of the given pages (1-based, in the order given). */
 export async function structuredText(input: string, pages: number[], ctx: EngineContext): Promise<StextPage[]> {
-  // stdout: `-o -` writes the XML there; the per-page progress lines go to stderr.
-  const r = await run('mutool', ['draw', '-q', '-F', 'stext', '-o', '-', '--', input, pageArg(pages)], ctx);
-  return parseStext(r.stdout);
+  const read = await structuredTextUntilFailure(input, pages, ctx);
+  if (read.failure) throw read.failure;
+  return read.pages;
+}
+
+/**
+ * structuredText that keeps what MuPDF finished when it fails part way (a page past ctx.pageMs, a crash): the
+ * complete pages, and the failure (its details.stalledPage names the page it was cut on).
+ */
+export async function structuredTextUntilFailure(input: string, pages: number[], ctx: EngineContext): Promise<{ pages: StextPage[]; failure?: EngineError }> {
+  // stdout: `-o -` writes the XML there; the per-page progress lines go to stderr (not -q: they time each page).
+  const proc = stream('mutool', ['draw', '-F', 'stext', '-o', '-', '--', input, pageArg(pages)], { ...ctx, pageBudget: pageBudget(input, ctx) });
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of proc.stdout) chunks.push(chunk);
+  } catch {
+    // The stream ends in an error when the process is killed; done says why.
+  }
+  const xml = Buffer.concat(chunks).toString('utf8');
+  try {
+    await proc.done;
+    return { pages: parseStext(xml) };
+  } catch (err) {
+    if (!(err instanceof EngineError) || err.details.aborted) throw err;
+    // Pages are written whole, each closed by </page>: what follows the last one is cut off.
+    const end = xml.lastIndexOf('</page>');
+    return { pages: end < 0 ? [] : parseStext(xml.slice(0, end + '</page>'.length)), failure: err };
+  }
 }
 
 /** Each page's boxes and rotation, to map device space back to PDF user space. */

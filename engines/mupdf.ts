@@ -77,7 +77,8 @@ const BAND_ROWS = 256;
 /** Arguments of `mutool draw` writing a stream of PAM images (one per page) to `output`. */
 export function drawArgs(input: string, output: string, opts: DrawOptions): string[] {
   return [
-    'draw', '-q',
+    // Not -q: the page lines on stderr time each page (pageStarts).
+    'draw',
     '-F', 'pam',
     '-o', output,
     '-r', String(opts.resolution),
@@ -111,7 +112,7 @@ export async function* drawPages(input: string, opts: DrawOptions, ctx: EngineCo
   // The consumer may stop early (a failed encode): that aborts the process rather than leaving it blocked.
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
-  const proc = stream('mutool', drawArgs(input, '-', opts), { ...ctx, signal });
+  const proc = stream('mutool', drawArgs(input, '-', opts), { ...ctx, signal, pageBudget: pageBudget(input, ctx) });
   proc.done.catch(() => {}); // awaited below; an early exit must not leave it unhandled
   const parser = new PamParser();
   let index = 0;
@@ -133,6 +134,15 @@ export async function* drawPages(input: string, opts: DrawOptions, ctx: EngineCo
     await proc.done.catch(() => {});
   }
   if (index !== opts.pages.length) throw new EngineError('mutool', `drew ${index} of ${opts.pages.length} pages`);
+}
+
+/**
+ * `mutool draw` without -q writes "page <input> <n>" to stderr as it begins each page (the timing and newline follow
+ * when the page is done): with ctx.pageMs, a page that takes longer is cut (run.ts pageBudget).
+ */
+export function pageBudget(input: string, ctx: EngineContext): { ms: number; starts: RegExp } | undefined {
+  if (!ctx.pageMs) return undefined;
+  return { ms: ctx.pageMs, starts: new RegExp(`page ${input.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} (\\d+)`, 'g') };
 }
 
 /** Incremental reader of concatenated PAM (P7) images. */

@@ -27,3 +27,29 @@ export function parseTrimFrames(out: string): TrimFrame[] {
   }
   return [...pages.values()].sort((a, b) => a.page - b.page);
 }
+
+/** One page's media and crop boxes (crop clipped to media, as Poppler and MuPDF show it) and /Rotate, from `pdfinfo -box`. */
+export interface PopplerPageGeometry {
+  page: number;
+  mediaBox: [number, number, number, number];
+  cropBox: [number, number, number, number];
+  rotate: number;
+}
+
+/** Every page's boxes and rotation: the second opinion when MuPDF cannot read them. */
+export async function popplerGeometry(input: string, pageCount: number, ctx: EngineContext): Promise<PopplerPageGeometry[]> {
+  const r = await run('pdfinfo', ['-box', '-f', '1', '-l', String(pageCount), input], ctx);
+  return parsePopplerGeometry(r.stdout);
+}
+
+export function parsePopplerGeometry(out: string): PopplerPageGeometry[] {
+  const pages = new Map<number, PopplerPageGeometry>();
+  const at = (n: number) => pages.get(n) ?? pages.set(n, { page: n, mediaBox: [0, 0, 612, 792], cropBox: [0, 0, 612, 792], rotate: 0 }).get(n)!;
+  for (const m of out.matchAll(/^Page\s+(\d+)\s+(rot|MediaBox|CropBox):\s+(.*)$/gm)) {
+    const p = at(Number(m[1]));
+    if (m[2] === 'rot') p.rotate = ((Number(m[3]) % 360) + 360) % 360;
+    else if (m[2] === 'MediaBox') p.mediaBox = m[3].trim().split(/\s+/).map(Number) as PopplerPageGeometry['mediaBox'];
+    else p.cropBox = m[3].trim().split(/\s+/).map(Number) as PopplerPageGeometry['cropBox'];
+  }
+  return [...pages.values()].sort((a, b) => a.page - b.page);
+}

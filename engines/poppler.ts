@@ -1,4 +1,5 @@
 import type { EngineContext } from './context.js';
+import { EngineError } from './errors.js';
 import { run } from './run.js';
 
 export interface FontRow {
@@ -93,3 +94,33 @@ const parseWords = (xml: string): PopplerWord[] =>
     text: unescapeXml(m[5]),
     box: [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])],
   }));
+
+/** The smaller of a page's budget and the time the job has left: a one-page process is cut at its page budget. */
+export const pageTimeout = (ctx: EngineContext) => Math.min(ctx.pageMs ?? Infinity, ctx.timeoutMs ?? Infinity) || undefined;
+
+/**
+ * One page drawn by Poppler, as PNG bytes (pdftoppm writes a single page to stdout without an output root):
+ * the second engine for pixels when MuPDF fails on a page. `rgba` draws with cairo on a transparent background.
+ */
+export async function popplerDrawPage(input: string, page: number, opts: { resolution: number; colour: 'rgb' | 'gray' | 'rgba' }, ctx: EngineContext): Promise<Buffer> {
+  const range = ['-r', String(opts.resolution), '-f', String(page), '-l', String(page), '-singlefile', '-png'];
+  const r =
+    opts.colour === 'rgba'
+      ? await run('pdftocairo', [...range, '-transp', input, '-'], { ...ctx, timeoutMs: pageTimeout(ctx), binary: true })
+      : await run('pdftoppm', [...range, ...(opts.colour === 'gray' ? ['-gray'] : []), input], { ...ctx, timeoutMs: pageTimeout(ctx), binary: true });
+  if (!r.stdoutBuffer.length) throw new EngineError('pdftoppm', `drew nothing for page ${page}`, { stderr: r.stderr });
+  return r.stdoutBuffer;
+}
+
+/** Text words of one page, as popplerWords, cut at the page's budget. */
+export async function popplerPageText(input: string, page: number, ctx: EngineContext): Promise<PopplerWord[]> {
+  return popplerWords(input, page, { ...ctx, timeoutMs: pageTimeout(ctx) });
+}
+
+/** The pages Poppler counts (`pdfinfo`, "Pages:"): the second opinion when qpdf cannot walk the page tree. */
+export async function popplerPageCount(input: string, ctx: EngineContext): Promise<number> {
+  const r = await run('pdfinfo', [input], ctx);
+  const m = /^Pages:\s+(\d+)/m.exec(r.stdout);
+  if (!m) throw new EngineError('pdfinfo', 'printed no page count', { stderr: r.stderr });
+  return Number(m[1]);
+}

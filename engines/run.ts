@@ -24,6 +24,12 @@ export interface RunOptions {
    * file set a cap that fits what they expect.
    */
   maxBuffer?: number;
+  /**
+   * Time one page may take: `starts` finds, in stderr, where the tool begins a page (group 1: its number); the
+   * process is cut when no page begins for `ms` (also before the first), and fails with `details.stalledPage`.
+   * So a page that loops costs its budget, not the whole job's time limit.
+   */
+  pageBudget?: { ms: number; starts: RegExp };
 }
 
 export interface RunResult {
@@ -128,6 +134,7 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     }
   };
   opts.signal?.addEventListener('abort', killGroup, { once: true });
+  const budget = opts.pageBudget && child.stderr ? watchPages(child.stderr, opts.pageBudget, killGroup) : undefined;
   if (opts.onStderrLine && child.stderr) {
     let rest = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -145,8 +152,13 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     const rawStderr = result.stderr as unknown;
     const stderr = (rawStderr instanceof Uint8Array ? Buffer.from(rawStderr).toString('utf8') : String(rawStderr ?? '')).slice(-STDERR_TAIL).trim();
     const exitCode = result.exitCode ?? -1;
+    budget?.stop();
     for (const l of listeners) l({ tool, args, exitCode: result.exitCode, ms: Date.now() - started, stderr });
 
+    if (budget?.stalledPage !== undefined && !opts.signal?.aborted) {
+      const where = budget.stalledPage ? `page ${budget.stalledPage}` : 'opening the document';
+      throw new EngineError(tool, `spent more than ${opts.pageBudget!.ms} ms on ${where}`, { timedOut: true, stalledPage: budget.stalledPage, stderr });
+    }
     if (result.timedOut) throw new EngineError(tool, `timed out after ${opts.timeoutMs} ms`, { timedOut: true, stderr });
     if (result.isCanceled || opts.signal?.aborted) throw new EngineError(tool, 'cancelled', { aborted: true, stderr });
     if (result.isMaxBuffer) throw new EngineError(tool, `wrote more than ${opts.maxBuffer ?? MAX_BUFFER} bytes of output`, { limit: 'bytes', stderr });
@@ -161,6 +173,32 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     return { exitCode, stdout: opts.binary || !buffer ? '' : String(result.stdout ?? ''), stdoutBuffer, stderr };
   })();
   return { stdout: child.stdout as AsyncIterable<Buffer>, done };
+}
+
+/** Kills (through `kill`) a process whose stderr shows no page starting for `budget.ms`; says which page it was on. */
+function watchPages(stderr: NodeJS.ReadableStream, budget: { ms: number; starts: RegExp }, kill: () => void) {
+  const state = { stalledPage: undefined as number | undefined, stop: () => clearTimeout(timer) };
+  let page = 0;
+  let tail = '';
+  const arm = () => setTimeout(() => ((state.stalledPage = page), kill()), budget.ms);
+  let timer = arm();
+  const starts = new RegExp(budget.starts.source, budget.starts.flags.includes('g') ? budget.starts.flags : `${budget.starts.flags}g`);
+  stderr.on('data', (chunk: Buffer) => {
+    // A page's mark may come in two chunks: look at it again with the end of the previous one.
+    const text = tail + chunk.toString('latin1');
+    let seen = false;
+    for (const m of text.matchAll(starts)) {
+      if (m.index! + m[0].length <= tail.length) continue;
+      page = Number(m[1]);
+      seen = true;
+    }
+    tail = text.slice(-200);
+    if (seen && state.stalledPage === undefined) {
+      clearTimeout(timer);
+      timer = arm();
+    }
+  });
+  return state;
 }
 
 /** Fails when a tool reported success but did not write what it was asked to (Ghostscript does this). */

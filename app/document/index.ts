@@ -11,5 +11,8 @@ export * from './page-sizes.js';
 export * from './pages.js';
 export * from './pdf-access.js';
 export * from './pdf-objects.js';
+export * from './read-budgets.js';
+export * from './read-chain.js';
 export * from './read-pdf.js';
+export * from './repair.js';
 export * from './unreadable.js';

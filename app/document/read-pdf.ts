@@ -1,36 +1,43 @@
-import { invalidInput } from '../errors.js';
 import { inputError } from './pdf-access.js';
 import type { EngineContext } from '../../engines/context.js';
-import { glyphColours, pageGeometry, structuredText, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
-import { popplerPageWords, type PopplerWord } from '../../engines/poppler.js';
-import { pageCount } from '../../engines/qpdf.js';
+import { glyphColours, structuredTextUntilFailure, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
+import { popplerPageText, popplerPageWords, type PopplerWord } from '../../engines/poppler.js';
 import { buildPages, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
+import { chainFailure, countPages, displayedSize, isReadFailure, pageGeometries } from './read-chain.js';
+import { readBudgets } from './read-budgets.js';
+import type { EngineError } from '../../engines/errors.js';
 
 /**
- * Opens an input PDF for reading: a password-protected file is a 401, a file qpdf cannot read at all is a
- * 400, and the page selection is resolved against the pages of the real page tree (not the /Count the file
+ * Opens an input PDF for reading: a password-protected file is a 401, a file no engine can count the pages of
+ * a 400, and the page selection is resolved against the pages of the real page tree (not the /Count the file
  * claims), sorted, each page once.
  */
 export async function selectPages(path: string, spec: string, ctx: EngineContext): Promise<number[]> {
   let count: number;
   try {
     // qpdf reports a needed password as PasswordError here, so no separate encryption probe is run.
-    count = await pageCount(path, ctx);
+    count = await countPages(path, ctx);
   } catch (err) {
     throw inputError(err);
   }
-  if (!Number.isFinite(count) || count < 1) throw invalidInput();
   return selectedPages(spec, count);
 }
 
-/** The page model of the selected pages; `colours` adds the original colour spaces (one more engine pass). */
+/**
+ * The page model of the selected pages; `colours` adds the original colour spaces (one more engine pass, left
+ * out when MuPDF cannot trace a page: the words keep their sRGB colours).
+ */
 export async function readPages(path: string, pages: number[], ctx: EngineContext, opts: { colours?: boolean } = {}): Promise<PageModel[]> {
   try {
-    const [stext, geometry, traced] = await Promise.all([
-      decodedText(path, pages, ctx),
-      pageGeometry(path, pages, ctx),
-      opts.colours ? glyphColours(path, pages, ctx) : Promise.resolve(undefined),
+    const count = Math.max(...pages);
+    const geometry = await pageGeometries(path, pages, count, ctx);
+    const [stext, traced] = await Promise.all([
+      decodedText(path, pages, ctx, geometry),
+      opts.colours ? glyphColours(path, pages, { ...ctx, timeoutMs: Math.min(ctx.timeoutMs ?? Infinity, readBudgets().textPageMs * pages.length) }).catch((err) => {
+        if (isReadFailure(err)) return undefined;
+        throw err;
+      }) : Promise.resolve(undefined),
     ]);
     return buildPages(stext, geometry, traced);
   } catch (err) {
@@ -38,15 +45,70 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
   }
 }
 
-/** MuPDF's structured text of the pages, with the lines it could not decode read by Poppler (see repairLines). */
-export async function decodedText(path: string, pages: number[], ctx: EngineContext): Promise<StextPage[]> {
-  const stext = await structuredText(path, pages, ctx);
+/** The most pages MuPDF may fail on in one read before the rest go to Poppler straight away. */
+const MUPDF_FAILURES = 3;
+
+/**
+ * The text of the pages: MuPDF's structured text, each page within TEXT_PAGE_SECONDS; a page MuPDF fails on (or
+ * is cut on) is read by Poppler, and MuPDF goes on with the pages after it. Lines MuPDF could not decode are
+ * read by Poppler too (see repairLines).
+ */
+export async function decodedText(path: string, pages: number[], ctx: EngineContext, geometry?: { page: number; mediaBox: [number, number, number, number]; cropBox: [number, number, number, number]; rotate: number }[]): Promise<StextPage[]> {
+  const pageMs = readBudgets().textPageMs;
+  const read = new Map<number, StextPage>();
+  let pending = pages;
+  let failures = 0;
+  while (pending.length) {
+    const attempt = failures < MUPDF_FAILURES ? await structuredTextUntilFailure(path, pending, { ...ctx, pageMs }) : { pages: [], failure: undefined };
+    for (const p of attempt.pages) read.set(p.page, p);
+    const rest = pending.filter((p) => !read.has(p));
+    if (!rest.length) break;
+    const failure = attempt.failure;
+    if (failure && !isReadFailure(failure)) throw failure;
+    if (failure) failures++;
+    // The page MuPDF stopped on (or every page, once it has failed too often) goes to Poppler.
+    const stuck = failures >= MUPDF_FAILURES ? rest : [rest[0]];
+    for (const page of stuck) read.set(page, await popplerStext(path, page, ctx, pageMs, failure, geometry?.find((g) => g.page === page)));
+    pending = rest.filter((p) => !read.has(p));
+  }
+  const stext = pages.map((p) => read.get(p)!);
   const broken = stext.filter((p) => undecoded(p).length);
   if (!broken.length) return stext;
   // One pdftotext per run of such pages, not one per page at once (a process and two abort listeners each).
-  const words = await popplerPageWords(path, broken.map((p) => p.page), ctx);
+  const words = await popplerPageWords(path, broken.map((p) => p.page), { ...ctx, timeoutMs: Math.min(ctx.timeoutMs ?? Infinity, pageMs * broken.length) });
   for (const p of broken) repairLines(p, words.get(p.page) ?? []);
   return stext;
+}
+
+/**
+ * A page's text from Poppler's words, as MuPDF would give it without fonts: one line per run of words on one
+ * baseline, each word's characters spread evenly over its box, the size from the box's height.
+ */
+async function popplerStext(path: string, page: number, ctx: EngineContext, pageMs: number, mupdfFailure: EngineError | undefined, geometry?: Parameters<typeof displayedSize>[0]): Promise<StextPage> {
+  let words: PopplerWord[];
+  try {
+    words = await popplerPageText(path, page, { ...ctx, pageMs });
+  } catch (err) {
+    if (!isReadFailure(err)) throw err;
+    throw chainFailure(`Reading the text of page ${page}`, [...(mupdfFailure ? [mupdfFailure] : []), err], 'textPageMs');
+  }
+  const { width, height } = geometry ? displayedSize(geometry) : { width: 612, height: 792 };
+  const lines: StextLine[] = [];
+  for (const w of words) {
+    const [x0, y0, x1, y1] = w.box;
+    const last = lines.at(-1);
+    const sameLine = last && Math.abs((last.bbox[1] + last.bbox[3]) / 2 - (y0 + y1) / 2) < (y1 - y0) / 2 && x0 >= last.bbox[2];
+    const chars: StextChar[] = [];
+    if (sameLine) chars.push(charAt(' ', last.bbox[2], x0, y0, y1, '#000000'));
+    const glyphs = [...w.text];
+    const step = (x1 - x0) / Math.max(1, glyphs.length);
+    glyphs.forEach((g, k) => chars.push(charAt(g, x0 + k * step, x0 + (k + 1) * step, y0, y1, '#000000')));
+    if (sameLine) {
+      last.spans[0].chars.push(...chars);
+      last.bbox = [last.bbox[0], Math.min(last.bbox[1], y0), x1, Math.max(last.bbox[3], y1)];
+    } else lines.push({ bbox: [x0, y0, x1, y1], wmode: 0, dir: [1, 0], spans: [{ font: 'Unknown', size: Math.max(1, (y1 - y0) * 0.8), chars }] });
+  }
+  return { page, width, height, lines };
 }
 
 const REPLACEMENT = '\uFFFD';

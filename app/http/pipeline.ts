@@ -10,6 +10,7 @@ import { resolveInputs } from './inputs.js';
 import { webhookOf } from './webhooks.js';
 import type { Operation, OperationResult, InputFile, StoredFile } from './operation.js';
 import type { JobContext } from '../jobs/index.js';
+import { withReadBudgets, withRepairedInputs } from '../document/index.js';
 
 /** `Request-Type: requestId` (spec) or `Response-Type: requestId` (the n8n node) asks for polling. */
 export const wantsPolling = (c: Context) =>
@@ -130,20 +131,34 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
   job.signal.throwIfAborted();
   const all = Object.values(inputs).flat();
   const started = Date.now();
-  const result = await op.run({
-    fields,
-    inputs,
-    input: all[0],
-    dir: job.dir,
-    signal: job.signal,
-    progress: job.progress,
-    outputName: spec.outputName,
-    timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
-    urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
-    concurrency: deps.config.concurrency,
-    limits: deps.config.limits,
-    llm: deps.config.llm,
-  });
+  const { limits } = deps.config;
+  const pdfs = Object.entries(inputs).flatMap(([k, files]) => (op.inputs[k]?.kind === 'pdf' ? files.map((f) => f.path) : []));
+  // Each page of every read has its time budget, and a damaged input is repaired once before it is refused.
+  const { value: result, warning } = await withReadBudgets({ renderPageMs: limits.renderPageMs, textPageMs: limits.textPageMs, ocrPageMs: limits.ocrPageMs }, () =>
+    withRepairedInputs(
+      pdfs,
+      (pathOf) => {
+        const swapped = Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map((f) => ({ ...f, path: pathOf(f.path) }))]));
+        const first = Object.values(swapped).flat()[0];
+        return op.run({
+          fields,
+          inputs: swapped,
+          input: first,
+          dir: job.dir,
+          signal: job.signal,
+          progress: job.progress,
+          outputName: spec.outputName,
+          timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
+          urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
+          concurrency: deps.config.concurrency,
+          limits,
+          llm: deps.config.llm,
+        });
+      },
+      { cwd: job.dir, signal: job.signal, timeoutMs: deps.config.maxProcessMs },
+    ),
+  );
+  if (warning) result.warning = result.warning ? `${warning} ${result.warning}` : warning;
   job.signal.throwIfAborted();
   return respond(op, result, result.inputs ?? all, spec.outputName, spec.owner, spec.baseUrl, deps);
 }

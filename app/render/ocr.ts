@@ -7,7 +7,7 @@ import type { PageBox } from '../../engines/mupdf.js';
 import { IMAGE_EXTENSIONS, drawPageImage, type PageColors, type PageSurvey, type TextLayer } from '../../engines/mupdf-text-layer.js';
 import { installedLanguages, recognizeToPdf } from '../../engines/tesseract.js';
 import { inParallel } from './parallel.js';
-import { inputError } from '../document/index.js';
+import { inputError, readBudgets } from '../document/index.js';
 
 /** The spec's language names and the Tesseract pack each one needs (Debian: tesseract-ocr-<code with - for _>). */
 export const LANGUAGES = {
@@ -41,8 +41,6 @@ const MIN_SCAN_DPI = 150;
 export const MAX_OCR_PIXELS = 25_000_000;
 /** Leptonica refuses images above 32767 pixels on a side. */
 const MAX_SIDE = 30_000;
-/** The most one page may take; a page that takes longer is left without text and the rest go on. */
-export const PAGE_TIMEOUT_MS = 180_000;
 
 export function ocrImage(box: PageBox, survey?: Omit<PageSurvey, 'glyphs'>): { dpi: number; colors: PageColors } {
   const scan = survey && survey.ppi > 0 && survey.cover >= 0.5 ? survey : null;
@@ -95,6 +93,8 @@ export async function recognizePages(req: RecognizeRequest, ctx: RecognizeContex
   const queue = [...req.pages];
   const layers: TextLayer[] = [];
   const timedOut: number[] = [];
+  // OCR_PAGE_SECONDS per page recognised; drawing the page for Tesseract is a render (RENDER_PAGE_SECONDS).
+  const { ocrPageMs, renderPageMs } = readBudgets();
   let done = 0;
 
   const worker = async (_: unknown, _k: number, signal: AbortSignal) => {
@@ -102,16 +102,16 @@ export async function recognizePages(req: RecognizeRequest, ctx: RecognizeContex
       const { dpi, colors } = ocrImage(req.boxes[page - 1], req.surveys.get(page));
       const image = join(ctx.dir, `ocr-${page}.${IMAGE_EXTENSIONS[colors]}`);
       try {
-        await drawPageImage(req.input, page, image, { dpi, colors }, { cwd: ctx.dir, signal, timeoutMs: left() }).catch((err) => {
+        await drawPageImage(req.input, page, image, { dpi, colors }, { cwd: ctx.dir, signal, timeoutMs: Math.min(renderPageMs, left()) }).catch((err) => {
           throw inputError(err);
         });
-        const cap = Math.min(PAGE_TIMEOUT_MS, left());
+        const cap = Math.min(ocrPageMs, left());
         try {
           const pdf = await recognizeToPdf(image, join(ctx.dir, `ocr-${page}`), { languages: req.languages, dpi }, { cwd: ctx.dir, signal, timeoutMs: cap });
           layers.push({ page, pdf });
         } catch (err) {
           // The page's own cap, not the job's deadline: the page keeps no text, the others go on.
-          if (!(err instanceof EngineError && err.details.timedOut && cap === PAGE_TIMEOUT_MS)) throw err;
+          if (!(err instanceof EngineError && err.details.timedOut && cap === ocrPageMs)) throw err;
           timedOut.push(page);
         }
       } finally {

@@ -1,13 +1,15 @@
 import { availableParallelism } from 'node:os';
-import { copyFile } from 'node:fs/promises';
+import { copyFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError, invalidInput } from '../errors.js';
-import { encodeImage, type ColorModel, type ImageFormat } from '../../engines/images.js';
-import { renderWithDevice, type RasterDevice } from '../../engines/ghostscript-raster.js';
-import { drawPages, readPageBoxes, type DrawColorspace, type PageBox } from '../../engines/mupdf.js';
-import { pageCount } from '../../engines/qpdf.js';
+import type { EngineError } from '../../engines/errors.js';
+import { decodeToRaw, encodeImage, type ColorModel, type ImageFormat, type RawImage } from '../../engines/images.js';
+import { ghostscriptDrawPage, renderWithDevice, type RasterDevice } from '../../engines/ghostscript-raster.js';
+import { drawPages, readPageBoxes, type DrawColorspace, type DrawOptions, type PageBox } from '../../engines/mupdf.js';
+import { popplerDrawPage } from '../../engines/poppler.js';
+import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { inParallel } from './parallel.js';
-import { inputError } from '../document/index.js';
+import { chainFailure, countPages, displayedSize, firstThatReads, inputError, isReadFailure, readBudgets } from '../document/index.js';
 
 /**
  * Rendering pages to image files, by the pipeline measured fastest for the format (scripts/bench/render.bench.ts):
@@ -67,21 +69,66 @@ export interface OpenedPdf {
 }
 
 /**
- * Refuses what cannot be rendered: a password is needed (401), or qpdf or MuPDF cannot read the file (400).
- * Pages are those of the real page tree, never the /Count a file claims.
+ * Refuses what cannot be rendered: a password is needed (401), or no engine can count the pages or read their
+ * boxes (400). Pages are those of the real page tree, never the /Count a file claims; boxes from MuPDF, else Poppler.
  */
 export async function openForRendering(input: string, ectx: { cwd: string; signal: AbortSignal; timeoutMs?: number }): Promise<OpenedPdf> {
   let boxes: PageBox[];
   try {
     // qpdf reports a needed password as PasswordError here (inputError: 401).
-    const count = await pageCount(input, ectx);
-    if (count < 1) throw invalidInput();
-    boxes = await readPageBoxes(input, count, ectx);
+    const count = await countPages(input, ectx);
+    boxes = await firstThatReads('Reading the page boxes', [
+      () => readPageBoxes(input, count, ectx),
+      async () => (await popplerGeometry(input, count, ectx)).map((g) => ({ page: g.page, rotate: g.rotate, ...displayedSize(g) })),
+    ]);
   } catch (err) {
     throw inputError(err);
   }
-  if (!boxes.length || boxes.some((b) => !(b.width > 0 && b.height > 0))) throw invalidInput();
+  const empty = boxes.find((b) => !(b.width > 0 && b.height > 0));
+  if (!boxes.length) throw invalidInput('no page of the document could be read');
+  if (empty) throw invalidInput(`page ${empty.page} has no area to draw (its crop box or media box is empty)`);
   return { boxes };
+}
+
+/** Pixels per RENDER_PAGE_SECONDS: a larger page gets that budget again for each started 25 megapixels. */
+const BUDGET_PIXELS = 25_000_000;
+
+/** The time one engine may spend on one page of the request. */
+function pageBudgetMs(req: RenderRequest): number {
+  const largest = Math.max(...req.pages.map((p) => { const [w, h] = pixelSize(req.boxes[p - 1], req.resolution); return w * h; }));
+  return readBudgets().renderPageMs * Math.max(1, Math.ceil(largest / BUDGET_PIXELS));
+}
+
+type Engine = 'mupdf' | 'poppler' | 'gs';
+
+/**
+ * One page drawn by the next engines of the chain (MuPDF, Poppler, Ghostscript, less the one that already failed),
+ * each within the page's budget, as the raw samples the encoders take. All failing: a 422 naming
+ * RENDER_PAGE_SECONDS when each was cut by it, else the file's fault.
+ */
+async function drawPageElsewhere(req: RenderRequest, page: number, engines: Engine[], failed: EngineError[], ctx: RenderContext & { pageMs: number }, signal: AbortSignal): Promise<RawImage> {
+  const colour = drawColorspace(req.colorModel);
+  const drawn = colour === 'cmyk' ? 'rgb' : colour;
+  const ectx = { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, pageMs: ctx.pageMs };
+  const failures = [...failed];
+  for (const engine of engines) {
+    try {
+      if (engine === 'mupdf') {
+        const { graphicsAa, textAa } = antiAliasing(req.smoothing);
+        for await (const p of drawPages(req.input, { pages: [page], resolution: req.resolution, colorspace: colour, graphicsAa, textAa }, ectx)) return { ...p };
+      } else if (engine === 'poppler') {
+        return await decodeToRaw(await popplerDrawPage(req.input, page, { resolution: req.resolution, colour: drawn }, ectx), colour);
+      } else {
+        const file = join(ctx.dir, `gs-page-${page}.png`);
+        await ghostscriptDrawPage(req.input, page, file, { resolution: req.resolution, colour: drawn }, ectx);
+        return await decodeToRaw(file, colour);
+      }
+    } catch (err) {
+      if (!isReadFailure(err)) throw err;
+      failures.push(err);
+    }
+  }
+  throw chainFailure(`Drawing page ${page}`, failures, 'renderPageMs');
 }
 
 export interface RenderRequest {
@@ -126,17 +173,34 @@ async function renderWithGhostscript(req: RenderRequest, device: RasterDevice, c
   const smoothing = new Set(req.smoothing ?? []);
   const on = (kind: Smoothing) => smoothing.has('all') || smoothing.has(kind);
   const rendered = new Map<number, string>();
+  const pageMs = pageBudgetMs(req);
   let done = 0;
   await inParallel(
     splitRuns(unique, availableParallelism()),
     async (run, k, signal) => {
-      const files = await renderWithDevice(
-        req.input,
-        join(ctx.dir, `gs-${k}-%d.${req.format}`),
-        { device, pages: run.items, resolution: req.resolution, smoothText: on('text'), smoothLines: on('line'), smoothImages: on('image'), jpegQuality: req.jpegQuality },
-        { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, onPage: () => ctx.progress(++done / unique.length) },
-      );
-      run.items.forEach((page, i) => rendered.set(page, files[i]));
+      try {
+        const files = await renderWithDevice(
+          req.input,
+          join(ctx.dir, `gs-${k}-%d.${req.format}`),
+          { device, pages: run.items, resolution: req.resolution, smoothText: on('text'), smoothLines: on('line'), smoothImages: on('image'), jpegQuality: req.jpegQuality },
+          { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, pageMs, onPage: () => ctx.progress(++done / unique.length) },
+        );
+        run.items.forEach((page, i) => rendered.set(page, files[i]));
+      } catch (err) {
+        if (!isReadFailure(err)) throw err;
+        // Pages Ghostscript wrote stay; the others are drawn by MuPDF, then Poppler, and encoded by us.
+        for (const [i, page] of run.items.entries()) {
+          const file = join(ctx.dir, `gs-${k}-${i + 1}.${req.format}`);
+          if (i < (err.details.stalledPage !== undefined ? run.items.indexOf(err.details.stalledPage) : 0) && (await stat(file).catch(() => null))?.size) {
+            rendered.set(page, file);
+            continue;
+          }
+          const image = await drawPageElsewhere(req, page, ['mupdf', 'poppler'], [err], { ...ctx, pageMs }, signal);
+          const out = join(ctx.dir, `fallback-${page}.${req.format}`);
+          await encodeImage(image, out, { format: req.format, colorModel: req.colorModel, dpi: req.resolution, jpegQuality: req.jpegQuality });
+          rendered.set(page, out);
+        }
+      }
     },
     ctx.signal,
   ).catch((err) => {
@@ -157,24 +221,54 @@ async function renderWithGhostscript(req: RenderRequest, device: RasterDevice, c
   );
 }
 
+/** The most pages MuPDF may fail on in one run before the rest of the run goes to the other engines straight away. */
+const MUPDF_FAILURES = 3;
+
 async function renderWithMupdf(req: RenderRequest, ctx: RenderContext): Promise<string[]> {
   const files: string[] = new Array(req.pages.length);
   const { graphicsAa, textAa } = antiAliasing(req.smoothing);
+  const pageMs = pageBudgetMs(req);
   let done = 0;
+  const emit = async (n: number, page: RawImage) => {
+    const path = join(ctx.dir, `page-${n + 1}.${req.format}`);
+    await encodeImage(page, path, { format: req.format, colorModel: req.colorModel, dpi: req.resolution, jpegQuality: req.jpegQuality });
+    files[n] = path;
+    ctx.progress(++done / req.pages.length);
+  };
 
   const worker = async (run: { start: number; items: number[] }, _k: number, signal: AbortSignal) => {
-    const draw = { pages: run.items, resolution: req.resolution, colorspace: drawColorspace(req.colorModel), graphicsAa, textAa };
-    // Each page is encoded before the next is read: the other workers keep the cores busy meanwhile, and the
-    // page's memory is reused for the next (one page buffer per worker).
-    for await (const page of drawPages(req.input, draw, { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs }, true)) {
-      const n = run.start + page.index;
-      const path = join(ctx.dir, `page-${n + 1}.${req.format}`);
-      await encodeImage(page, path, { format: req.format, colorModel: req.colorModel, dpi: req.resolution, jpegQuality: req.jpegQuality });
-      files[n] = path;
-      ctx.progress(++done / req.pages.length);
+    // Positions in req.pages still to draw. MuPDF draws them in one process, each page within its budget; the page
+    // it fails on goes to Poppler, then Ghostscript, and MuPDF goes on with the pages after it.
+    let pending = run.items.map((_, i) => run.start + i);
+    let failures = 0;
+    while (pending.length) {
+      const drawn = new Set<number>();
+      let failure: EngineError | undefined;
+      if (failures < MUPDF_FAILURES) {
+        const draw: DrawOptions = { pages: pending.map((n) => req.pages[n]), resolution: req.resolution, colorspace: drawColorspace(req.colorModel), graphicsAa, textAa };
+        try {
+          // Each page is encoded before the next is read: the other workers keep the cores busy meanwhile, and the
+          // page's memory is reused for the next (one page buffer per worker).
+          for await (const page of drawPages(req.input, draw, { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, pageMs }, true)) {
+            await emit(pending[page.index], page);
+            drawn.add(pending[page.index]);
+          }
+        } catch (err) {
+          if (!isReadFailure(err)) throw err;
+          failure = err;
+          failures++;
+        }
+      }
+      const rest = pending.filter((n) => !drawn.has(n));
+      if (!rest.length) break;
+      const stuck = failures >= MUPDF_FAILURES ? rest : [rest[0]];
+      for (const n of stuck) await emit(n, await drawPageElsewhere(req, req.pages[n], ['poppler', 'gs'], failure ? [failure] : [], { ...ctx, pageMs }, signal));
+      pending = rest.filter((n) => !stuck.includes(n));
     }
   };
 
-  await inParallel(splitRuns(req.pages, availableParallelism()), worker, ctx.signal);
+  await inParallel(splitRuns(req.pages, availableParallelism()), worker, ctx.signal).catch((err) => {
+    throw inputError(err);
+  });
   return files;
 }

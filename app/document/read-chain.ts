@@ -1,0 +1,94 @@
+import { AppError, invalidInput, limitExceeded } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { EngineError } from '../../engines/errors.js';
+import { pageGeometry, type PageGeometry } from '../../engines/mupdf-stext.js';
+import { popplerPageCount } from '../../engines/poppler.js';
+import { popplerGeometry } from '../../engines/poppler-boxes.js';
+import { PasswordError, ReadLimitError, pageCount } from '../../engines/qpdf.js';
+import { budgetSetting, readBudgets, type ReadBudgets } from './read-budgets.js';
+
+/**
+ * Read paths as chains of engines: each read (page count, page boxes, pixels, text) names the engines that can
+ * do it, in order, and moves to the next when one fails, is cut at its page budget, or returns nothing. One
+ * engine's bug on one file is then not a refusal. A password, a limit of ours, a cancelled job and a missing
+ * engine are not failures of the file: they end the chain at once.
+ */
+
+/** A failure the next engine of a chain may not share: the engine could not read (or not in time). */
+export const isReadFailure = (err: unknown): err is EngineError =>
+  err instanceof EngineError && !(err instanceof PasswordError) && !(err instanceof ReadLimitError) && !err.details.aborted && !err.details.missing && !err.details.limit;
+
+/** Tries `attempts` in order; the first answer wins. When all fail, chainFailure says why. */
+export async function firstThatReads<T>(what: string, attempts: (() => Promise<T>)[], budget?: keyof ReadBudgets): Promise<T> {
+  const failures: EngineError[] = [];
+  for (const attempt of attempts) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!isReadFailure(err)) throw err;
+      failures.push(err);
+    }
+  }
+  throw chainFailure(what, failures, budget);
+}
+
+/**
+ * The error when every engine failed: a 422 naming the page budget when each of them was cut by it, else the
+ * file's fault (400), carrying the engines' errors as its cause (whyUnreadable reads them).
+ */
+export function chainFailure(what: string, failures: EngineError[], budget?: keyof ReadBudgets): AppError {
+  if (budget && failures.length && failures.every((f) => f.details.timedOut)) {
+    const tools = [...new Set(failures.map((f) => TOOL_NAMES[f.tool] ?? f.tool))];
+    return limitExceeded(`${what} (tried by ${tools.join(', ')})`, budgetSetting(budget), readBudgets()[budget] / 1000);
+  }
+  const err = invalidInput();
+  err.cause = failures;
+  return err;
+}
+
+const TOOL_NAMES: Record<string, string> = { mutool: 'MuPDF', pdftoppm: 'Poppler', pdftocairo: 'Poppler', pdftotext: 'Poppler', pdfinfo: 'Poppler', gs: 'Ghostscript', qpdf: 'qpdf' };
+
+/**
+ * The pages of the real page tree: qpdf walks it (never the /Count a file claims); when qpdf cannot, Poppler's
+ * count. A password needed is qpdf's PasswordError (401 upstream).
+ */
+export async function countPages(path: string, ctx: EngineContext): Promise<number> {
+  return firstThatReads('Counting the pages', [
+    async () => {
+      const n = await pageCount(path, ctx);
+      if (n < 1) throw new EngineError('qpdf', 'found no pages in the page tree');
+      return n;
+    },
+    async () => {
+      const n = await popplerPageCount(path, ctx);
+      if (n < 1) throw new EngineError('pdfinfo', 'found no pages');
+      return n;
+    },
+  ]);
+}
+
+/** Each page's boxes and rotation: MuPDF, then Poppler. */
+export async function pageGeometries(path: string, pages: number[], count: number, ctx: EngineContext): Promise<PageGeometry[]> {
+  return firstThatReads('Reading the page boxes', [
+    async () => {
+      const g = await pageGeometry(path, pages, ctx);
+      if (g.length !== pages.length) throw new EngineError('mutool', `read ${g.length} of ${pages.length} pages`);
+      return g;
+    },
+    async () => {
+      const all = await popplerGeometry(path, count, ctx);
+      const byPage = new Map(all.map((g) => [g.page, g]));
+      if (pages.some((p) => !byPage.has(p))) throw new EngineError('pdfinfo', 'listed fewer pages than asked');
+      return pages.map((p) => byPage.get(p)!);
+    },
+  ]);
+}
+
+/** The displayed size of a page (its crop box within its media box, turned by /Rotate), as MuPDF shows it. */
+export function displayedSize(g: PageGeometry): { width: number; height: number } {
+  const [m, c] = [g.mediaBox, g.cropBox];
+  const w = Math.max(0, Math.min(c[2], m[2]) - Math.max(c[0], m[0]));
+  const h = Math.max(0, Math.min(c[3], m[3]) - Math.max(c[1], m[1]));
+  const turned = g.rotate % 180 !== 0;
+  return { width: turned ? h : w, height: turned ? w : h };
+}
