@@ -12,7 +12,12 @@ import { inspectPdf, writePdf, type Inspection, type Permissions, type Security 
 export function inputError(err: unknown, passwordGiven = false): unknown {
   if (err instanceof PasswordError) return passwordGiven ? wrongOpenPassword() : passwordProtected();
   if (err instanceof ReadLimitError) return readLimitExceeded(err);
-  if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut && !err.details.missing) return invalidInput();
+  if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut && !err.details.missing) {
+    // The engine's failure goes along: a repair is tried, and whyUnreadable reads it, before the client sees the 400.
+    const e = invalidInput();
+    e.cause = [err];
+    return e;
+  }
   return err;
 }
 
