@@ -92,3 +92,27 @@ export function displayedSize(g: PageGeometry): { width: number; height: number 
   const turned = g.rotate % 180 !== 0;
   return { width: turned ? h : w, height: turned ? w : h };
 }
+
+/**
+ * For reads that only enrich a result (line art, links, pictures): on a failure of the file (or its time), the
+ * result goes without them rather than being refused; a cancelled job or a limit of ours still ends it.
+ */
+export const unlessUnreadable =
+  <T>(fallback: T) =>
+  (err: unknown): T => {
+    if (isReadFailure(err) || readFailuresOf(err)) return fallback;
+    throw err;
+  };
+
+/** The engines' failures behind an error that means "this input cannot be read" (inputError's 400), or null. */
+export function readFailuresOf(err: unknown): EngineError[] | null {
+  if (isReadFailure(err) && !err.details.timedOut) return [err];
+  if (err instanceof AppError && err.code === 'invalid_input' && Array.isArray(err.cause) && err.cause.length && err.cause.every((c) => c instanceof EngineError)) return err.cause as EngineError[];
+  return null;
+}
+
+/** The time a whole-document read of `pages` may take: the page budget for each, within what the job has left. */
+export const pagesTime = (ctx: EngineContext, pages: number, budget: keyof ReadBudgets = 'textPageMs'): EngineContext => ({
+  ...ctx,
+  timeoutMs: Math.min(ctx.timeoutMs ?? Infinity, readBudgets()[budget] * Math.max(1, pages)),
+});

@@ -4,7 +4,7 @@ import { glyphColours, structuredTextUntilFailure, type StextChar, type StextLin
 import { popplerPageText, popplerPageWords, type PopplerWord } from '../../engines/poppler.js';
 import { buildPages, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
-import { chainFailure, countPages, displayedSize, isReadFailure, pageGeometries } from './read-chain.js';
+import { chainFailure, countPages, displayedSize, isReadFailure, pageGeometries, unlessUnreadable } from './read-chain.js';
 import { readBudgets } from './read-budgets.js';
 import type { EngineError } from '../../engines/errors.js';
 
@@ -72,6 +72,16 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
     pending = rest.filter((p) => !read.has(p));
   }
   const stext = pages.map((p) => read.get(p)!);
+  // A page MuPDF read as empty may be one it could not interpret (an object missing from a broken xref): Poppler
+  // gets a look at such pages too, one pdftotext per run of them (a scan costs a few milliseconds more).
+  const empty = stext.filter((p) => !p.lines.length).map((p) => p.page);
+  if (empty.length) {
+    const found = await popplerPageWords(path, empty, { ...ctx, timeoutMs: Math.min(ctx.timeoutMs ?? Infinity, pageMs * empty.length) }).catch(unlessUnreadable(new Map<number, PopplerWord[]>()));
+    stext.forEach((p, i) => {
+      const words = found.get(p.page);
+      if (words?.length) stext[i] = stextFromWords(p.page, words, geometry?.find((g) => g.page === p.page));
+    });
+  }
   const broken = stext.filter((p) => undecoded(p).length);
   if (!broken.length) return stext;
   // One pdftotext per run of such pages, not one per page at once (a process and two abort listeners each).
@@ -85,13 +95,16 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
  * baseline, each word's characters spread evenly over its box, the size from the box's height.
  */
 async function popplerStext(path: string, page: number, ctx: EngineContext, pageMs: number, mupdfFailure: EngineError | undefined, geometry?: Parameters<typeof displayedSize>[0]): Promise<StextPage> {
-  let words: PopplerWord[];
   try {
-    words = await popplerPageText(path, page, { ...ctx, pageMs });
+    return stextFromWords(page, await popplerPageText(path, page, { ...ctx, pageMs }), geometry);
   } catch (err) {
     if (!isReadFailure(err)) throw err;
     throw chainFailure(`Reading the text of page ${page}`, [...(mupdfFailure ? [mupdfFailure] : []), err], 'textPageMs');
   }
+}
+
+/** Poppler's words as a page of structured text (see popplerStext). */
+function stextFromWords(page: number, words: PopplerWord[], geometry?: Parameters<typeof displayedSize>[0]): StextPage {
   const { width, height } = geometry ? displayedSize(geometry) : { width: 612, height: 792 };
   const lines: StextLine[] = [];
   for (const w of words) {

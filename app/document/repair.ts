@@ -5,8 +5,8 @@ import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
 import { rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { isPdfHeader } from './pdf-access.js';
-import { countPages, isReadFailure } from './read-chain.js';
+import { isPdfHeader, readableWithoutPassword } from './pdf-access.js';
+import { countPages, isReadFailure, readFailuresOf } from './read-chain.js';
 import { whyUnreadable } from './unreadable.js';
 
 /**
@@ -20,31 +20,45 @@ export async function withRepairedInputs<T>(pdfs: string[], attempt: (pathOf: (o
   try {
     return { value: await attempt((p) => p) };
   } catch (err) {
-    const failures = unreadable(err);
+    if (err instanceof AppError && err.code === 'password') return withoutAttachmentEncryption(pdfs, attempt, ctx, err);
+    const failures = readFailuresOf(err);
     if (!failures || !pdfs.length) throw err;
-    const repaired = new Map<string, string>();
-    for (const [i, pdf] of pdfs.entries()) {
-      const copy = await repairPdf(pdf, join(ctx.cwd, `repaired-${i + 1}.pdf`), ctx, failures);
-      if (copy) repaired.set(pdf, copy);
+    // qpdf's copy first (it keeps the document as it is); when the job fails on it too, Ghostscript's re-written one.
+    for (const repairer of REPAIRERS) {
+      const repaired = new Map<string, string>();
+      for (const [i, pdf] of pdfs.entries()) {
+        const copy = await repairPdf(pdf, join(ctx.cwd, `repaired-${repairer.name}-${i + 1}.pdf`), repairer, ctx, failures);
+        if (copy) repaired.set(pdf, copy);
+      }
+      if (!repaired.size) continue;
+      try {
+        const value = await attempt((p) => repaired.get(p) ?? p);
+        return { value, warning: `The input PDF was damaged and could not be read as it is: it was repaired (rewritten by ${repairer.name}) and the repaired copy was processed. Check the result against the original.` };
+      } catch (again) {
+        const more = readFailuresOf(again);
+        if (!more) throw again;
+        failures.push(...more);
+      }
     }
-    if (!repaired.size) throw await explained(pdfs, failures, ctx);
-    try {
-      const value = await attempt((p) => repaired.get(p) ?? p);
-      const tools = [...new Set([...repaired.values()].map((p) => (p.endsWith('.gs.pdf') ? 'Ghostscript' : 'qpdf')))];
-      return { value, warning: `The input PDF was damaged and could not be read as it is: it was repaired (rewritten by ${tools.join(' and ')}) and the repaired copy was processed. Check the result against the original.` };
-    } catch (again) {
-      const more = unreadable(again);
-      if (!more) throw again;
-      throw await explained(pdfs, [...failures, ...more], ctx);
-    }
+    throw await explained(pdfs, failures, ctx);
   }
 }
 
-/** The engines' failures behind an error that means "this input cannot be read", or null for any other error. */
-function unreadable(err: unknown): EngineError[] | null {
-  if (isReadFailure(err) && !err.details.timedOut) return [err];
-  if (err instanceof AppError && err.code === 'invalid_input' && Array.isArray(err.cause) && err.cause.every((c) => c instanceof EngineError)) return err.cause as EngineError[];
-  return null;
+/**
+ * A 401 for an input whose only encryption is of its attachments: the pages open without a password in any
+ * reader, so the job runs again on copies without the encryption (readableWithoutPassword), with its warning.
+ */
+async function withoutAttachmentEncryption<T>(pdfs: string[], attempt: (pathOf: (original: string) => string) => Promise<T>, ctx: EngineContext, refusal: AppError): Promise<{ value: T; warning?: string }> {
+  const copies = new Map<string, string>();
+  let warning = '';
+  for (const pdf of pdfs) {
+    const readable = await readableWithoutPassword(pdf, ctx);
+    if (!readable) continue;
+    copies.set(pdf, readable.path);
+    warning = readable.warning;
+  }
+  if (!copies.size) throw refusal;
+  return { value: await attempt((p) => copies.get(p) ?? p), warning };
 }
 
 /** The 400 naming why the first input no engine could read is unreadable. */
@@ -52,28 +66,33 @@ async function explained(pdfs: string[], failures: EngineError[], ctx: EngineCon
   return invalidInput(await whyUnreadable(pdfs[0], failures, ctx));
 }
 
+interface Repairer {
+  name: string;
+  write: (input: string, output: string, ctx: EngineContext) => Promise<unknown>;
+}
+
+const REPAIRERS: Repairer[] = [
+  { name: 'qpdf', write: (input, output, ctx) => writePdf(input, output, {}, ctx) },
+  // Without a page count qpdf agrees with, any page at all (rewritePdf).
+  { name: 'Ghostscript', write: async (input, output, ctx) => rewritePdf(input, output, {}, { ...ctx, pages: await countPages(input, ctx).catch(() => undefined) }) },
+];
+
 /**
- * A repaired copy of `input` at `output` (qpdf) or `output` with .gs.pdf (Ghostscript) that the page chain can
- * count, or null. Only files with a PDF header: Ghostscript "repairs" an empty or foreign file into a blank page.
+ * A copy of `input` repaired by `repairer` at `output` that the page chain can count, or null. Only files with a
+ * PDF header: Ghostscript "repairs" an empty or foreign file into a blank page.
  */
-async function repairPdf(input: string, output: string, ctx: EngineContext, failures: EngineError[]): Promise<string | null> {
+async function repairPdf(input: string, output: string, repairer: Repairer, ctx: EngineContext, failures: EngineError[]): Promise<string | null> {
   const head = Buffer.alloc(1024);
   const fd = await open(input, 'r');
   const { bytesRead } = await fd.read(head, 0, head.length, 0).finally(() => fd.close());
   if (!isPdfHeader(head.subarray(0, bytesRead))) return null;
-  const attempts: [string, () => Promise<unknown>][] = [
-    [output, () => writePdf(input, output, {}, ctx)],
-    [output.replace(/\.pdf$/, '.gs.pdf'), async () => rewritePdf(input, output.replace(/\.pdf$/, '.gs.pdf'), {}, { ...ctx, pages: await countPages(input, ctx).catch(() => undefined) })],
-  ];
-  for (const [copy, write] of attempts) {
-    try {
-      await write();
-      await countPages(copy, ctx);
-      return copy;
-    } catch (err) {
-      if (!isReadFailure(err) && !(err instanceof AppError)) throw err;
-      if (err instanceof EngineError) failures.push(err);
-    }
+  try {
+    await repairer.write(input, output, ctx);
+    await countPages(output, ctx);
+    return output;
+  } catch (err) {
+    if (!isReadFailure(err) && !readFailuresOf(err)) throw err;
+    failures.push(...(readFailuresOf(err) ?? (err instanceof EngineError ? [err] : [])));
+    return null;
   }
-  return null;
 }

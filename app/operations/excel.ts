@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { inputError, noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
-import { pagesToXlsx, readPageArt } from '../export/index.js';
+import { noTextWarning, pagesTime, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
+import { pagesToXlsx, readPageArt, type PageArt } from '../export/index.js';
 
 export default operation({
   path: '/excel',
@@ -20,9 +20,8 @@ export default operation({
     const pages = await selectPages(input.path, '1-last', ectx);
     const [model, art] = await Promise.all([
       readPages(input.path, pages, ectx),
-      readPageArt(input.path, pages, ectx).catch((err) => {
-        throw inputError(err);
-      }),
+      // Line art only places the cells: a file MuPDF cannot trace is converted without it.
+      readPageArt(input.path, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable(new Map<number, PageArt>())),
     ]);
     const path = join(dir, 'workbook.xlsx');
     await writeFile(path, await pagesToXlsx(model, art));

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { renderRegion, type DrawnImage } from '../../engines/page-images.js';
-import { pagesToDocx, readPageArt, type PlacedImage } from '../export/index.js';
-import { inputError, noTextWarning, pageLinks, readPages, selectPages, textlessPages } from '../document/index.js';
+import { pagesToDocx, readPageArt, type PageArt, type PlacedImage } from '../export/index.js';
+import { noTextWarning, pageLinks, pagesTime, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
 
 /** Pictures smaller than this (points) are rules, bullets or specks, not content. */
 const MIN_IMAGE_PT = 12;
@@ -27,12 +27,12 @@ export default operation({
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);
     // The trace gives the line art (table rules and fills, underlines) and where the pictures are, in one pass.
+    // Line art, links and pictures only enrich the text: a file MuPDF or qpdf cannot trace or list (or not within
+    // the pages' time) is still converted, without them.
     const [model, art, links] = await Promise.all([
       readPages(input.path, pages, ectx),
-      readPageArt(input.path, pages, ectx).catch((err) => {
-        throw inputError(err);
-      }),
-      pageLinks(input.path, pages, ectx),
+      readPageArt(input.path, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable(new Map<number, PageArt>())),
+      pageLinks(input.path, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable([])),
     ]);
     const drawn = [...art.values()].flatMap((a) => a.images);
     progress(0.4);
@@ -45,10 +45,8 @@ export default operation({
     const worker = async () => {
       for (let i = next++; i < wanted.length; i = next++) {
         const im = wanted[i];
-        const png = await renderRegion(input.path, im.page, im, IMAGE_DPI, join(dir, 'images', `im${i}`), ectx).catch((err) => {
-          throw inputError(err);
-        });
-        images.push({ page: im.page, box: im, png });
+        const png = await renderRegion(input.path, im.page, im, IMAGE_DPI, join(dir, 'images', `im${i}`), pagesTime(ectx, 1, 'renderPageMs')).catch(unlessUnreadable(null));
+        if (png) images.push({ page: im.page, box: im, png });
       }
     };
     await Promise.all(Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker));

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import sharp from 'sharp';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { tinyTiles } from './fixtures.js';
+import { corpus, expectError, expectOk, pdfText, startApp, tool, until, type TestApp } from './helpers.js';
+
+/**
+ * Files nobody here chose (qpdf's damaged test files, ../shared/corpus/realworld-qpdf) and pages that make an
+ * engine spin: each read falls back to the next engine, a page is cut at its budget, a damaged file is repaired
+ * before it is refused, and a refusal says why.
+ */
+const test = suite('realworld');
+let t: TestApp;
+/** RENDER_PAGE_SECONDS=2, TEXT_PAGE_SECONDS=2. */
+let tight: TestApp;
+
+test.before(async () => {
+  t = await startApp();
+  tight = await startApp({ RENDER_PAGE_SECONDS: '2', TEXT_PAGE_SECONDS: '2' });
+});
+test.after(async () => {
+  await Promise.all([t.close(), tight.close()]);
+});
+
+const rw = (name: string) => corpus(`realworld-qpdf/${name}.pdf`);
+const words = (s: string) => s.split(/\s+/).filter(Boolean);
+
+/** The first page image of a /png answer: its size and how much of it is not white. */
+async function firstImage(app: TestApp, body: Record<string, any>): Promise<{ width: number; height: number; ink: number }> {
+  const url = Array.isArray(body.outputUrl) ? body.outputUrl[0] : body.outputUrl;
+  const { data, info } = await sharp(readFileSync(await app.download(url))).greyscale().raw().toBuffer({ resolveWithObject: true });
+  return { width: info.width, height: info.height, ink: data.filter((v) => v < 200).length / data.length };
+}
+
+test('a page MuPDF cannot read is drawn and read by Poppler (bad11: an object missing from the xref)', async () => {
+  // The references: MuPDF refuses the file, Poppler reads "Salad".
+  assert.throws(() => tool('mutool', ['draw', '-q', '-F', 'txt', '-o', '-', rw('bad11')]));
+  assert.match(pdfText(rw('bad11')), /Salad/);
+  const png = await expectOk(await t.form('/png', { file: { file: rw('bad11') }, resolution: '36' }));
+  const image = await firstImage(t, png);
+  assert.ok(image.width > 0 && image.ink > 0, JSON.stringify(image));
+  const text = await expectOk(await t.form('/extracted-text', { file: { file: rw('bad11') } }));
+  assert.equal(words(text.fullText), words(pdfText(rw('bad11'))));
+});
+
+test('a file whose xref sections loop is read page by page (append-xref-loop: 30 pages)', async () => {
+  const pages = Number(/^Pages:\s+(\d+)/m.exec(tool('pdfinfo', [rw('append-xref-loop')]))![1]);
+  assert.is(pages, 30);
+  const text = await expectOk(await t.form('/extracted-text', { file: { file: rw('append-xref-loop') }, full_text: 'by_page' }));
+  assert.equal(text.fullText.pages.map((p: { page: number }) => p.page), Array.from({ length: pages }, (_, i) => i + 1));
+  assert.match(text.fullText.pages[1].text, /Potato 1/);
+  const word = await expectOk(await t.form('/word', { file: { file: rw('append-xref-loop') } }));
+  // One section per PDF page; "Potato N", repeated at the same place on every page, is the running header.
+  const xml = tool('unzip', ['-p', await t.download(word.outputUrl), 'word/document.xml']);
+  assert.is(xml.match(/<w:sectPr\b/g)?.length, pages);
+  assert.match(xml, /Potato 0 new/);
+});
+
+test('a page that keeps MuPDF and Poppler busy past RENDER_PAGE_SECONDS is drawn by Ghostscript', async () => {
+  const png = await expectOk(await tight.form('/png', { file: { bytes: tinyTiles(0.2), name: 'tiles.pdf' }, resolution: '72' }));
+  // The pattern's blue fills the lower three quarters of the page.
+  const { data, info } = await sharp(readFileSync(await tight.download(png.outputUrl[0]))).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+  assert.is(info.width, 612);
+  const [r, g, b] = at(300, 600);
+  assert.ok(b > 100 && r < 150 && g < 150, `pixel ${[r, g, b]}`);
+});
+
+test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it) and frees its lane for others', async () => {
+  // Two polled renders of the page, then an ordinary render: the ordinary one is not held for the job limit.
+  const polled = await Promise.all(
+    [1, 2].map(async () => (await expectOk(await tight.form('/png', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' }, resolution: '72' }, { 'Request-Type': 'requestId' }))).requestId as string),
+  );
+  const started = Date.now();
+  const ordinary = await expectOk(await tight.form('/png', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, resolution: '36' }));
+  const seconds = (Date.now() - started) / 1000;
+  assert.ok((await firstImage(tight, ordinary)).ink > 0);
+  // Each engine gets 2 s on the page: the ordinary request waited for two cut pages, not for MAX_PROCESS_SECONDS.
+  assert.ok(seconds < 60, `the ordinary render waited ${seconds} s`);
+  for (const id of polled) {
+    let body: Record<string, any> = {};
+    await until('the polled render to end', async () => {
+      body = (await (await tight.request(`/request-status/${id}`)).json()) as Record<string, any>;
+      return body.status !== 'pending';
+    }, 60_000);
+    assert.match(JSON.stringify(body), /Drawing page 1 \(tried by MuPDF, Poppler, Ghostscript\) exceeded the limit RENDER_PAGE_SECONDS=2/);
+  }
+  // The same page as JPEG (Ghostscript first) is cut the same way; its text is read in no time.
+  await expectError(await tight.form('/jpg', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' }, resolution: '72' }), 422, /RENDER_PAGE_SECONDS=2/);
+  const text = await expectOk(await tight.form('/extracted-text', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' } }));
+  assert.is(text.fullText, 'Tiny tiles');
+});
+
+test('a damaged file the engines refuse is repaired once and processed, with a warning', async () => {
+  // bad7: neither qpdf nor Poppler can find its pages (a broken xref); Ghostscript re-writes it.
+  assert.throws(() => tool('qpdf', ['--show-npages', rw('bad7')]));
+  assert.throws(() => tool('pdfinfo', [rw('bad7')]));
+  const png = await expectOk(await t.form('/png', { file: { file: rw('bad7') }, resolution: '36' }));
+  assert.match(png.warning, /damaged .* repaired/);
+  assert.ok((await firstImage(t, png)).width > 0);
+});
+
+test('a file no engine can read, even repaired, is refused with the reason', async () => {
+  await expectError(await t.form('/png', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }), 400, /not valid input for this route: the PDF is cut short/);
+  await expectError(await t.form('/extracted-text', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }), 400, /the PDF is cut short/);
+});
+
+test.run();
