@@ -87,7 +87,7 @@ function rendererTicks(): Map<number, number> {
 const BUSY_TICKS = 50;
 
 /**
- * The renderers that ran a cut job's page: those busy (over half a core) in the job's last second, sampled every
+ * The renderers that ran a cut job's page: those busy (over a quarter of a core) in the job's last second, sampled every
  * 250 ms while it ran (for half a second at least). Only a job of 3 s or more has them: it was cut while its page kept its renderer busy. A
  * renderer Chromium starts for something else (a new browser's own window, the spare page prepared after a job)
  * is busy for about a second while it starts, which a job that short could catch; the spare page is prepared
@@ -122,7 +122,8 @@ async function watchedJob<T>(work: () => Promise<T>): Promise<{ value: T; render
         const seen = lastSecond.filter((s) => s.ticks.has(pid));
         const [first, last] = [seen[0], seen.at(-1)!];
         const span = last.at - first.at;
-        if (span >= 500 && last.ticks.get(pid)! - first.ticks.get(pid)! > (BUSY_TICKS * span) / 1000) ranPage.add(pid);
+        // A quarter of a core at least: a spinning page gets less than a whole one when other work shares the machine.
+        if (span >= 500 && last.ticks.get(pid)! - first.ticks.get(pid)! > (BUSY_TICKS * span) / 2000) ranPage.add(pid);
       }
     return { value, renderers: { ranPage } };
   } finally {
