@@ -1,6 +1,6 @@
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
-import { run } from './run.js';
+import { expectOutput, run } from './run.js';
 
 export interface FontRow {
   name: string;
@@ -123,4 +123,14 @@ export async function popplerPageCount(input: string, ctx: EngineContext): Promi
   const m = /^Pages:\s+(\d+)/m.exec(r.stdout);
   if (!m) throw new EngineError('pdfinfo', 'printed no page count', { stderr: r.stderr });
   return Number(m[1]);
+}
+
+/**
+ * One page as the image file Tesseract reads (PBM, PGM or PPM by `colors`, `output` ending in that extension),
+ * drawn by Poppler: the second engine when MuPDF fails on the page.
+ */
+export async function popplerPageImage(input: string, page: number, output: string, opts: { dpi: number; colors: 'mono' | 'gray' | 'rgb' }, ctx: EngineContext): Promise<void> {
+  const colour = opts.colors === 'mono' ? ['-mono'] : opts.colors === 'gray' ? ['-gray'] : [];
+  await run('pdftoppm', ['-r', String(opts.dpi), '-f', String(page), '-l', String(page), '-singlefile', ...colour, input, output.replace(/\.p[bgp]m$/, '')], { ...ctx, timeoutMs: pageTimeout(ctx) });
+  await expectOutput('pdftoppm', output);
 }

@@ -164,8 +164,11 @@ export async function secureTo(input: string, output: string, readPassword: stri
   await writeFile(output, await doc.save());
 }
 
-/** Readers accept a PDF header anywhere in the first 1024 bytes (junk before it is common in the wild). */
-export const isPdfHeader = (head: Buffer) => head.subarray(0, 1024).includes('%PDF-');
+/**
+ * Readers accept a PDF header anywhere in the first 1024 bytes (junk before it is common in the wild), and qpdf,
+ * Poppler and MuPDF read a file without one whose first object follows blank space (fuzzed and hand-made files).
+ */
+export const isPdfHeader = (head: Buffer) => head.subarray(0, 1024).includes('%PDF-') || /^\s*\d+\s+\d+\s+obj\b/.test(head.subarray(0, 1024).toString('latin1'));
 
 /** Said by every read of a file whose attachments alone are encrypted (readableWithoutPassword). */
 export const ENCRYPTED_ATTACHMENTS_WARNING =

@@ -12,7 +12,7 @@ export interface ReadBudgets {
 }
 
 /** The settings' defaults, for code run outside a job (tests calling a domain function directly). */
-export const DEFAULT_READ_BUDGETS: ReadBudgets = { renderPageMs: 10_000, textPageMs: 10_000, ocrPageMs: 180_000 };
+export const DEFAULT_READ_BUDGETS: ReadBudgets = { renderPageMs: 5_000, textPageMs: 5_000, ocrPageMs: 180_000 };
 
 const current = new AsyncLocalStorage<ReadBudgets>();
 

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError, invalidInput } from '../errors.js';
+import { AppError, TEXT, invalidInput } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
 import { rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
@@ -14,7 +14,7 @@ import { whyUnreadable } from './unreadable.js';
  * read (a 400 carrying the engines' failures, or an engine's failure itself), each PDF input is repaired once:
  * qpdf writes it again (cross-reference table rebuilt, streams recovered), else Ghostscript re-writes it. The
  * job then runs again on the repaired copies and says so in a warning. When nothing could be repaired, or the
- * repaired copy fails too, the 400 says why, in words (whyUnreadable).
+ * repaired copy fails too, the 400 says why, in words (whyUnreadable), unless the operation said so itself.
  */
 export async function withRepairedInputs<T>(pdfs: string[], attempt: (pathOf: (original: string) => string) => Promise<T>, ctx: EngineContext): Promise<{ value: T; warning?: string }> {
   try {
@@ -40,6 +40,8 @@ export async function withRepairedInputs<T>(pdfs: string[], attempt: (pathOf: (o
         failures.push(...more);
       }
     }
+    // An operation's own words (what it could not do, and what to send instead) say more than a reason found here.
+    if (err instanceof AppError && err.message !== TEXT.invalidInput) throw err;
     throw await explained(pdfs, failures, ctx);
   }
 }

@@ -78,7 +78,12 @@ export default operation({
     const all = Array.from({ length: pageCount }, (_, i) => i + 1);
     let result = await convert(input.path).catch(async (err) => {
       if (!(err instanceof EngineError) || err.details.aborted || err.details.timedOut) throw err;
-      if (!rasterize) throw conversionFailed(type, 'Ghostscript could not convert this document (send rasterize_if_errors_encountered=on to rasterize it)');
+      if (!rasterize) {
+        // With Ghostscript's failure as the cause, the job is tried again on a repaired copy before this answer.
+        const refusal = conversionFailed(type, 'Ghostscript could not convert this document (send rasterize_if_errors_encountered=on to rasterize it)');
+        refusal.cause = [err];
+        throw refusal;
+      }
       const raster = join(dir, 'raster-all.pdf');
       await rasterizePages(input.path, raster, all, RASTER_DPI, ctx);
       return convert(raster);

@@ -6,8 +6,9 @@ import { EngineError } from '../../engines/errors.js';
 import type { PageBox } from '../../engines/mupdf.js';
 import { IMAGE_EXTENSIONS, drawPageImage, type PageColors, type PageSurvey, type TextLayer } from '../../engines/mupdf-text-layer.js';
 import { installedLanguages, recognizeToPdf } from '../../engines/tesseract.js';
+import { popplerPageImage } from '../../engines/poppler.js';
 import { inParallel } from './parallel.js';
-import { inputError, readBudgets } from '../document/index.js';
+import { firstThatReads, inputError, readBudgets } from '../document/index.js';
 
 /** The spec's language names and the Tesseract pack each one needs (Debian: tesseract-ocr-<code with - for _>). */
 export const LANGUAGES = {
@@ -102,7 +103,12 @@ export async function recognizePages(req: RecognizeRequest, ctx: RecognizeContex
       const { dpi, colors } = ocrImage(req.boxes[page - 1], req.surveys.get(page));
       const image = join(ctx.dir, `ocr-${page}.${IMAGE_EXTENSIONS[colors]}`);
       try {
-        await drawPageImage(req.input, page, image, { dpi, colors }, { cwd: ctx.dir, signal, timeoutMs: Math.min(renderPageMs, left()) }).catch((err) => {
+        // MuPDF, then Poppler, each within the page's render budget.
+        const draw = { cwd: ctx.dir, signal, timeoutMs: left(), pageMs: renderPageMs };
+        await firstThatReads(`Drawing page ${page} for OCR`, [
+          () => drawPageImage(req.input, page, image, { dpi, colors }, { ...draw, timeoutMs: Math.min(renderPageMs, left()) }),
+          () => popplerPageImage(req.input, page, image, { dpi, colors }, draw),
+        ], 'renderPageMs').catch((err) => {
           throw inputError(err);
         });
         const cap = Math.min(ocrPageMs, left());
