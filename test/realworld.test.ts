@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { tinyTiles } from './fixtures.js';
+import { manyGlyphs, tinyTiles } from './fixtures.js';
 import { corpus, expectError, expectOk, pdfText, startApp, tool, until, type TestApp } from './helpers.js';
 
 /**
@@ -90,6 +90,11 @@ test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it)
   await expectError(await tight.form('/jpg', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' }, resolution: '72' }), 422, /RENDER_PAGE_SECONDS=2/);
   const text = await expectOk(await tight.form('/extracted-text', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' } }));
   assert.is(text.fullText, 'Tiny tiles');
+});
+
+test('a page whose text keeps MuPDF and Poppler busy past TEXT_PAGE_SECONDS is cut (422 naming it)', async () => {
+  // Ten million glyphs: ~6 s in each engine here.
+  await expectError(await tight.form('/extracted-text', { file: { bytes: manyGlyphs(10_000_000), name: 'glyphs.pdf' } }), 422, /Reading the text of page 1 \(tried by MuPDF, Poppler\) exceeded the limit TEXT_PAGE_SECONDS=2/);
 });
 
 test('a damaged file the engines refuse is repaired once and processed, with a warning', async () => {

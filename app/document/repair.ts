@@ -40,9 +40,11 @@ export async function withRepairedInputs<T>(pdfs: string[], attempt: (pathOf: (o
         failures.push(...more);
       }
     }
-    // An operation's own words (what it could not do, and what to send instead) say more than a reason found here.
+    // An operation's own words (what it could not do, and what to send instead) say more than a reason found here,
+    // and a file the readers can count the pages of is not unreadable: what failed was the operation's own work.
     if (err instanceof AppError && err.message !== TEXT.invalidInput) throw err;
-    throw await explained(pdfs, failures, ctx);
+    for (const pdf of pdfs) if (!(await countPages(pdf, ctx).then(() => true, () => false))) throw invalidInput(await whyUnreadable(pdf, failures, ctx));
+    throw err;
   }
 }
 
@@ -61,11 +63,6 @@ async function withoutAttachmentEncryption<T>(pdfs: string[], attempt: (pathOf: 
   }
   if (!copies.size) throw refusal;
   return { value: await attempt((p) => copies.get(p) ?? p), warning };
-}
-
-/** The 400 naming why the first input no engine could read is unreadable. */
-async function explained(pdfs: string[], failures: EngineError[], ctx: EngineContext): Promise<AppError> {
-  return invalidInput(await whyUnreadable(pdfs[0], failures, ctx));
 }
 
 interface Repairer {
