@@ -57,6 +57,8 @@ export interface PageGeometry {
   mediaBox: [number, number, number, number];
   cropBox: [number, number, number, number];
   rotate: number;
+  /** Points per unit of user space (/UserUnit, PDF 1.6); MuPDF scales device space by it. */
+  userUnit?: number;
 }
 
 export interface TraceGlyph {
@@ -156,6 +158,16 @@ function* tags(xml: string): Generator<{ close: boolean; name: string; attrs: st
 
 const nums = (s: string | undefined) => (s ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
 
+/**
+ * A line's writing direction as a unit vector. MuPDF prints "0 0" when the text matrix is degenerate (a zero
+ * font size, a zero scale): such text is written left to right like any other, not taken for vertical.
+ */
+function unitDir(d: number[]): [number, number] {
+  const [x, y] = [d[0] ?? 1, d[1] ?? 0];
+  const length = Math.hypot(x, y);
+  return Number.isFinite(length) && length > 1e-6 ? [x / length, y / length] : [1, 0];
+}
+
 export function parseStext(xml: string): StextPage[] {
   const pages: StextPage[] = [];
   let page: StextPage | null = null;
@@ -178,8 +190,7 @@ export function parseStext(xml: string): StextPage[] {
         if (!page) break;
         const a = attrs(t.attrs);
         const b = nums(a.bbox);
-        const d = nums(a.dir);
-        line = { bbox: [b[0], b[1], b[2], b[3]], wmode: Number(a.wmode ?? 0), dir: [d[0] ?? 1, d[1] ?? 0], spans: [] };
+        line = { bbox: [b[0], b[1], b[2], b[3]], wmode: Number(a.wmode ?? 0), dir: unitDir(nums(a.dir)), spans: [] };
         page.lines.push(line);
         break;
       }
@@ -194,7 +205,8 @@ export function parseStext(xml: string): StextPage[] {
         if (!span) break;
         const a = attrs(t.attrs);
         const q = nums(a.quad);
-        if (q.length !== 8) break;
+        // A glyph whose quad is not all finite numbers has no place on the page to lay it out at.
+        if (q.length !== 8 || !q.every(Number.isFinite)) break;
         span.chars.push({ c: a.c ?? '', quad: q as Quad, x: Number(a.x), y: Number(a.y), color: a.color ?? '#000000' });
         break;
       }
@@ -218,6 +230,7 @@ export function parsePages(xml: string): PageGeometry[] {
       cur.cropBox = cur.mediaBox;
     } else if (cur && t.name === 'CropBox') cur.cropBox = box(a);
     else if (cur && t.name === 'Rotate') cur.rotate = Number(a.v) || 0;
+    else if (cur && t.name === 'UserUnit') cur.userUnit = Number(a.v);
   }
   return out;
 }

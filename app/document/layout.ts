@@ -74,12 +74,32 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 const BOLD = /bold|black|heavy|semibold|demi|[-,]medi|CMBX|SFBX|CMB\d|-B$|,B$|Bd$/i;
 const ITALIC = /italic|oblique|CMTI|CMSL|SFTI|-It$|,I$/i;
 
-/** Device space to PDF user space for one page, as MuPDF builds its page transform (scale 1,-1; rotate; translate to 0,0). */
-export function deviceToUser(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate'>): (p: Point) => Point {
-  const m = geo.mediaBox;
+type Rect = [number, number, number, number];
+
+/**
+ * The box MuPDF 1.21 makes the page of (pdf_page_obj_transform): an empty /MediaBox is US Letter, the /CropBox
+ * cuts it when it is not empty itself, and a box narrower or lower than one unit is the unit square. The page
+ * model's sizes and every mapping to user space start from it, so no zero or negative extent reaches them.
+ */
+function pageBox(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox'>): Rect {
+  const empty = (b: number[]) => !(b[2] > b[0] && b[3] > b[1]);
+  const m: Rect = empty(geo.mediaBox) ? [0, 0, 612, 792] : geo.mediaBox;
   const c = geo.cropBox;
-  const box = [Math.max(m[0], c[0]), Math.max(m[1], c[1]), Math.min(m[2], c[2]), Math.min(m[3], c[3])];
-  if (box[2] <= box[0] || box[3] <= box[1]) box.splice(0, 4, ...m);
+  const cut = empty(c) ? m : [Math.max(m[0], c[0]), Math.max(m[1], c[1]), Math.min(m[2], c[2]), Math.min(m[3], c[3])];
+  const box: Rect = [Math.min(cut[0], cut[2]), Math.min(cut[1], cut[3]), Math.max(cut[0], cut[2]), Math.max(cut[1], cut[3])];
+  return box[2] - box[0] < 1 || box[3] - box[1] < 1 ? [0, 0, 1, 1] : box;
+}
+
+/** /UserUnit as MuPDF applies it; one that is not positive maps every point to one, so nothing can be mapped back: 1. */
+const unitOf = (geo: Pick<PageGeometry, 'userUnit'>) => (geo.userUnit !== undefined && Number.isFinite(geo.userUnit) && geo.userUnit > 0 ? geo.userUnit : 1);
+
+/**
+ * Device space to PDF user space for one page, as MuPDF builds its page transform (scale by /UserUnit and 1,-1;
+ * rotate; translate to 0,0).
+ */
+export function deviceToUser(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate' | 'userUnit'>): (p: Point) => Point {
+  const box = pageBox(geo);
+  const unit = unitOf(geo);
   const rot = ((Math.round((geo.rotate || 0) / 90) * 90) % 360 + 360) % 360;
   const t = (-rot * Math.PI) / 180;
   const cos = Math.round(Math.cos(t));
@@ -90,11 +110,19 @@ export function deviceToUser(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'r
   const tx = Math.min(...corners.map((p) => p.x));
   const ty = Math.min(...corners.map((p) => p.y));
   return ({ x, y }) => {
-    const u = x + tx;
-    const v = -(y + ty); // undo the flip: v = x*sin + y*cos
+    const u = x / unit + tx;
+    const v = -(y / unit + ty); // undo the flip: v = x*sin + y*cos
     // undo the rotation (orthogonal: the inverse is the transpose)
     return { x: round(u * cos + v * sin), y: round(-u * sin + v * cos) };
   };
+}
+
+/** The displayed size of the page in device space (points): the box, turned by /Rotate, scaled by /UserUnit. */
+function displayedSize(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate' | 'userUnit'>): { width: number; height: number } {
+  const [x0, y0, x1, y1] = pageBox(geo);
+  const unit = unitOf(geo);
+  const turned = Math.round((geo.rotate || 0) / 90) % 2 !== 0;
+  return turned ? { width: (y1 - y0) * unit, height: (x1 - x0) * unit } : { width: (x1 - x0) * unit, height: (y1 - y0) * unit };
 }
 
 const hexColour = (hex: string) => {
@@ -135,12 +163,14 @@ export function buildPages(stext: StextPage[], geometry: PageGeometry[], traced?
   return stext.map((sp) => {
     const g = geo.get(sp.page) ?? { page: sp.page, mediaBox: [0, 0, sp.width, sp.height], cropBox: [0, 0, sp.width, sp.height], rotate: 0 };
     const toUser = deviceToUser(g as PageGeometry);
+    // MuPDF's page is 0 by 0 when /UserUnit is 0; every size and margin on the page is taken from these.
+    const size = sp.width > 0 && sp.height > 0 && Number.isFinite(sp.width + sp.height) ? { width: sp.width, height: sp.height } : displayedSize(g);
     const colourAt = traced ? glyphIndex(traced.get(sp.page)) : undefined;
     const raw = sp.lines.map((l) => lineOf(l, sp.page, toUser, colourAt)).filter((l): l is Line => l !== null).flatMap(splitAtGaps);
     const rows = mergeRows(raw);
     const items = readingOrder(rows);
     const lines = items.flatMap((it) => (it.kind === 'line' ? [it.line] : it.lines));
-    return { page: sp.page, width: sp.width, height: sp.height, lines, items };
+    return { page: sp.page, ...size, lines, items };
   });
 }
 
@@ -174,7 +204,7 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
       page,
       box: { x0: bx0, y0: by0, x1: bx1, y1: by1 },
       corners: { topLeft: at(minD, minN), topRight: at(maxD, minN), bottomLeft: at(minD, maxN), bottomRight: at(maxD, maxN) },
-      font: { name: cur.font, size: round(cur.size) },
+      font: { name: cur.font, size: fontSize(cur.size, maxN - minN) },
       bold: BOLD.test(cur.font),
       italic: ITALIC.test(cur.font),
       color: traced ? { space: traced.space, values: traced.values } : hexColour(first.color),
@@ -197,6 +227,17 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
   const box = words.reduce<Box>((b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }), { ...words[0].box });
   const vertical = l.wmode === 1 || Math.abs(dx) < 0.5 || dx < 0;
   return { page, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), vertical, text: words.map((w) => w.text).join(' ') };
+}
+
+/**
+ * A word's size, never zero: the layout measures gaps, pitches and indents in it. MuPDF says 0 when the text
+ * matrix has no extent in one direction (0 Tf, a zero scale, 0 Tz); the glyphs' height across the line is then
+ * the size they show at, and a word drawn at no size at all (invisible on the page) is 1 pt, the smallest a
+ * word processor sets. A positive size keeps its value, at least the 0.001 pt it is rounded to.
+ */
+function fontSize(reported: number, across: number): number {
+  if (reported > 0 && Number.isFinite(reported)) return Math.max(0.001, round(reported));
+  return across > 0 && Number.isFinite(across) ? Math.max(0.001, round(across)) : 1;
 }
 
 function lineFrom(words: Word[], like: Line): Line {

@@ -241,8 +241,11 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
         const frameCol = { x0: x0 - 1, x1: Math.min(page.width, x1 + Math.max(6, 0.1 * (x1 - x0))) };
         if (!up) cursors[column] = lines[lines.length - 1].box.y0 - (pitch - FONT_HEIGHT_EM * size) + pitch;
         const marker = b.kind === 'li' && lines[0] === b.lines[0];
-        const textStart = marker ? lines[0].words[1]?.box.x0 : undefined;
-        const shape = paragraphShape(lines, up ? frameCol : col, b.kind === 'li' ? textStart ?? Math.min(...lines.slice(1).map((l) => l.box.x0)) : undefined);
+        // An item's text starts after its marker, or where its wrapped rows start: all the rows of a piece that
+        // goes on in the next column (it has no marker row, and may have a single row).
+        const wrapped = marker ? lines.slice(1) : lines;
+        const textStart = marker && lines[0].words.length > 1 ? lines[0].words[1].box.x0 : wrapped.length ? Math.min(...wrapped.map((l) => l.box.x0)) : undefined;
+        const shape = paragraphShape(lines, up ? frameCol : col, b.kind === 'li' ? textStart : undefined);
         const runs: Inline[] = [];
         if (pendingBreak) runs.push(new ColumnBreak());
         pendingBreak = false;

@@ -102,23 +102,43 @@ export function rowsOf(page: PageModel): Piece[][] {
   return out;
 }
 
-/** x ranges inside [lo, hi] that at most `allowed` rows cover with their pieces (`skip` left out), 1.5 pt wide or more. */
+/**
+ * x ranges inside [lo, hi] that at most `allowed` rows cover with their pieces (`skip` left out), 1.5 pt wide or more,
+ * on a half-point grid. Counted at the ends of the pieces only, not over every half point: a page can be a
+ * billion points wide, and the text on it two words.
+ */
 function gaps(rows: Piece[][], lo: number, hi: number, allowed: number, skip: Set<Piece> = new Set()): [number, number][] {
-  const cover = new Uint16Array(Math.ceil((hi - lo) * 2) + 2);
+  // How many rows start (+1) or stop (-1) covering at each half point.
+  const change = new Map<number, number>();
+  const cover = ([a, b]: number[]) => {
+    change.set(a, (change.get(a) ?? 0) + 1);
+    change.set(b + 1, (change.get(b + 1) ?? 0) - 1);
+  };
   for (const r of rows) {
-    const seen = new Uint8Array(cover.length);
-    for (const p of r) if (!skip.has(p)) for (let i = Math.floor((p.x0 - lo) * 2); i <= Math.ceil((p.x1 - lo) * 2); i++) seen[i] = 1;
-    seen.forEach((v, i) => (cover[i] += v));
+    // A row counts once where its pieces overlap or touch: they are joined first.
+    const spans = r.filter((p) => !skip.has(p)).map((p) => [Math.floor((p.x0 - lo) * 2), Math.ceil((p.x1 - lo) * 2)]).sort((a, b) => a[0] - b[0]);
+    let cur: number[] | undefined;
+    for (const s of spans) {
+      if (cur && s[0] <= cur[1] + 1) cur[1] = Math.max(cur[1], s[1]);
+      else {
+        if (cur) cover(cur);
+        cur = [...s];
+      }
+    }
+    if (cur) cover(cur);
   }
   const out: [number, number][] = [];
-  let start = -1;
-  for (let i = 0; i < cover.length; i++) {
-    if (cover[i] <= allowed) {
-      if (start < 0) start = i;
-      continue;
-    }
-    if (start > 0 && i - 1 - start >= 3) out.push([lo + start / 2, lo + (i - 1) / 2]);
-    start = -1;
+  let covering = 0;
+  let start = 0;
+  // A run of half points covered by few enough rows counts from where it starts to the first covered one after it;
+  // one at the left edge, or running to the right edge, is no gap between columns.
+  for (const i of [...change.keys()].sort((a, b) => a - b)) {
+    const was = covering <= allowed;
+    covering += change.get(i)!;
+    const now = covering <= allowed;
+    if (was && !now) {
+      if (start > 0 && i - 1 - start >= 3) out.push([lo + start / 2, lo + (i - 1) / 2]);
+    } else if (!was && now) start = i;
   }
   return out;
 }
