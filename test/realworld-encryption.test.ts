@@ -145,4 +145,15 @@ test('changing the security of a file whose attachments alone are encrypted need
   await expectError(await t.form('/decrypted-pdf', { file: { file: files.crypt }, current_open_password: 'not-it' }), 401, /does not open/);
 });
 
+test('a file whose attachments alone are encrypted is read without a password; a new PDF from it is refused, the attachments being lost', async () => {
+  const text = await expectOk(await t.form('/extracted-text', { file: { file: files.eff } }));
+  assert.is(text.fullText, PAGE_TEXT);
+  assert.match(text.warning, /Only the embedded files \(attachments\) of this PDF are encrypted/);
+  await expectOk(await t.form('/png', { file: { file: files.xrefStream }, resolution: '36' }));
+  const info = await expectOk(await t.form('/pdf-info', { file: { file: files.eff }, queries: 'requires_password_to_open,page_count,contains_embedded_file' }));
+  assert.equal([info.requires_password_to_open, info.page_count, info.allQueriesProcessed], [false, 1, true]);
+  assert.match(info.warning, /attachments/);
+  await expectError(await t.form('/compressed-pdf', { file: { file: files.eff }, compression_level: 'low' }), 401, /embedded files \(attachments\) are encrypted.*\/decrypted-pdf/);
+});
+
 test.run();

@@ -16,11 +16,17 @@ import { whyUnreadable } from './unreadable.js';
  * job then runs again on the repaired copies and says so in a warning. When nothing could be repaired, or the
  * repaired copy fails too, the 400 says why, in words (whyUnreadable), unless the operation said so itself.
  */
-export async function withRepairedInputs<T>(pdfs: string[], attempt: (pathOf: (original: string) => string) => Promise<T>, ctx: EngineContext): Promise<{ value: T; warning?: string }> {
+export async function withRepairedInputs<T>(
+  pdfs: string[],
+  attempt: (pathOf: (original: string) => string) => Promise<T>,
+  ctx: EngineContext,
+  opts: { writesPdf: (value: T) => boolean },
+): Promise<{ value: T; warning?: string }> {
   try {
     return { value: await attempt((p) => p) };
   } catch (err) {
-    if (err instanceof AppError && err.code === 'password') return withoutAttachmentEncryption(pdfs, attempt, ctx, err);
+    // Only the plain "password protected" of a read: an operation that changes security says more, and needs the password.
+    if (err instanceof AppError && err.code === 'password' && err.message === TEXT.password) return withoutAttachmentEncryption(pdfs, attempt, ctx, err, opts.writesPdf);
     const failures = readFailuresOf(err);
     if (!failures || !pdfs.length) throw err;
     // qpdf's copy first (it keeps the document as it is); when the job fails on it too, Ghostscript's re-written one.
@@ -52,7 +58,13 @@ export async function withRepairedInputs<T>(pdfs: string[], attempt: (pathOf: (o
  * A 401 for an input whose only encryption is of its attachments: the pages open without a password in any
  * reader, so the job runs again on copies without the encryption (readableWithoutPassword), with its warning.
  */
-async function withoutAttachmentEncryption<T>(pdfs: string[], attempt: (pathOf: (original: string) => string) => Promise<T>, ctx: EngineContext, refusal: AppError): Promise<{ value: T; warning?: string }> {
+async function withoutAttachmentEncryption<T>(
+  pdfs: string[],
+  attempt: (pathOf: (original: string) => string) => Promise<T>,
+  ctx: EngineContext,
+  refusal: AppError,
+  writesPdf: (value: T) => boolean,
+): Promise<{ value: T; warning?: string }> {
   const copies = new Map<string, string>();
   let warning = '';
   for (const pdf of pdfs) {
@@ -62,7 +74,14 @@ async function withoutAttachmentEncryption<T>(pdfs: string[], attempt: (pathOf: 
     warning = readable.warning;
   }
   if (!copies.size) throw refusal;
-  return { value: await attempt((p) => copies.get(p) ?? p), warning };
+  const value = await attempt((p) => copies.get(p) ?? p);
+  // A new PDF made from the copy would carry the attachments' encrypted bytes without their key: lost for good.
+  if (writesPdf(value))
+    throw new AppError(
+      'password',
+      `${TEXT.password} Only its embedded files (attachments) are encrypted, and a new PDF written without their password would lose them: decrypt it first with /decrypted-pdf and its current_open_password.`,
+    );
+  return { value, warning };
 }
 
 interface Repairer {

@@ -156,6 +156,7 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
         });
       },
       { cwd: job.dir, signal: job.signal, timeoutMs: deps.config.maxProcessMs },
+      { writesPdf: (r) => (r.files ?? []).some((f) => /\.pdf$/i.test(f.name ?? (f.ext ? `.${f.ext}` : f.path))) },
     ),
   );
   if (warning) result.warning = result.warning ? `${warning} ${result.warning}` : warning;

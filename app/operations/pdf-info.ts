@@ -7,7 +7,7 @@ import { EngineError } from '../../engines/errors.js';
 import { listFonts, listImages, type FontRow } from '../../engines/poppler.js';
 import { PasswordError, ReadLimitError, oversizedContentStream, readPdfJson, streamData, type QpdfJson } from '../../engines/qpdf.js';
 import { readHead } from '../store/index.js';
-import { PdfObjects, isPdfHeader, pdfDate, pdfText } from '../document/index.js';
+import { PdfObjects, isPdfHeader, pdfDate, pdfText, readableWithoutPassword } from '../document/index.js';
 
 export const QUERIES = [
   'tagged', 'image_only', 'title', 'subject', 'author', 'producer', 'creator', 'creation_date', 'modified_date',
@@ -47,7 +47,21 @@ export default operation({
   run: async (ctx) => ({ json: await pdfInfo(ctx) }),
 });
 
-async function pdfInfo({ fields, input, dir, signal, limits }: RunContext<{ queries: string[] }>): Promise<Record<string, unknown>> {
+/**
+ * A file whose attachments alone are encrypted opens without a password: it is answered from a copy without the
+ * encryption (readableWithoutPassword), with its warning. Every other encrypted file answers what it can (pdfInfoOf).
+ */
+async function pdfInfo(ctx: RunContext<{ queries: string[] }>): Promise<Record<string, unknown>> {
+  const answers = await pdfInfoOf(ctx);
+  if (answers.requires_password_to_open !== true && !(answers.warning && /password protected/.test(String(answers.warning)))) return answers;
+  const readable = await readableWithoutPassword(ctx.input.path, { cwd: ctx.dir, signal: ctx.signal });
+  if (!readable) return answers;
+  const copy = await pdfInfoOf({ ...ctx, input: { ...ctx.input, path: readable.path } });
+  if ('requires_password_to_open' in copy) copy.requires_password_to_open = false;
+  return { ...copy, warning: [readable.warning, copy.warning].filter(Boolean).join(' ') };
+}
+
+async function pdfInfoOf({ fields, input, dir, signal, limits }: RunContext<{ queries: string[] }>): Promise<Record<string, unknown>> {
   const asked: Query[] = fields.queries.includes('all') ? [...QUERIES] : [...new Set(fields.queries as Query[])];
   const ectx = { cwd: dir, signal };
   const size = (await stat(input.path)).size;
