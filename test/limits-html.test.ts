@@ -87,11 +87,11 @@ function rendererTicks(): Map<number, number> {
 const BUSY_TICKS = 50;
 
 /**
- * The renderers that ran a cut job's page: those busy (over a quarter of a core) in the job's last second, sampled every
- * 250 ms while it ran (for half a second at least). Only a job of 3 s or more has them: it was cut while its page kept its renderer busy. A
- * renderer Chromium starts for something else (a new browser's own window, the spare page prepared after a job)
- * is busy for about a second while it starts, which a job that short could catch; the spare page is prepared
- * only after the job has been answered.
+ * The renderers that ran a cut job's page: those alive in the job's last 3 s and busy (over a quarter of a core) in
+ * their last second seen (half a second at least), sampled every 250 ms while it ran. Only a job of 3 s or more
+ * has them: it was cut while its page kept its renderer busy. A renderer Chromium starts for something else (a new
+ * browser's own window, the spare page prepared after a job) is busy for about a second while it starts, which a
+ * job that short could catch; the spare page is prepared only after the job has been answered.
  */
 interface JobRenderers {
   ranPage: Set<number>;
@@ -113,14 +113,15 @@ async function watchedJob<T>(work: () => Promise<T>): Promise<{ value: T; render
     done = true;
     await sampling;
     const ranPage = new Set<number>();
-    // Per renderer, its first and last sample of the job's last second: the cut page's renderer may end (its
-    // context closed) just before the answer arrives, so it is missing from the very last samples.
-    const lastSecond = samples.filter((s) => s.at >= ended - 1250);
-    const pids = new Set(lastSecond.flatMap((s) => [...s.ticks.keys()]));
+    // Per renderer, the last second of its own samples: the cut page's renderer ends (its context closed) a little
+    // before the answer arrives, more so on a busy machine, so the job's very last samples may miss it.
+    const pids = new Set(samples.flatMap((s) => [...s.ticks.keys()]));
     if (ended - started >= 3000)
       for (const pid of pids) {
-        const seen = lastSecond.filter((s) => s.ticks.has(pid));
-        const [first, last] = [seen[0], seen.at(-1)!];
+        const seen = samples.filter((s) => s.ticks.has(pid));
+        const last = seen.at(-1)!;
+        if (last.at < ended - 3000) continue; // ended well before the cut: not the page that was cut
+        const first = seen.find((s) => s.at >= last.at - 1250)!;
         const span = last.at - first.at;
         // A quarter of a core at least: a spinning page gets less than a whole one when other work shares the machine.
         if (span >= 500 && last.ticks.get(pid)! - first.ticks.get(pid)! > (BUSY_TICKS * span) / 2000) ranPage.add(pid);
