@@ -90,6 +90,9 @@ test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it)
   await expectError(await tight.form('/jpg', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' }, resolution: '72' }), 422, /RENDER_PAGE_SECONDS=2/);
   const text = await expectOk(await tight.form('/extracted-text', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' } }));
   assert.is(text.fullText, 'Tiny tiles');
+  // A slide keeps its text when no engine can draw its picture in time.
+  const slides = await expectOk(await tight.form('/powerpoint', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' } }));
+  assert.match(tool('unzip', ['-p', await tight.download(slides.outputUrl), 'ppt/slides/slide1.xml']), /Tiny tiles/);
 });
 
 test('a page whose text keeps MuPDF and Poppler busy past TEXT_PAGE_SECONDS is cut (422 naming it)', async () => {

@@ -2,10 +2,9 @@ import { join } from 'node:path';
 import JSZip from 'jszip';
 import PptxGenModule from 'pptxgenjs';
 import type { EngineContext } from '../../engines/context.js';
-import { EngineError } from '../../engines/errors.js';
 import { textlessPages } from '../../engines/ghostscript-background.js';
 import { renderRegion } from '../../engines/page-images.js';
-import { buildPages, decodedText, inputError, type Line, type PageModel, type Word } from '../document/index.js';
+import { buildPages, decodedText, inputError, isReadFailure, pagesTime, readBudgets, unlessUnreadable, type Line, type PageModel, type Word } from '../document/index.js';
 import { pageGeometry, type StextLine } from '../../engines/mupdf-stext.js';
 import { naturalWidth, styleOf } from './text-style.js';
 
@@ -177,13 +176,19 @@ function upward(line: Line): boolean {
  */
 export async function slideBackgrounds(path: string, pages: PageModel[], dir: string, ctx: EngineContext): Promise<Map<number, string>> {
   const numbers = pages.map((p) => p.page);
+  const pageMs = readBudgets().renderPageMs;
   try {
-    const files = await textlessPages(path, join(dir, 'slide-%d.jpg'), numbers, 150, ctx);
+    const files = await textlessPages(path, join(dir, 'slide-%d.jpg'), numbers, 150, { ...ctx, pageMs });
     return new Map(numbers.map((p, i) => [p, files[i]]));
   } catch (err) {
-    if (!(err instanceof EngineError) || err.details.aborted || err.details.timedOut || err.details.missing) throw err;
+    // Ghostscript failed on the file, or spent RENDER_PAGE_SECONDS on one page: Poppler draws each page within its
+    // budget, and a page it cannot draw either keeps only its text.
+    if (!isReadFailure(err)) throw err;
     const out = new Map<number, string>();
-    for (const p of pages) out.set(p.page, await renderRegion(path, p.page, { x0: 0, y0: 0, x1: p.width, y1: p.height }, 150, join(dir, `page-${p.page}`), ctx));
+    for (const p of pages) {
+      const png = await renderRegion(path, p.page, { x0: 0, y0: 0, x1: p.width, y1: p.height }, 150, join(dir, `page-${p.page}`), pagesTime(ctx, 1, 'renderPageMs')).catch(unlessUnreadable(null));
+      if (png) out.set(p.page, png);
+    }
     return out;
   }
 }
