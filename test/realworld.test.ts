@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { manyGlyphs, tinyTiles } from './fixtures.js';
+import { onRun } from '../engines/run.js';
 import { corpus, expectError, expectOk, pdfText, startApp, tool, until, type TestApp } from './helpers.js';
 
 /**
@@ -58,13 +59,26 @@ test('a file whose xref sections loop is read page by page (append-xref-loop: 30
 });
 
 test('a page that keeps MuPDF and Poppler busy past RENDER_PAGE_SECONDS is drawn by Ghostscript', async () => {
-  const png = await expectOk(await tight.form('/png', { file: { bytes: tinyTiles(0.2), name: 'tiles.pdf' }, resolution: '72' }));
-  // The pattern's blue fills the lower three quarters of the page.
-  const { data, info } = await sharp(readFileSync(await tight.download(png.outputUrl[0]))).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
-  assert.is(info.width, 612);
-  const [r, g, b] = at(300, 600);
-  assert.ok(b > 100 && r < 150 && g < 150, `pixel ${[r, g, b]}`);
+  // 0.07 pt tiles at 72 dpi, here: MuPDF ~5 s, Poppler over 20 s, Ghostscript ~2 s; each engine gets 3 s.
+  const app = await startApp({ RENDER_PAGE_SECONDS: '3' });
+  // The engines that drew at 72 dpi, in order, and whether each finished (a cut one has no exit code 0).
+  const drew: [string, boolean][] = [];
+  let recording = true;
+  onRun((e) => recording && (e.args.includes('72') || e.args.includes('-r72')) && drew.push([e.tool, e.exitCode === 0]));
+  try {
+    const png = await expectOk(await app.form('/png', { file: { bytes: tinyTiles(0.07), name: 'tiles.pdf' }, resolution: '72' }));
+    recording = false;
+    assert.equal(drew, [['mutool', false], ['pdftoppm', false], ['gs', true]]);
+    // The pattern's blue fills the lower three quarters of the page.
+    const { data, info } = await sharp(readFileSync(await app.download(png.outputUrl[0]))).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
+    assert.is(info.width, 612);
+    const [r, g, b] = at(300, 600);
+    assert.ok(b > 100 && r < 150 && g < 150, `pixel ${[r, g, b]}`);
+  } finally {
+    recording = false;
+    await app.close();
+  }
 });
 
 test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it) and frees its lane for others', async () => {
