@@ -124,6 +124,9 @@ test('a damaged file the engines refuse is repaired once and processed, with a w
 });
 
 test('a file no engine can read, even repaired, is refused with the reason', async () => {
+  // Not a PDF at all: what it is instead.
+  await expectError(await t.form('/png', { file: { file: corpus('images/hopper.png'), name: 'scan.pdf' } }), 400, /scan\.pdf is not a PDF: it is a PNG image/);
+  await expectError(await t.form('/extracted-text', { file: { bytes: Buffer.from('Dear customer, please find attached'), name: 'letter.pdf' } }), 400, /letter\.pdf is not a PDF: it is text starting with "Dear customer, pleas/);
   await expectError(await t.form('/png', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }), 400, /not valid input for this route: the PDF is cut short/);
   await expectError(await t.form('/extracted-text', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }), 400, /the PDF is cut short/);
 });

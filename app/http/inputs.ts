@@ -1,5 +1,5 @@
 import { AppError, invalidInput, TEXT } from '../errors.js';
-import { isPdfHeader } from '../document/index.js';
+import { formatOf, isPdfHeader } from '../document/index.js';
 import { extensionOf } from '../store/names.js';
 import type { Store } from '../store/index.js';
 import type { Body } from './body.js';
@@ -61,7 +61,8 @@ async function checkKind(file: StoredFile, spec: InputSpec, store: Store, sniffP
       if (err.code === 'ENOENT') throw new AppError('unknown_resource', TEXT.unknownResource);
       throw err;
     });
-    if (!isPdfHeader(head)) throw invalidInput(`${file.name} is not a PDF`);
+    // Say what it is instead (an image, an Office document, HTML, text starting with...): the usual mistakes.
+    if (!isPdfHeader(head)) throw invalidInput(`${file.name} is not a PDF: it is ${formatOf(head)}`);
   }
   if (spec.extensions && !spec.extensions.includes(extensionOf(file.name))) {
     throw invalidInput(`${file.name} is not one of: ${spec.extensions.map((e) => `.${e}`).join(', ')}`);
