@@ -1,5 +1,5 @@
 import type { EngineContext } from './context.js';
-import { deviceArgs } from './ghostscript-raster.js';
+import { deviceArgs, devicePageBudget } from './ghostscript-raster.js';
 import { expectOutput, run } from './run.js';
 
 /**
@@ -10,8 +10,7 @@ import { expectOutput, run } from './run.js';
 export async function textlessPages(input: string, pattern: string, pages: number[], resolution: number, ctx: EngineContext): Promise<string[]> {
   const args = deviceArgs(input, pattern, { device: 'jpeg', pages, resolution, smoothText: true, smoothLines: true, smoothImages: true, jpegQuality: 85 });
   args.splice(args.length - 1, 0, '-dFILTERTEXT');
-  // deviceArgs has Ghostscript print "Page N" as it begins each page: with ctx.pageMs, a page past it is cut.
-  await run('gs', args, { ...ctx, pageBudget: ctx.pageMs ? { ms: ctx.pageMs, starts: /^Page (\d+)$/gm } : undefined });
+  await run('gs', args, { ...ctx, pageBudget: devicePageBudget(ctx) });
   const files = pages.map((_, i) => pattern.replace('%d', String(i + 1)));
   for (const f of files) await expectOutput('gs', f);
   return files;

@@ -1,4 +1,4 @@
-import type { EngineContext } from './context.js';
+import { pageTimeout, type EngineContext } from './context.js';
 import { expectOutput, run } from './run.js';
 
 /** Arguments of Ghostscript's pdfimage24 device: each page becomes one RGB Flate image in a PDF of the same page size. */
@@ -56,6 +56,9 @@ export function deviceArgs(input: string, pattern: string, opts: DeviceOptions):
   ];
 }
 
+/** With ctx.pageMs, a page past it is cut (run.ts pageBudget): deviceArgs has Ghostscript print "Page N" as it begins each. */
+export const devicePageBudget = (ctx: EngineContext) => (ctx.pageMs ? { ms: ctx.pageMs, starts: /^Page (\d+)$/gm } : undefined);
+
 /** Renders the pages to files; returns their paths in the order of `pages`. */
 export async function renderWithDevice(
   input: string,
@@ -64,8 +67,7 @@ export async function renderWithDevice(
   ctx: EngineContext & { onPage?: () => void },
 ): Promise<string[]> {
   const onStderrLine = ctx.onPage ? (line: string) => /^Page \d+$/.test(line) && ctx.onPage!() : undefined;
-  const pageBudget = ctx.pageMs ? { ms: ctx.pageMs, starts: /^Page (\d+)$/gm } : undefined;
-  await run('gs', deviceArgs(input, pattern, opts), { ...ctx, onStderrLine, pageBudget });
+  await run('gs', deviceArgs(input, pattern, opts), { ...ctx, onStderrLine, pageBudget: devicePageBudget(ctx) });
   const files = opts.pages.map((_, i) => pattern.replace('%d', String(i + 1)));
   // Ghostscript can exit 0 having written nothing (an unreadable file).
   for (const f of files) await expectOutput('gs', f);
@@ -78,7 +80,6 @@ export async function renderWithDevice(
  */
 export async function ghostscriptDrawPage(input: string, page: number, output: string, opts: { resolution: number; colour: 'rgb' | 'gray' | 'rgba' }, ctx: EngineContext): Promise<void> {
   const device = { rgb: 'png16m', gray: 'pnggray', rgba: 'pngalpha' }[opts.colour];
-  const timeoutMs = Math.min(ctx.pageMs ?? Infinity, ctx.timeoutMs ?? Infinity) || undefined;
-  await run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', `-sDEVICE=${device}`, `-r${opts.resolution}`, '-dUseCropBox', `-dFirstPage=${page}`, `-dLastPage=${page}`, `-sOutputFile=${output}`, input], { ...ctx, timeoutMs });
+  await run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', `-sDEVICE=${device}`, `-r${opts.resolution}`, '-dUseCropBox', `-dFirstPage=${page}`, `-dLastPage=${page}`, `-sOutputFile=${output}`, input], { ...ctx, timeoutMs: pageTimeout(ctx) });
   await expectOutput('gs', output);
 }

@@ -13,30 +13,21 @@ export interface TrimFrame {
  * takes 5-10x longer). The caller has already opened the file (passwords, damage) with qpdf.
  */
 export async function trimFrames(input: string, pageCount: number, ctx: EngineContext): Promise<TrimFrame[]> {
-  const r = await run('pdfinfo', ['-box', '-f', '1', '-l', String(pageCount), input], ctx);
-  return parseTrimFrames(r.stdout);
+  return (await popplerGeometry(input, pageCount, ctx)).map((g) => ({ page: g.page, box: g.trimBox, rotate: g.rotate }));
 }
 
-export function parseTrimFrames(out: string): TrimFrame[] {
-  const pages = new Map<number, TrimFrame>();
-  const at = (n: number) => pages.get(n) ?? pages.set(n, { page: n, box: [0, 0, 612, 792], rotate: 0 }).get(n)!;
-  for (const m of out.matchAll(/^Page\s+(\d+)\s+(rot|TrimBox):\s+(.*)$/gm)) {
-    const p = at(Number(m[1]));
-    if (m[2] === 'rot') p.rotate = ((Number(m[3]) % 360) + 360) % 360;
-    else p.box = m[3].trim().split(/\s+/).map(Number) as TrimFrame['box'];
-  }
-  return [...pages.values()].sort((a, b) => a.page - b.page);
-}
+type Box = [number, number, number, number];
 
-/** One page's media and crop boxes (crop clipped to media, as Poppler and MuPDF show it) and /Rotate, from `pdfinfo -box`. */
+/** One page's boxes as Poppler gives them (crop clipped to media; trim falling back to crop, then media) and /Rotate. */
 export interface PopplerPageGeometry {
   page: number;
-  mediaBox: [number, number, number, number];
-  cropBox: [number, number, number, number];
+  mediaBox: Box;
+  cropBox: Box;
+  trimBox: Box;
   rotate: number;
 }
 
-/** Every page's boxes and rotation: the second opinion when MuPDF cannot read them. */
+/** Every page's boxes and rotation (`pdfinfo -box`): the trim frames above, and the second opinion when MuPDF cannot read them. */
 export async function popplerGeometry(input: string, pageCount: number, ctx: EngineContext): Promise<PopplerPageGeometry[]> {
   const r = await run('pdfinfo', ['-box', '-f', '1', '-l', String(pageCount), input], ctx);
   return parsePopplerGeometry(r.stdout);
@@ -44,12 +35,13 @@ export async function popplerGeometry(input: string, pageCount: number, ctx: Eng
 
 export function parsePopplerGeometry(out: string): PopplerPageGeometry[] {
   const pages = new Map<number, PopplerPageGeometry>();
-  const at = (n: number) => pages.get(n) ?? pages.set(n, { page: n, mediaBox: [0, 0, 612, 792], cropBox: [0, 0, 612, 792], rotate: 0 }).get(n)!;
-  for (const m of out.matchAll(/^Page\s+(\d+)\s+(rot|MediaBox|CropBox):\s+(.*)$/gm)) {
+  const letter = (): Box => [0, 0, 612, 792];
+  const at = (n: number) => pages.get(n) ?? pages.set(n, { page: n, mediaBox: letter(), cropBox: letter(), trimBox: letter(), rotate: 0 }).get(n)!;
+  const keys = { MediaBox: 'mediaBox', CropBox: 'cropBox', TrimBox: 'trimBox' } as const;
+  for (const m of out.matchAll(/^Page\s+(\d+)\s+(rot|MediaBox|CropBox|TrimBox):\s+(.*)$/gm)) {
     const p = at(Number(m[1]));
     if (m[2] === 'rot') p.rotate = ((Number(m[3]) % 360) + 360) % 360;
-    else if (m[2] === 'MediaBox') p.mediaBox = m[3].trim().split(/\s+/).map(Number) as PopplerPageGeometry['mediaBox'];
-    else p.cropBox = m[3].trim().split(/\s+/).map(Number) as PopplerPageGeometry['cropBox'];
+    else p[keys[m[2] as keyof typeof keys]] = m[3].trim().split(/\s+/).map(Number) as Box;
   }
   return [...pages.values()].sort((a, b) => a.page - b.page);
 }

@@ -1,4 +1,4 @@
-import type { EngineContext } from './context.js';
+import { pageTimeout, type EngineContext } from './context.js';
 import { EngineError } from './errors.js';
 import { expectOutput, run } from './run.js';
 
@@ -94,9 +94,6 @@ const parseWords = (xml: string): PopplerWord[] =>
     text: unescapeXml(m[5]),
     box: [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4])],
   }));
-
-/** The smaller of a page's budget and the time the job has left: a one-page process is cut at its page budget. */
-export const pageTimeout = (ctx: EngineContext) => Math.min(ctx.pageMs ?? Infinity, ctx.timeoutMs ?? Infinity) || undefined;
 
 /**
  * One page drawn by Poppler, as PNG bytes (pdftoppm writes a single page to stdout without an output root):

@@ -118,7 +118,7 @@ export function deviceToUser(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'r
 }
 
 /** The displayed size of the page in device space (points): the box, turned by /Rotate, scaled by /UserUnit. */
-function displayedSize(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate' | 'userUnit'>): { width: number; height: number } {
+export function displayedSize(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate' | 'userUnit'>): { width: number; height: number } {
   const [x0, y0, x1, y1] = pageBox(geo);
   const unit = unitOf(geo);
   const turned = Math.round((geo.rotate || 0) / 90) % 2 !== 0;

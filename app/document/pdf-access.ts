@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import { AppError, TEXT, invalidInput, limitExceeded, passwordProtected } from '../errors.js';
@@ -169,6 +169,18 @@ export async function secureTo(input: string, output: string, readPassword: stri
  * Poppler and MuPDF read a file without one whose first object follows blank space (fuzzed and hand-made files).
  */
 export const isPdfHeader = (head: Buffer) => head.subarray(0, 1024).includes('%PDF-') || /^\s*\d+\s+\d+\s+obj\b/.test(head.subarray(0, 1024).toString('latin1'));
+
+/** The first 1 KB of a file: where readers look for the PDF header (isPdfHeader) and its version. */
+export async function readPdfHead(path: string): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(1024);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    return head.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
 
 /** Said by every read of a file whose attachments alone are encrypted (readableWithoutPassword). */
 export const ENCRYPTED_ATTACHMENTS_WARNING =

@@ -67,6 +67,31 @@ export async function countPages(path: string, ctx: EngineContext): Promise<numb
   ]);
 }
 
+/** The most pages the first engine of a page chain may fail on in one read; the pages left then go to the next. */
+const FIRST_ENGINE_FAILURES = 3;
+
+/**
+ * Page by page with a fallback: `first` reads the items (pages, or positions of pages) in one process and says
+ * which it finished and why it stopped; the item it stopped on goes to `next`, and `first` goes on with the items
+ * after it. Once `first` has failed FIRST_ENGINE_FAILURES times, every item left goes to `next`.
+ */
+export async function pagesWithFallback(
+  items: number[],
+  first: (pending: number[]) => Promise<{ done: Set<number>; failure?: EngineError }>,
+  next: (item: number, failure?: EngineError) => Promise<void>,
+): Promise<void> {
+  let pending = items;
+  let failures = 0;
+  while (pending.length) {
+    const { done, failure } = failures < FIRST_ENGINE_FAILURES ? await first(pending) : { done: new Set<number>(), failure: undefined };
+    if (failure) failures++;
+    const rest = pending.filter((n) => !done.has(n));
+    const stuck = failures >= FIRST_ENGINE_FAILURES ? rest : rest.slice(0, 1);
+    for (const n of stuck) await next(n, failure);
+    pending = rest.slice(stuck.length);
+  }
+}
+
 /** Each page's boxes and rotation: MuPDF, then Poppler. */
 export async function pageGeometries(path: string, pages: number[], count: number, ctx: EngineContext): Promise<PageGeometry[]> {
   return firstThatReads('Reading the page boxes', [
@@ -84,14 +109,6 @@ export async function pageGeometries(path: string, pages: number[], count: numbe
   ]);
 }
 
-/** The displayed size of a page (its crop box within its media box, turned by /Rotate), as MuPDF shows it. */
-export function displayedSize(g: PageGeometry): { width: number; height: number } {
-  const [m, c] = [g.mediaBox, g.cropBox];
-  const w = Math.max(0, Math.min(c[2], m[2]) - Math.max(c[0], m[0]));
-  const h = Math.max(0, Math.min(c[3], m[3]) - Math.max(c[1], m[1]));
-  const turned = g.rotate % 180 !== 0;
-  return { width: turned ? h : w, height: turned ? w : h };
-}
 
 /**
  * For reads that only enrich a result (line art, links, pictures): on a failure of the file (or its time), the

@@ -1,10 +1,10 @@
 import { inputError } from './pdf-access.js';
 import type { EngineContext } from '../../engines/context.js';
-import { glyphColours, structuredTextUntilFailure, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
+import { glyphColours, structuredTextUntilFailure, type PageGeometry, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
 import { popplerPageText, popplerPageWords, type PopplerWord } from '../../engines/poppler.js';
-import { buildPages, type PageModel } from './layout.js';
+import { buildPages, displayedSize, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
-import { chainFailure, countPages, displayedSize, isReadFailure, pageGeometries, unlessUnreadable } from './read-chain.js';
+import { chainFailure, countPages, isReadFailure, pageGeometries, pagesTime, pagesWithFallback, unlessUnreadable } from './read-chain.js';
 import { readBudgets } from './read-budgets.js';
 import type { EngineError } from '../../engines/errors.js';
 
@@ -34,10 +34,7 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
     const geometry = await pageGeometries(path, pages, count, ctx);
     const [stext, traced] = await Promise.all([
       decodedText(path, pages, ctx, geometry),
-      opts.colours ? glyphColours(path, pages, { ...ctx, timeoutMs: Math.min(ctx.timeoutMs ?? Infinity, readBudgets().textPageMs * pages.length) }).catch((err) => {
-        if (isReadFailure(err)) return undefined;
-        throw err;
-      }) : Promise.resolve(undefined),
+      opts.colours ? glyphColours(path, pages, pagesTime(ctx, pages.length)).catch(unlessUnreadable(undefined)) : Promise.resolve(undefined),
     ]);
     return buildPages(stext, geometry, traced);
   } catch (err) {
@@ -45,38 +42,30 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
   }
 }
 
-/** The most pages MuPDF may fail on in one read before the rest go to Poppler straight away. */
-const MUPDF_FAILURES = 3;
-
 /**
  * The text of the pages: MuPDF's structured text, each page within TEXT_PAGE_SECONDS; a page MuPDF fails on (or
- * is cut on) is read by Poppler, and MuPDF goes on with the pages after it. Lines MuPDF could not decode are
- * read by Poppler too (see repairLines).
+ * is cut on) is read by Poppler, and MuPDF goes on with the pages after it (pagesWithFallback). Lines MuPDF could
+ * not decode are read by Poppler too (see repairLines).
  */
-export async function decodedText(path: string, pages: number[], ctx: EngineContext, geometry?: { page: number; mediaBox: [number, number, number, number]; cropBox: [number, number, number, number]; rotate: number }[]): Promise<StextPage[]> {
+export async function decodedText(path: string, pages: number[], ctx: EngineContext, geometry?: PageGeometry[]): Promise<StextPage[]> {
   const pageMs = readBudgets().textPageMs;
   const read = new Map<number, StextPage>();
-  let pending = pages;
-  let failures = 0;
-  while (pending.length) {
-    const attempt = failures < MUPDF_FAILURES ? await structuredTextUntilFailure(path, pending, { ...ctx, pageMs }) : { pages: [], failure: undefined };
-    for (const p of attempt.pages) read.set(p.page, p);
-    const rest = pending.filter((p) => !read.has(p));
-    if (!rest.length) break;
-    const failure = attempt.failure;
-    if (failure && !isReadFailure(failure)) throw failure;
-    if (failure) failures++;
-    // The page MuPDF stopped on (or every page, once it has failed too often) goes to Poppler.
-    const stuck = failures >= MUPDF_FAILURES ? rest : [rest[0]];
-    for (const page of stuck) read.set(page, await popplerStext(path, page, ctx, pageMs, failure, geometry?.find((g) => g.page === page)));
-    pending = rest.filter((p) => !read.has(p));
-  }
+  await pagesWithFallback(
+    pages,
+    async (pending) => {
+      const attempt = await structuredTextUntilFailure(path, pending, { ...ctx, pageMs });
+      if (attempt.failure && !isReadFailure(attempt.failure)) throw attempt.failure;
+      for (const p of attempt.pages) read.set(p.page, p);
+      return { done: new Set(attempt.pages.map((p) => p.page)), failure: attempt.failure };
+    },
+    async (page, failure) => void read.set(page, await popplerStext(path, page, ctx, pageMs, failure, geometry?.find((g) => g.page === page))),
+  );
   const stext = pages.map((p) => read.get(p)!);
   // A page MuPDF read as empty may be one it could not interpret (an object missing from a broken xref): Poppler
   // gets a look at such pages too, one pdftotext per run of them (a scan costs a few milliseconds more).
   const empty = stext.filter((p) => !p.lines.length).map((p) => p.page);
   if (empty.length) {
-    const found = await popplerPageWords(path, empty, { ...ctx, timeoutMs: Math.min(ctx.timeoutMs ?? Infinity, pageMs * empty.length) }).catch(unlessUnreadable(new Map<number, PopplerWord[]>()));
+    const found = await popplerPageWords(path, empty, pagesTime(ctx, empty.length)).catch(unlessUnreadable(new Map<number, PopplerWord[]>()));
     stext.forEach((p, i) => {
       const words = found.get(p.page);
       if (words?.length) stext[i] = stextFromWords(p.page, words, geometry?.find((g) => g.page === p.page));
@@ -85,7 +74,7 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
   const broken = stext.filter((p) => undecoded(p).length);
   if (!broken.length) return stext;
   // One pdftotext per run of such pages, not one per page at once (a process and two abort listeners each).
-  const words = await popplerPageWords(path, broken.map((p) => p.page), { ...ctx, timeoutMs: Math.min(ctx.timeoutMs ?? Infinity, pageMs * broken.length) });
+  const words = await popplerPageWords(path, broken.map((p) => p.page), pagesTime(ctx, broken.length));
   for (const p of broken) repairLines(p, words.get(p.page) ?? []);
   return stext;
 }
@@ -94,7 +83,7 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
  * A page's text from Poppler's words, as MuPDF would give it without fonts: one line per run of words on one
  * baseline, each word's characters spread evenly over its box, the size from the box's height.
  */
-async function popplerStext(path: string, page: number, ctx: EngineContext, pageMs: number, mupdfFailure: EngineError | undefined, geometry?: Parameters<typeof displayedSize>[0]): Promise<StextPage> {
+async function popplerStext(path: string, page: number, ctx: EngineContext, pageMs: number, mupdfFailure: EngineError | undefined, geometry?: PageGeometry): Promise<StextPage> {
   try {
     return stextFromWords(page, await popplerPageText(path, page, { ...ctx, pageMs }), geometry);
   } catch (err) {
@@ -104,7 +93,7 @@ async function popplerStext(path: string, page: number, ctx: EngineContext, page
 }
 
 /** Poppler's words as a page of structured text (see popplerStext). */
-function stextFromWords(page: number, words: PopplerWord[], geometry?: Parameters<typeof displayedSize>[0]): StextPage {
+function stextFromWords(page: number, words: PopplerWord[], geometry?: PageGeometry): StextPage {
   const { width, height } = geometry ? displayedSize(geometry) : { width: 612, height: 792 };
   const lines: StextLine[] = [];
   for (const w of words) {

@@ -1,11 +1,10 @@
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError, TEXT, invalidInput } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
 import { rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { isPdfHeader, readableWithoutPassword } from './pdf-access.js';
+import { isPdfHeader, readPdfHead, readableWithoutPassword } from './pdf-access.js';
 import { countPages, isReadFailure, readFailuresOf } from './read-chain.js';
 import { whyUnreadable } from './unreadable.js';
 
@@ -29,10 +28,13 @@ export async function withRepairedInputs<T>(
     if (err instanceof AppError && err.code === 'password' && err.message === TEXT.password) return withoutAttachmentEncryption(pdfs, attempt, ctx, err, opts.writesPdf);
     const failures = readFailuresOf(err);
     if (!failures || !pdfs.length) throw err;
+    // Only files with a PDF header: Ghostscript "repairs" an empty or foreign file into a blank page.
+    const repairable = [];
+    for (const pdf of pdfs) if (isPdfHeader(await readPdfHead(pdf))) repairable.push(pdf);
     // qpdf's copy first (it keeps the document as it is); when the job fails on it too, Ghostscript's re-written one.
     for (const repairer of REPAIRERS) {
       const repaired = new Map<string, string>();
-      for (const [i, pdf] of pdfs.entries()) {
+      for (const [i, pdf] of repairable.entries()) {
         const copy = await repairPdf(pdf, join(ctx.cwd, `repaired-${repairer.name}-${i + 1}.pdf`), repairer, ctx, failures);
         if (copy) repaired.set(pdf, copy);
       }
@@ -95,15 +97,8 @@ const REPAIRERS: Repairer[] = [
   { name: 'Ghostscript', write: async (input, output, ctx) => rewritePdf(input, output, {}, { ...ctx, pages: await countPages(input, ctx).catch(() => undefined) }) },
 ];
 
-/**
- * A copy of `input` repaired by `repairer` at `output` that the page chain can count, or null. Only files with a
- * PDF header: Ghostscript "repairs" an empty or foreign file into a blank page.
- */
+/** A copy of `input` repaired by `repairer` at `output` that the page chain can count, or null. */
 async function repairPdf(input: string, output: string, repairer: Repairer, ctx: EngineContext, failures: EngineError[]): Promise<string | null> {
-  const head = Buffer.alloc(1024);
-  const fd = await open(input, 'r');
-  const { bytesRead } = await fd.read(head, 0, head.length, 0).finally(() => fd.close());
-  if (!isPdfHeader(head.subarray(0, bytesRead))) return null;
   try {
     await repairer.write(input, output, ctx);
     await countPages(output, ctx);

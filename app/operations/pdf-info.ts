@@ -47,13 +47,15 @@ export default operation({
   run: async (ctx) => ({ json: await pdfInfo(ctx) }),
 });
 
+const NEEDS_PASSWORD = 'The input file is password protected: it needs a password to open, so most queries cannot be answered.';
+
 /**
  * A file whose attachments alone are encrypted opens without a password: it is answered from a copy without the
  * encryption (readableWithoutPassword), with its warning. Every other encrypted file answers what it can (pdfInfoOf).
  */
 async function pdfInfo(ctx: RunContext<{ queries: string[] }>): Promise<Record<string, unknown>> {
   const answers = await pdfInfoOf(ctx);
-  if (answers.requires_password_to_open !== true && !(answers.warning && /password protected/.test(String(answers.warning)))) return answers;
+  if (answers.warning !== NEEDS_PASSWORD) return answers;
   const readable = await readableWithoutPassword(ctx.input.path, { cwd: ctx.dir, signal: ctx.signal });
   if (!readable) return answers;
   const copy = await pdfInfoOf({ ...ctx, input: { ...ctx.input, path: readable.path } });
@@ -87,7 +89,7 @@ async function pdfInfoOf({ fields, input, dir, signal, limits }: RunContext<{ qu
   } catch (err) {
     await fontsRead;
     if (err instanceof PasswordError) {
-      return partial('The input file is password protected: it needs a password to open, so most queries cannot be answered.', { requires_password_to_open: true });
+      return partial(NEEDS_PASSWORD, { requires_password_to_open: true });
     }
     if (err instanceof ReadLimitError) {
       const why = err.kind === 'objects' ? `the PDF has more objects than the limit MAX_OBJECTS=${err.max} allows` : `the listing of the PDF's objects is larger than the limit MAX_STREAM_MB=${err.max / 1024 / 1024} allows`;

@@ -9,7 +9,7 @@ import { drawPages, readPageBoxes, type DrawColorspace, type DrawOptions, type P
 import { popplerDrawPage } from '../../engines/poppler.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { inParallel } from './parallel.js';
-import { chainFailure, countPages, displayedSize, firstThatReads, inputError, isReadFailure, readBudgets } from '../document/index.js';
+import { chainFailure, countPages, displayedSize, firstThatReads, inputError, isReadFailure, pagesWithFallback, readBudgets } from '../document/index.js';
 
 /**
  * Rendering pages to image files, by the pipeline measured fastest for the format (scripts/bench/render.bench.ts):
@@ -221,9 +221,6 @@ async function renderWithGhostscript(req: RenderRequest, device: RasterDevice, c
   );
 }
 
-/** The most pages MuPDF may fail on in one run before the rest of the run goes to the other engines straight away. */
-const MUPDF_FAILURES = 3;
-
 async function renderWithMupdf(req: RenderRequest, ctx: RenderContext): Promise<string[]> {
   const files: string[] = new Array(req.pages.length);
   const { graphicsAa, textAa } = antiAliasing(req.smoothing);
@@ -236,36 +233,29 @@ async function renderWithMupdf(req: RenderRequest, ctx: RenderContext): Promise<
     ctx.progress(++done / req.pages.length);
   };
 
-  const worker = async (run: { start: number; items: number[] }, _k: number, signal: AbortSignal) => {
-    // Positions in req.pages still to draw. MuPDF draws them in one process, each page within its budget; the page
-    // it fails on goes to Poppler, then Ghostscript, and MuPDF goes on with the pages after it.
-    let pending = run.items.map((_, i) => run.start + i);
-    let failures = 0;
-    while (pending.length) {
-      const drawn = new Set<number>();
-      let failure: EngineError | undefined;
-      if (failures < MUPDF_FAILURES) {
+  // Positions in req.pages: MuPDF draws a run of them in one process, each page within its budget; the page it
+  // fails on goes to Poppler, then Ghostscript, and MuPDF goes on with the pages after it (pagesWithFallback).
+  const worker = async (run: { start: number; items: number[] }, _k: number, signal: AbortSignal) =>
+    pagesWithFallback(
+      run.items.map((_, i) => run.start + i),
+      async (pending) => {
+        const done = new Set<number>();
         const draw: DrawOptions = { pages: pending.map((n) => req.pages[n]), resolution: req.resolution, colorspace: drawColorspace(req.colorModel), graphicsAa, textAa };
         try {
           // Each page is encoded before the next is read: the other workers keep the cores busy meanwhile, and the
           // page's memory is reused for the next (one page buffer per worker).
           for await (const page of drawPages(req.input, draw, { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, pageMs }, true)) {
             await emit(pending[page.index], page);
-            drawn.add(pending[page.index]);
+            done.add(pending[page.index]);
           }
+          return { done };
         } catch (err) {
           if (!isReadFailure(err)) throw err;
-          failure = err;
-          failures++;
+          return { done, failure: err };
         }
-      }
-      const rest = pending.filter((n) => !drawn.has(n));
-      if (!rest.length) break;
-      const stuck = failures >= MUPDF_FAILURES ? rest : [rest[0]];
-      for (const n of stuck) await emit(n, await drawPageElsewhere(req, req.pages[n], ['poppler', 'gs'], failure ? [failure] : [], { ...ctx, pageMs }, signal));
-      pending = rest.filter((n) => !stuck.includes(n));
-    }
-  };
+      },
+      async (n, failure) => emit(n, await drawPageElsewhere(req, req.pages[n], ['poppler', 'gs'], failure ? [failure] : [], { ...ctx, pageMs }, signal)),
+    );
 
   await inParallel(splitRuns(req.pages, availableParallelism()), worker, ctx.signal).catch((err) => {
     throw inputError(err);
