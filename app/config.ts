@@ -41,6 +41,7 @@ const schema = z.object({
   RENDER_PAGE_SECONDS: int(1).default(5),
   TEXT_PAGE_SECONDS: int(1).default(5),
   OCR_PAGE_SECONDS: int(1).default(180),
+  WRITE_PAGE_SECONDS: int(1).default(30),
   MAX_STREAM_MB: int(1).default(256),
   MAX_OBJECTS: int(1000).default(2_000_000),
   MAX_IMAGE_PIXELS: int(1).default(100_000_000),
@@ -169,6 +170,8 @@ export interface Limits {
   textPageMs: number;
   /** Time Tesseract may spend recognising one page; the page is then left without text (a warning says so). */
   ocrPageMs: number;
+  /** Time Ghostscript may spend rewriting one page (pdfwrite); a page past it ends the job with a 422. */
+  writePageMs: number;
   /** Decompressed bytes of one stream parsed inside the Node process. */
   maxStreamBytes: number;
   /** Objects of one PDF parsed inside the Node process. */
@@ -233,6 +236,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       renderPageMs: d.RENDER_PAGE_SECONDS * 1000,
       textPageMs: d.TEXT_PAGE_SECONDS * 1000,
       ocrPageMs: d.OCR_PAGE_SECONDS * 1000,
+      writePageMs: d.WRITE_PAGE_SECONDS * 1000,
       maxStreamBytes: d.MAX_STREAM_MB * 1024 * 1024,
       maxObjects: d.MAX_OBJECTS,
       maxImagePixels: d.MAX_IMAGE_PIXELS,

@@ -1,5 +1,6 @@
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
+import { devicePageBudget } from './ghostscript-raster.js';
 import { pageCount } from './qpdf.js';
 import { expectOutput, run } from './run.js';
 
@@ -124,12 +125,15 @@ export function pdfwriteArgs(input: string, output: string, o: PdfwriteOptions =
   return a;
 }
 
+/** Without -q Ghostscript prints "Page N" as it begins each page: with ctx.pageMs, a page past it is cut (run.ts pageBudget). */
+const withPageMarks = (args: string[], ctx: EngineContext) => (ctx.pageMs ? args.filter((a) => a !== '-q') : args);
+
 /**
  * Rewrites a PDF with pdfwrite. Ghostscript exits 0 on input it could not read, writing an empty document
  * ("Couldn't initialise file", e.g. corpus pdf/image-cmyk.pdf), so its messages and the output's page count are checked.
  */
 export async function rewritePdf(input: string, output: string, opts: PdfwriteOptions, ctx: EngineContext & { pages?: number }): Promise<{ stderr: string }> {
-  const r = await run('gs', pdfwriteArgs(input, output, opts), ctx);
+  const r = await run('gs', withPageMarks(pdfwriteArgs(input, output, opts), ctx), { ...ctx, pageBudget: devicePageBudget(ctx) });
   await expectOutput('gs', output);
   // It may also write one blank page for a file it could not open at all.
   if (/Couldn't initialise file|No pages will be processed/.test(r.stderr)) throw new EngineError('gs', 'could not read the input', { stderr: r.stderr });
@@ -178,13 +182,13 @@ export function outputIntentProlog(intent: OutputIntent, docinfo: Record<string,
 /** Arguments of the pdfimage24 device for some pages only: each becomes one RGB image page. */
 export function rasterPagesArgs(input: string, output: string, pages: number[], resolution: number): string[] {
   return [
-    '-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfimage24', `-r${resolution}`,
+    '-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sstdout=%stderr', '-sDEVICE=pdfimage24', `-r${resolution}`,
     '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4', `-sPageList=${pages.join(',')}`, `-sOutputFile=${output}`, input,
   ];
 }
 
 /** The given pages (strictly increasing) drawn as images into one PDF, in order. */
 export async function rasterizePages(input: string, output: string, pages: number[], resolution: number, ctx: EngineContext): Promise<void> {
-  await run('gs', rasterPagesArgs(input, output, pages, resolution), ctx);
+  await run('gs', withPageMarks(rasterPagesArgs(input, output, pages, resolution), ctx), { ...ctx, pageBudget: devicePageBudget(ctx) });
   await expectOutput('gs', output);
 }

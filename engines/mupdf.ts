@@ -41,6 +41,11 @@ export function parsePageBoxes(xml: string): PageBox[] {
   return pages;
 }
 
+/** `mutool clean`: the document written again by MuPDF's parser, whose repair rebuilds what qpdf's cannot (a second repairer). */
+export async function cleanPdf(input: string, output: string, ctx: EngineContext): Promise<void> {
+  await run('mutool', ['clean', '--', input, output], ctx);
+}
+
 /**
  * Runs a MuPDF JavaScript program (`mutool run`), written into the job dir under `name`: the PDF is parsed and
  * written in MuPDF's process, never in ours. With `summary`, the last line the program printed is its JSON result.

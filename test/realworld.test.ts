@@ -13,12 +13,12 @@ import { corpus, expectError, expectOk, pdfText, startApp, tool, until, type Tes
  */
 const test = suite('realworld');
 let t: TestApp;
-/** RENDER_PAGE_SECONDS=2, TEXT_PAGE_SECONDS=2. */
+/** RENDER_PAGE_SECONDS=2, TEXT_PAGE_SECONDS=2, WRITE_PAGE_SECONDS=2. */
 let tight: TestApp;
 
 test.before(async () => {
   t = await startApp();
-  tight = await startApp({ RENDER_PAGE_SECONDS: '2', TEXT_PAGE_SECONDS: '2' });
+  tight = await startApp({ RENDER_PAGE_SECONDS: '2', TEXT_PAGE_SECONDS: '2', WRITE_PAGE_SECONDS: '2' });
 });
 test.after(async () => {
   await Promise.all([t.close(), tight.close()]);
@@ -114,13 +114,36 @@ test('a page whose text keeps MuPDF and Poppler busy past TEXT_PAGE_SECONDS is c
   await expectError(await tight.form('/extracted-text', { file: { bytes: manyGlyphs(10_000_000), name: 'glyphs.pdf' } }), 422, /Reading the text of page 1 \(tried by MuPDF, Poppler\) exceeded the limit TEXT_PAGE_SECONDS=2/);
 });
 
+test('a page Ghostscript rewrites past WRITE_PAGE_SECONDS is cut (422 naming it); an ordinary rewrite passes', async () => {
+  // Three million glyphs: ~8 s of pdfwrite here.
+  const glyphs = { file: { bytes: manyGlyphs(3_000_000), name: 'glyphs.pdf' } };
+  await expectError(await tight.form('/pdfa', { ...glyphs, output_type: 'PDF/A-2b' }), 422, /Writing page 1 \(tried by Ghostscript\) exceeded the limit WRITE_PAGE_SECONDS=2/);
+  await expectError(await tight.form('/compressed-pdf', { ...glyphs, compression_level: 'high' }), 422, /Writing page 1 .*WRITE_PAGE_SECONDS=2/);
+  // Each page has its own budget: 15 pages pass a budget of 2 s per page.
+  const many = await expectOk(await tight.form('/pdfa', { file: { file: corpus('pdf/federal-register-15-pages.pdf') }, output_type: 'PDF/A-2b' }));
+  assert.match(tool('pdfinfo', [await tight.download(many.outputUrl)]), /Pages:\s+15/);
+});
+
+test('images Poppler cannot find in a damaged file are extracted by MuPDF (issue-117: a broken stream length)', async () => {
+  assert.is(tool('pdfimages', ['-list', rw('issue-117')]).split('\n').filter((l) => /^\s*\d/.test(l)).length, 0);
+  const body = await expectOk(await t.form('/extracted-images', { file: { file: rw('issue-117') } }));
+  const urls = [body.outputUrl].flat();
+  assert.is(urls.length, 1);
+  const meta = await sharp(readFileSync(await t.download(urls[0]))).metadata();
+  assert.equal([meta.format, meta.width, meta.height], ['png', 151, 1]);
+});
+
 test('a damaged file the engines refuse is repaired once and processed, with a warning', async () => {
-  // bad7: neither qpdf nor Poppler can find its pages (a broken xref); Ghostscript re-writes it.
+  // bad7: neither qpdf nor Poppler can find its pages (a broken xref), nor can qpdf rewrite it; MuPDF does.
   assert.throws(() => tool('qpdf', ['--show-npages', rw('bad7')]));
   assert.throws(() => tool('pdfinfo', [rw('bad7')]));
   const png = await expectOk(await t.form('/png', { file: { file: rw('bad7') }, resolution: '36' }));
-  assert.match(png.warning, /damaged .* repaired/);
+  assert.match(png.warning, /damaged .* repaired \(rewritten by MuPDF\)/);
   assert.ok((await firstImage(t, png)).width > 0);
+  // Ghostscript's PDF/A of it too, from MuPDF's copy: its text read back.
+  const pdfa = await expectOk(await t.form('/pdfa', { file: { file: rw('bad7') }, output_type: 'PDF/A-2b' }));
+  assert.match(pdfa.warning, /rewritten by MuPDF/);
+  assert.is(pdfText(await t.download(pdfa.outputUrl)).trim(), 'Potato');
 });
 
 test('a file no engine can read, even repaired, is refused with the reason', async () => {

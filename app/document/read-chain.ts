@@ -92,6 +92,20 @@ export async function pagesWithFallback(
   }
 }
 
+/**
+ * A whole-document run of an engine that marks where each page begins (Ghostscript's pdfwrite): each page gets
+ * `budget`, and a page past it ends the job with a 422 naming the page and the setting, since no other engine
+ * writes what this one does.
+ */
+export async function withinPageBudget<T>(what: string, budget: keyof ReadBudgets, ctx: EngineContext, fn: (ctx: EngineContext) => Promise<T>): Promise<T> {
+  try {
+    return await fn({ ...ctx, pageMs: readBudgets()[budget] });
+  } catch (err) {
+    if (!(err instanceof EngineError) || err.details.stalledPage === undefined) throw err;
+    throw chainFailure(`${what} ${err.details.stalledPage ? `page ${err.details.stalledPage}` : 'the document'}`, [err], budget);
+  }
+}
+
 /** Each page's boxes and rotation: MuPDF, then Poppler. */
 export async function pageGeometries(path: string, pages: number[], count: number, ctx: EngineContext): Promise<PageGeometry[]> {
   return firstThatReads('Reading the page boxes', [

@@ -3,15 +3,16 @@ import { AppError, TEXT, invalidInput } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
 import { rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
+import { cleanPdf } from '../../engines/mupdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { isPdfHeader, readPdfHead, readableWithoutPassword } from './pdf-access.js';
-import { countPages, isReadFailure, readFailuresOf } from './read-chain.js';
+import { countPages, isReadFailure, readFailuresOf, withinPageBudget } from './read-chain.js';
 import { whyUnreadable } from './unreadable.js';
 
 /**
  * Repair before refusal. A job runs on its inputs as they are; when it fails because an input PDF could not be
  * read (a 400 carrying the engines' failures, or an engine's failure itself), each PDF input is repaired once:
- * qpdf writes it again (cross-reference table rebuilt, streams recovered), else Ghostscript re-writes it. The
+ * qpdf writes it again (cross-reference table rebuilt, streams recovered), else MuPDF, else Ghostscript re-writes it. The
  * job then runs again on the repaired copies and says so in a warning. When nothing could be repaired, or the
  * repaired copy fails too, the 400 says why, in words (whyUnreadable), unless the operation said so itself.
  */
@@ -31,7 +32,7 @@ export async function withRepairedInputs<T>(
     // Only files with a PDF header: Ghostscript "repairs" an empty or foreign file into a blank page.
     const repairable = [];
     for (const pdf of pdfs) if (isPdfHeader(await readPdfHead(pdf))) repairable.push(pdf);
-    // qpdf's copy first (it keeps the document as it is); when the job fails on it too, Ghostscript's re-written one.
+    // qpdf's copy first (it keeps the document as it is); when the job fails on it too, MuPDF's, then Ghostscript's re-written one.
     for (const repairer of REPAIRERS) {
       const repaired = new Map<string, string>();
       for (const [i, pdf] of repairable.entries()) {
@@ -93,8 +94,16 @@ interface Repairer {
 
 const REPAIRERS: Repairer[] = [
   { name: 'qpdf', write: (input, output, ctx) => writePdf(input, output, {}, ctx) },
+  // MuPDF's repair keeps the document's objects (forms, outlines) where Ghostscript's re-interpretation drops them.
+  { name: 'MuPDF', write: (input, output, ctx) => cleanPdf(input, output, ctx) },
   // Without a page count qpdf agrees with, any page at all (rewritePdf).
-  { name: 'Ghostscript', write: async (input, output, ctx) => rewritePdf(input, output, {}, { ...ctx, pages: await countPages(input, ctx).catch(() => undefined) }) },
+  {
+    name: 'Ghostscript',
+    write: async (input, output, ctx) => {
+      const pages = await countPages(input, ctx).catch(() => undefined);
+      return withinPageBudget('Repairing', 'writePageMs', ctx, (c) => rewritePdf(input, output, {}, { ...c, pages }));
+    },
+  },
 ];
 
 /** A copy of `input` repaired by `repairer` at `output` that the page chain can count, or null. */

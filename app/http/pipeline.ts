@@ -134,7 +134,7 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
   const { limits } = deps.config;
   const pdfs = Object.entries(inputs).flatMap(([k, files]) => (op.inputs[k]?.kind === 'pdf' ? files.map((f) => f.path) : []));
   // Each page of every read has its time budget, and a damaged input is repaired once before it is refused.
-  const { value: result, warning } = await withReadBudgets({ renderPageMs: limits.renderPageMs, textPageMs: limits.textPageMs, ocrPageMs: limits.ocrPageMs }, () =>
+  const { value: result, warning } = await withReadBudgets({ renderPageMs: limits.renderPageMs, textPageMs: limits.textPageMs, ocrPageMs: limits.ocrPageMs, writePageMs: limits.writePageMs }, () =>
     withRepairedInputs(
       pdfs,
       (pathOf) => {

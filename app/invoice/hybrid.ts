@@ -4,7 +4,7 @@ import type { EngineContext } from '../../engines/context.js';
 import { printHtml, type HtmlLimits } from '../../engines/chromium/print.js';
 import { GS_ICC_DIR, outputIntentProlog, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { EngineError } from '../../engines/errors.js';
-import { openPdf } from '../document/index.js';
+import { openPdf, withinPageBudget } from '../document/index.js';
 import { conversionFailed, readWritten } from '../rewrite/index.js';
 
 /** The visual part of a hybrid invoice: the rendering printed by Chromium, then any PDF made PDF/A-3b by Ghostscript. */
@@ -28,7 +28,7 @@ export async function toPdfA3(input: string, out: string, title: string, ctx: En
   const prolog = join(ctx.cwd, 'pdfa3.ps');
   await writeFile(prolog, outputIntentProlog({ profile: SRGB, components: 3, subtype: 'GTS_PDFA1', identifier: 'sRGB IEC61966-2.1', info: 'sRGB IEC61966-2.1', registry: 'http://www.color.org' }, { Title: title }));
   try {
-    await rewritePdf(input, out, { pdfa: 3, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...ctx, pages: pageCount });
+    await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(input, out, { pdfa: 3, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...c, pages: pageCount }));
   } catch (err) {
     if (!(err instanceof EngineError) || err.details.aborted || err.details.timedOut || err.details.limit) throw err;
     throw conversionFailed('PDF/A-3b', 'Ghostscript could not convert the invoice PDF');

@@ -4,7 +4,9 @@ import sharp from 'sharp';
 import { output, pages } from '../http/fields.js';
 import { operation, pdfInput, type OutputFile } from '../http/operation.js';
 import { listImageObjects, writeImages, type ImageListing } from '../../engines/poppler-images.js';
-import { selectPages } from '../document/index.js';
+import { listImagesMupdf, extractImagesMupdf } from '../../engines/mupdf-images.js';
+import { EngineError } from '../../engines/errors.js';
+import { firstThatReads, pagesTime, selectPages, unlessUnreadable } from '../document/index.js';
 import { limitExceeded } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 
@@ -15,81 +17,131 @@ export default operation({
   tag: 'Information and extraction',
   summary: 'Extract the images of a PDF in their original encoding',
   description:
-    'Each image once, named <output>-img###-page### (image number, page where it first appears). JPEG and JPEG 2000 keep their stored bytes; CMYK images become TIFF; CCITT fax images become CCITT G4 TIFF; JBIG2 and the other encodings become PNG (with the soft mask as alpha). No image: empty outputUrl and outputId and a warning.',
+    'Each image once, named <output>-img###-page### (image number, page where it first appears). JPEG and JPEG 2000 keep their stored bytes; CMYK images become TIFF; CCITT fax images become CCITT G4 TIFF; JBIG2 and the other encodings become PNG (with the soft mask as alpha). Read by Poppler; when Poppler cannot read the file or finds no image where MuPDF finds some, MuPDF extracts them (JPEG as stored, the rest as PNG; no inline images). No image: empty outputUrl and outputId and a warning.',
   inputs: pdfInput(),
   fields: { pages: pages(), output: output() },
   output: 'files',
-  engines: ['qpdf', 'poppler'],
+  engines: ['qpdf', 'poppler', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress, limits }) => {
-    const ectx = { cwd: dir, signal, timeoutMs };
-    const selected = await selectPages(input.path, fields.pages, ectx);
-    const wanted = new Set(selected);
-    const range = { first: selected[0], last: selected[selected.length - 1] };
-    const listed = await listImageObjects(input.path, range, ectx);
+    const selected = await selectPages(input.path, fields.pages, { cwd: dir, signal, timeoutMs });
+    // Decoding is the work, a page's worth of rendering time per page at most.
+    const ectx = pagesTime({ cwd: dir, signal, timeoutMs }, selected.length, 'renderPageMs');
+    const job: Extraction = { input: input.path, selected, dir, outputName, maxPixels: limits.maxImagePixels, progress };
     const none = { files: [], warning: 'No files of the specified type were found: the selected pages contain no images.' };
-    if (!listed.some((im) => wanted.has(im.page) && isPicture(im))) return none;
-
-    // pdfimages writes every image of a page range, decoding all but JPEG and JPEG 2000 (a few MB of Flate can
-    // inflate to 48000x48000 pixels): pages holding an image above MAX_IMAGE_PIXELS are left out of its runs.
-    const over = listed.filter((im) => !STORED_AS_IS.has(im.encoding) && im.width * im.height > limits.maxImagePixels);
-    const blocked = new Set(over.map((im) => im.page));
-    const lost = listed.filter((im) => blocked.has(im.page) && wanted.has(im.page) && isPicture(im));
-    const tooLarge = over.find((im) => wanted.has(im.page));
-    if (tooLarge && lost.length === listed.filter((im) => wanted.has(im.page) && isPicture(im)).length) {
-      throw limitExceeded(`An image on page ${tooLarge.page} (${tooLarge.width}x${tooLarge.height} pixels)`, 'MAX_IMAGE_PIXELS', limits.maxImagePixels);
-    }
-    const runs = pageRuns(range, blocked);
-
-    const raw = join(dir, 'raw');
-    await mkdir(raw);
-    const stored = await writeRuns(input.path, join(raw, 'im'), runs, listed, 'all', ectx);
-    progress(0.5);
-    const needsDecode = [...stored.values()].some((p) => /\.(ccitt|jb2e)$/.test(p));
-    const decoded = needsDecode ? await writeRuns(input.path, join(raw, 'png'), runs, listed, 'png', ectx) : new Map<number, string>();
-
-    const files: OutputFile[] = [];
-    const seen = new Set<number>();
-    for (let i = 0; i < listed.length; i++) {
-      const im = listed[i];
-      if (!wanted.has(im.page) || !isPicture(im)) continue;
-      // The same image object drawn again (a logo on every page) is extracted once, at its first page.
-      if (im.object && seen.has(im.object)) continue;
-      if (im.object) seen.add(im.object);
-      const src = stored.get(im.num);
-      if (!src) continue;
-      const mask = listed[i + 1]?.type === 'smask' && listed[i + 1].page === im.page ? listed[i + 1] : undefined;
-      const n = files.length + 1;
-      const name = `${outputName}-img${pad(n)}-page${pad(im.page)}`;
-      const out = join(dir, `out-${n}`);
-      const ext = extname(src).slice(1);
-      if (ext === 'ccitt') {
-        // Fax images stay fax-compressed: CCITT G4 in a TIFF, which every viewer opens (raw .ccitt is unreadable).
-        await sharp(decoded.get(im.num)!).toColourspace('b-w').tiff({ compression: 'ccittfax4', bitdepth: 1 }).toFile(`${out}.tif`);
-        files.push({ path: `${out}.tif`, name: `${name}.tif` });
-      } else if (ext === 'jb2e') {
-        await sharp(decoded.get(im.num)!).toColourspace('b-w').png({ palette: true, colours: 2, compressionLevel: 9 }).toFile(`${out}.png`);
-        files.push({ path: `${out}.png`, name: `${name}.png` });
-      } else if (ext === 'png' && mask && stored.get(mask.num) && mask.width === im.width && mask.height === im.height) {
-        const alpha = await sharp(stored.get(mask.num)!).toColourspace('b-w').raw().toBuffer();
-        // sharp applies removeAlpha after joinChannel in one pipeline, so the colour channels are taken first.
-        const colour = await sharp(src).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-        await sharp(colour.data, { raw: { width: colour.info.width, height: colour.info.height, channels: colour.info.channels } })
-          .joinChannel(alpha, { raw: { width: mask.width, height: mask.height, channels: 1 } })
-          .png()
-          .toFile(`${out}.png`);
-        files.push({ path: `${out}.png`, name: `${name}.png` });
-      } else {
-        const e = ext === 'tif' ? 'tif' : ext;
-        files.push({ path: src, name: `${name}.${e}` });
-      }
-    }
-    const pages = [...new Set(lost.map((im) => im.page))];
-    const warning = pages.length
-      ? `Page${pages.length > 1 ? 's' : ''} ${pages.join(', ')} ${pages.length > 1 ? 'hold' : 'holds'} an image larger than the limit MAX_IMAGE_PIXELS=${limits.maxImagePixels}: ${lost.length} image${lost.length > 1 ? 's' : ''} of ${pages.length > 1 ? 'those pages were' : 'that page was'} not extracted.`
-      : undefined;
-    return files.length ? { files, warning } : none;
+    // Poppler first (inline images, stored encodings); MuPDF when Poppler fails or finds none MuPDF sees.
+    return (await firstThatReads('Extracting the images', [() => withPoppler(job, ectx), () => withMupdf(job, ectx)])) ?? none;
   },
 });
+
+interface Extraction {
+  input: string;
+  selected: number[];
+  dir: string;
+  outputName: string;
+  maxPixels: number;
+  progress: (fraction: number) => void;
+}
+
+type Extracted = { files: OutputFile[]; warning?: string } | null;
+
+const fileName = (job: Extraction, n: number, page: number, ext: string) => `${job.outputName}-img${pad(n)}-page${pad(page)}.${ext}`;
+
+/** Poppler's pdfimages: every image (inline ones too), JPEG, JPEG 2000 and CCITT kept as stored. Null: none on the pages. */
+async function withPoppler(job: Extraction, ectx: EngineContext): Promise<Extracted> {
+  const { dir, selected } = job;
+  const wanted = new Set(selected);
+  const range = { first: selected[0], last: selected[selected.length - 1] };
+  const listed = await listImageObjects(job.input, range, ectx);
+  if (!listed.some((im) => wanted.has(im.page) && isPicture(im))) {
+    // Nothing Poppler sees: MuPDF's own parser may find what a damaged file hides from it.
+    const mupdf = await listImagesMupdf(job.input, range, ectx).catch(unlessUnreadable([]));
+    if (mupdf.some((im) => wanted.has(im.page))) throw new EngineError('pdfimages', 'listed no image where MuPDF lists some');
+    return null;
+  }
+
+  // pdfimages writes every image of a page range, decoding all but JPEG and JPEG 2000 (a few MB of Flate can
+  // inflate to 48000x48000 pixels): pages holding an image above MAX_IMAGE_PIXELS are left out of its runs.
+  const over = listed.filter((im) => !STORED_AS_IS.has(im.encoding) && im.width * im.height > job.maxPixels);
+  const blocked = new Set(over.map((im) => im.page));
+  const lost = listed.filter((im) => blocked.has(im.page) && wanted.has(im.page) && isPicture(im));
+  const tooLarge = over.find((im) => wanted.has(im.page));
+  if (tooLarge && lost.length === listed.filter((im) => wanted.has(im.page) && isPicture(im)).length) {
+    throw limitExceeded(`An image on page ${tooLarge.page} (${tooLarge.width}x${tooLarge.height} pixels)`, 'MAX_IMAGE_PIXELS', job.maxPixels);
+  }
+  const runs = pageRuns(range, blocked);
+
+  const raw = join(dir, 'raw');
+  await mkdir(raw, { recursive: true });
+  const stored = await writeRuns(job.input, join(raw, 'im'), runs, listed, 'all', ectx);
+  job.progress(0.5);
+  const needsDecode = [...stored.values()].some((p) => /\.(ccitt|jb2e)$/.test(p));
+  const decoded = needsDecode ? await writeRuns(job.input, join(raw, 'png'), runs, listed, 'png', ectx) : new Map<number, string>();
+
+  const files: OutputFile[] = [];
+  const seen = new Set<number>();
+  for (let i = 0; i < listed.length; i++) {
+    const im = listed[i];
+    if (!wanted.has(im.page) || !isPicture(im)) continue;
+    // The same image object drawn again (a logo on every page) is extracted once, at its first page.
+    if (im.object && seen.has(im.object)) continue;
+    if (im.object) seen.add(im.object);
+    const src = stored.get(im.num);
+    if (!src) continue;
+    const mask = listed[i + 1]?.type === 'smask' && listed[i + 1].page === im.page ? listed[i + 1] : undefined;
+    const n = files.length + 1;
+    const out = join(dir, `out-${n}`);
+    const ext = extname(src).slice(1);
+    if (ext === 'ccitt') {
+      // Fax images stay fax-compressed: CCITT G4 in a TIFF, which every viewer opens (raw .ccitt is unreadable).
+      await sharp(decoded.get(im.num)!).toColourspace('b-w').tiff({ compression: 'ccittfax4', bitdepth: 1 }).toFile(`${out}.tif`);
+      files.push({ path: `${out}.tif`, name: fileName(job, n, im.page, 'tif') });
+    } else if (ext === 'jb2e') {
+      await sharp(decoded.get(im.num)!).toColourspace('b-w').png({ palette: true, colours: 2, compressionLevel: 9 }).toFile(`${out}.png`);
+      files.push({ path: `${out}.png`, name: fileName(job, n, im.page, 'png') });
+    } else if (ext === 'png' && mask && stored.get(mask.num) && mask.width === im.width && mask.height === im.height) {
+      const alpha = await sharp(stored.get(mask.num)!).toColourspace('b-w').raw().toBuffer();
+      // sharp applies removeAlpha after joinChannel in one pipeline, so the colour channels are taken first.
+      const colour = await sharp(src).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      await sharp(colour.data, { raw: { width: colour.info.width, height: colour.info.height, channels: colour.info.channels } })
+        .joinChannel(alpha, { raw: { width: mask.width, height: mask.height, channels: 1 } })
+        .png()
+        .toFile(`${out}.png`);
+      files.push({ path: `${out}.png`, name: fileName(job, n, im.page, 'png') });
+    } else {
+      files.push({ path: src, name: fileName(job, n, im.page, ext) });
+    }
+  }
+  return files.length ? { files, warning: lostWarning(lost, job.maxPixels) } : null;
+}
+
+/**
+ * MuPDF's extract: each image XObject once (no inline images), JPEG as stored, the rest decoded to PNG with the
+ * soft mask as alpha. Images above MAX_IMAGE_PIXELS that need decoding are left out and listed in the warning.
+ */
+async function withMupdf(job: Extraction, ectx: EngineContext): Promise<Extracted> {
+  const wanted = new Set(job.selected);
+  const listed = (await listImagesMupdf(job.input, { first: job.selected[0], last: job.selected[job.selected.length - 1] }, ectx)).filter((im) => wanted.has(im.page));
+  const first = new Map<number, (typeof listed)[number]>();
+  for (const im of listed) if (!first.has(im.object)) first.set(im.object, im);
+  if (!first.size) return null;
+  const decodes = (im: (typeof listed)[number]) => !im.filters.includes('DCT');
+  const lost = [...first.values()].filter((im) => decodes(im) && im.width * im.height > job.maxPixels);
+  if (lost.length === first.size) throw limitExceeded(`An image on page ${lost[0].page} (${lost[0].width}x${lost[0].height} pixels)`, 'MAX_IMAGE_PIXELS', job.maxPixels);
+  const kept = [...first.values()].filter((im) => !lost.includes(im));
+  const written = await extractImagesMupdf(job.input, kept.map((im) => im.object), join(job.dir, 'mupdf'), ectx);
+  const files: OutputFile[] = [];
+  for (const im of kept) {
+    const path = written.get(im.object);
+    if (path) files.push({ path, name: fileName(job, files.length + 1, im.page, extname(path).slice(1)) });
+  }
+  return files.length ? { files, warning: lostWarning(lost, job.maxPixels) } : null;
+}
+
+function lostWarning(lost: { page: number }[], maxPixels: number): string | undefined {
+  const pages = [...new Set(lost.map((im) => im.page))];
+  if (!pages.length) return undefined;
+  return `Page${pages.length > 1 ? 's' : ''} ${pages.join(', ')} ${pages.length > 1 ? 'hold' : 'holds'} an image larger than the limit MAX_IMAGE_PIXELS=${maxPixels}: ${lost.length} image${lost.length > 1 ? 's' : ''} of ${pages.length > 1 ? 'those pages were' : 'that page was'} not extracted.`;
+}
 
 /** Encodings pdfimages writes as stored, without decoding them. */
 const STORED_AS_IS = new Set(['jpeg', 'jp2']);

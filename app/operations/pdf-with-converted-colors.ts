@@ -6,7 +6,7 @@ import { AppError } from '../errors.js';
 import { oneOf, output, trueFalse } from '../http/fields.js';
 import { operation } from '../http/operation.js';
 import { GS_ICC_DIR, outputIntentProlog, rewritePdf, type ColorFamily } from '../../engines/ghostscript-pdfwrite.js';
-import { openPdf } from '../document/index.js';
+import { openPdf, withinPageBudget } from '../document/index.js';
 
 /** colord-data's profiles (Debian package colord-data, listed in scripts/apt-packages.txt). */
 const COLORD = '/usr/share/color/icc/colord';
@@ -125,16 +125,18 @@ export default operation({
       // and writes them unchanged as ICCBased colour spaces embedding it (UseDeviceIndependentColor), so readers
       // see the right colours and the numbers are CIELAB D50. No OutputIntent: Lab is no output condition.
       const lab = join(dir, 'lab.pdf');
-      const e1 = await rewritePdf(input.path, lab, { ...opts, colorConversion: 'RGB' }, { ...ctx, pages: pageCount });
+      const e1 = await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(input.path, lab, { ...opts, colorConversion: 'RGB' }, { ...c, pages: pageCount }));
       const strategy = join(dir, 'strategy.ps');
       await writeFile(strategy, '%!\n<< /ColorConversionStrategy /UseDeviceIndependentColor >> setdistillerparams\n');
-      const e2 = await rewritePdf(lab, out, { iccDir: icc, readable: [icc], prologs: [strategy] }, { ...ctx, pages: pageCount });
+      const e2 = await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(lab, out, { iccDir: icc, readable: [icc], prologs: [strategy] }, { ...c, pages: pageCount }));
       failedLink(e1.stderr + e2.stderr);
       return { files: [{ path: out, name: `${outputName}.pdf` }] };
     }
     const prolog = join(dir, 'intent.ps');
     await writeFile(prolog, outputIntentProlog({ profile: target.file, components: COMPONENTS[target.family], subtype: 'GTS_PDFA1', identifier: 'Custom', info: target.name }));
-    const { stderr } = await rewritePdf(input.path, out, { ...opts, colorConversion: target.family, prologs: [prolog] }, { ...ctx, pages: pageCount });
+    const { stderr } = await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
+      rewritePdf(input.path, out, { ...opts, colorConversion: target.family, prologs: [prolog] }, { ...c, pages: pageCount }),
+    );
     failedLink(stderr);
     return { files: [{ path: out, name: `${outputName}.pdf` }] };
   },

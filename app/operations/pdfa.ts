@@ -7,7 +7,7 @@ import { EngineError } from '../../engines/errors.js';
 import { GS_ICC_DIR, outputIntentProlog, rasterizePages, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { assemblePages, type PageSource } from '../../engines/qpdf-edit.js';
 import { pdfaPart } from './pdf-with-added-attachment.js';
-import { openPdf } from '../document/index.js';
+import { openPdf, withinPageBudget } from '../document/index.js';
 import { conversionFailed, pagesWithoutUnicode, readWritten, updateObjects } from '../rewrite/index.js';
 
 const TYPES = { 'PDF/A-1b': [1, false], 'PDF/A-2b': [2, false], 'PDF/A-2u': [2, true], 'PDF/A-3b': [3, false], 'PDF/A-3u': [3, true] } as const;
@@ -70,7 +70,7 @@ export default operation({
     let n = 0;
     const convert = async (src: string) => {
       const out = join(dir, `pdfa-${++n}.pdf`);
-      await rewritePdf(src, out, { pdfa: part, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...ctx, pages: pageCount });
+      await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(src, out, { pdfa: part, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...c, pages: pageCount }));
       const w = await readWritten(out, ctx);
       if (pdfaPart(w.xmp) !== part || !w.intents.includes('GTS_PDFA1')) throw new EngineError('gs', 'no PDF/A claim or OutputIntent written');
       return { out, w };
@@ -85,7 +85,7 @@ export default operation({
         throw refusal;
       }
       const raster = join(dir, 'raster-all.pdf');
-      await rasterizePages(input.path, raster, all, RASTER_DPI, ctx);
+      await withinPageBudget('Rasterizing', 'writePageMs', ctx, (c) => rasterizePages(input.path, raster, all, RASTER_DPI, c));
       return convert(raster);
     });
 
@@ -96,7 +96,7 @@ export default operation({
       }
       if (bad.pages.length) {
         const raster = join(dir, 'raster-pages.pdf');
-        await rasterizePages(result.out, raster, bad.pages, RASTER_DPI, ctx);
+        await withinPageBudget('Rasterizing', 'writePageMs', ctx, (c) => rasterizePages(result.out, raster, bad.pages, RASTER_DPI, c));
         const spliced = join(dir, 'spliced.pdf');
         await assemblePages(spliceSources(pageCount, bad.pages, result.out, raster), spliced, ctx);
         result = await convert(spliced);

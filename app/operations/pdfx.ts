@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { output, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { GS_ICC_DIR, outputIntentProlog, rewritePdf, type PdfwriteOptions } from '../../engines/ghostscript-pdfwrite.js';
-import { openPdf, pdfText } from '../document/index.js';
+import { openPdf, pdfText, withinPageBudget } from '../document/index.js';
 import { conversionFailed, readWritten, updateObjects, xmpPacket } from '../rewrite/index.js';
 
 /**
@@ -66,7 +66,9 @@ export default operation({
       ),
     );
     const written = join(dir, 'gs.pdf');
-    await rewritePdf(input.path, written, { ...t.gs, colorConversion: 'CMYK', readable: [CMYK], prologs: [prolog], flattenDpi: 'pdfx' in t.gs ? FLATTEN_DPI : undefined }, { ...ctx, pages: pageCount });
+    await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
+      rewritePdf(input.path, written, { ...t.gs, colorConversion: 'CMYK', readable: [CMYK], prologs: [prolog], flattenDpi: 'pdfx' in t.gs ? FLATTEN_DPI : undefined }, { ...c, pages: pageCount }),
+    );
 
     const w = await readWritten(written, ctx);
     // PDF 2.0 deprecates the Info dictionary and Ghostscript writes none there: X-6 carries its version in XMP only.

@@ -3,6 +3,7 @@ import { copyFile, open, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { withinPageBudget } from '../document/index.js';
 import type { EngineContext } from '../../engines/context.js';
 import { rewritePdf, type PdfwriteOptions } from '../../engines/ghostscript-pdfwrite.js';
 import { EngineError } from '../../engines/errors.js';
@@ -185,7 +186,7 @@ export async function compressPdf(
   }
   if (settings) {
     const gs = join(dir, 'rewritten.pdf');
-    const rewritten = await rewritePdf(input, gs, settings, ctx).then(
+    const rewritten = await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(input, gs, settings, { ...c, pages: ctx.pages })).then(
       () => true,
       (err) => {
         // Ghostscript cannot read some files qpdf can (it wrote no pages): a named level keeps the lossless result.
