@@ -161,8 +161,7 @@ const pitchOf = (lines: Line[], ratio: number) => {
 export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], links: PageLink[] = [], art: Map<number, PageArt> = new Map()): Promise<Buffer> {
   const blocksByPage = textBlocks(pages);
   const running = runningLines(pages);
-  const starts = new Set<number>();
-  let listCount = 0;
+  const lists: Lists = { starts: new Set<number>(), count: 0 };
   // The usual pitch of body text relative to its size, for rows that stand alone.
   const ratios = blocksByPage.flat().flatMap((b) => (b.kind === 'p' && b.lines.length > 2 ? [pitchOf(b.lines, 1.2) / b.lines[0].size] : []));
   const ratio = clamp(ratios.length ? median(ratios) : 1.2, 1, 2);
@@ -191,12 +190,28 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
     const pageSectionsOut: { columns: { x0: number; x1: number }[]; children: (Paragraph | Table)[] }[] = [];
     let sectionTop = 0;
     let pageTop = 72;
+    const positioned = beside.length <= 20;
     if (beside.length > 20) {
       const grid = tabbedRows(blocks.flatMap((b) => b.lines), left, right, ratio, marks, rects, page.width);
       pageTop = grid.top;
-      pageSectionsOut.push({ columns: [{ x0: left, x1: page.width - right }], children: grid.children });
+      pageSectionsOut.push({ columns: [{ x0: left, x1: page.width - right }], children: [emptyRow(), ...grid.frames, ...tablesInFlow(grid.tables, pageTop), emptyRow()] });
+    } else if (positioned && blocks.length) {
+      const col = { x0: left, x1: page.width - right };
+      const frames: Paragraph[] = [];
+      const tables: PlacedTable[] = [];
+      for (const b of blocks) {
+        if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
+        else for (const piece of framePieces(b.lines)) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col, framed: true, before: 0, columnBreak: false, multiColumn: false }));
+      }
+      pageTop = Math.min(...blocks.map((b) => (b.kind === 'table' ? tables.find((t) => t.block === b)!.top : b.lines[0].box.y0 - 2)));
+      // Every text block is a frame at its place on the page: nothing flows, so no row can push the page's text
+      // onto another page, whatever the fonts Word substitutes. Tables (LibreOffice does not float them) stay in
+      // the flow, each at its height below the one before (rows of exact height). LibreOffice hangs frames on the
+      // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
+      // before and after.
+      pageSectionsOut.push({ columns: [col], children: [emptyRow(), ...frames, ...tablesInFlow(tables, pageTop), emptyRow()] });
     }
-    for (const [si, sec] of (beside.length > 20 ? [] : layout).entries()) {
+    for (const [si, sec] of (beside.length > 20 || positioned ? [] : layout).entries()) {
       const children: (Paragraph | Table)[] = [];
       const cursors = sec.columns.map(() => NaN);
       let column = 0;
@@ -233,57 +248,10 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
         // A block read after text already set but sitting higher up (a side note, a cell of a table the page
         // model did not see) cannot go back up in the flow: it is a frame at its place on the page.
         // Sideways text (a stamp in the margin) is a frame too: set across the page it would push the text below.
-        const sideways = lines.some((l) => l.vertical);
-        const up = sideways || (!pendingBreak && lineTop < from - 0.5 * size);
-        const before = Math.max(0, lineTop - from);
-        const x0 = Math.min(...lines.map((l) => l.box.x0));
-        const x1 = Math.max(...lines.map((l) => l.box.x1));
-        const frameCol = { x0: x0 - 1, x1: Math.min(page.width, x1 + Math.max(6, 0.1 * (x1 - x0))) };
+        const up = lines.some((l) => l.vertical) || (!pendingBreak && lineTop < from - 0.5 * size);
         if (!up) cursors[column] = lines[lines.length - 1].box.y0 - (pitch - FONT_HEIGHT_EM * size) + pitch;
-        const marker = b.kind === 'li' && lines[0] === b.lines[0];
-        // An item's text starts after its marker, or where its wrapped rows start: all the rows of a piece that
-        // goes on in the next column (it has no marker row, and may have a single row).
-        const wrapped = marker ? lines.slice(1) : lines;
-        const textStart = marker && lines[0].words.length > 1 ? lines[0].words[1].box.x0 : wrapped.length ? Math.min(...wrapped.map((l) => l.box.x0)) : undefined;
-        const shape = paragraphShape(lines, up ? frameCol : col, b.kind === 'li' ? textStart : undefined);
-        const runs: Inline[] = [];
-        if (pendingBreak) runs.push(new ColumnBreak());
+        children.push(blockParagraph(b, lines, { ratio, marks, lists, page, col, framed: up, before: Math.max(0, lineTop - from), columnBreak: pendingBreak, multiColumn: sec.columns.length > 1 }));
         pendingBreak = false;
-        lines.forEach((l, i) => {
-          const next = lines[i + 1];
-          // Rows end where they ended in the PDF (a hyphen at a row's end stays), so lines break at the same places.
-          runs.push(...rowRuns(l.words, marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text) }));
-          if (next) runs.push(sec.columns.length > 1 && next.box.y0 < l.box.y0 - 0.5 * size ? new ColumnBreak() : new TextRun({ break: 1 }));
-        });
-        const indent = { left: twips(shape.left), right: twips(shape.right), ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }) };
-        const common = {
-          children: runs,
-          alignment: shape.align,
-          indent,
-          spacing: { before: up ? 0 : twips(before), after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
-          ...(up
-            ? {
-                frame: {
-                  type: 'absolute' as const,
-                  position: { x: twips(frameCol.x0), y: twips(sideways ? lines[0].box.y0 : lineTop) },
-                  ...(sideways ? {} : { width: twips(frameCol.x1 - frameCol.x0) }),
-                  anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE },
-                  wrap: FrameWrap.THROUGH,
-                },
-              }
-            : {}),
-          widowControl: false,
-          keepNext: false,
-          keepLines: false,
-        };
-        if (b.kind === 'h') children.push(new Paragraph({ ...common, heading: HEADINGS[b.level - 1] }));
-        else if (b.kind === 'li' && marker) {
-          const numbered = b.marker !== '-';
-          const start = Number(b.marker?.slice(0, -1)) || 1;
-          if (numbered) starts.add(start);
-          const instance = ++listCount;
-          children.push(new Paragraph({ ...common, ...(numbered ? { numbering: { reference: `numbered-${start}`, level: 0, instance } } : { bullet: { level: 0 } }) }));
-        } else children.push(new Paragraph(common));
       }
       sectionTop = Math.max(...cursors.filter((c) => !Number.isNaN(c)), sectionTop);
       pageSectionsOut.push({ columns: sec.columns, children });
@@ -373,7 +341,7 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
   const doc = new Document({
     styles: { default: { document: { run: { size: Math.round(clamp(bodySize(pages), 6, 36) * 2) }, paragraph: { spacing: { after: 0 } } } } },
     numbering: {
-      config: [...starts].map((start) => ({
+      config: [...lists.starts].map((start) => ({
         reference: `numbered-${start}`,
         levels: [{ level: 0, format: LevelFormat.DECIMAL, text: '%1.', start, alignment: AlignmentType.START, style: { paragraph: { indent: { left: 720, hanging: 360 } } } }],
       })),
@@ -383,12 +351,103 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
   return Packer.toBuffer(doc);
 }
 
+/** Word's list numbering: one instance per list, and the numbering formats (by start value) the document needs. */
+interface Lists {
+  starts: Set<number>;
+  count: number;
+}
+
 /**
- * Rows of a page as paragraphs, each piece of a row at a left tab stop where it starts on the page. Rows that
+ * One text block (or the piece of it in one column) as a paragraph: the PDF's rows and line breaks, alignment
+ * and indents in its column, exact line pitch, space before; `framed`, a frame at its place on the page (its own
+ * width, a little wider, so a substitute font that runs wider does not wrap its rows).
+ */
+function blockParagraph(
+  b: TextBlock,
+  lines: Line[],
+  o: { ratio: number; marks: Marks; lists: Lists; page: PageModel; col: { x0: number; x1: number }; framed: boolean; before: number; columnBreak: boolean; multiColumn: boolean },
+): Paragraph {
+  const size = median(lines.map((l) => l.size));
+  const pitch = pitchOf(lines, o.ratio);
+  const lineTop = lines[0].box.y0 - (pitch - FONT_HEIGHT_EM * size);
+  const sideways = lines.some((l) => l.vertical);
+  const x0 = Math.min(...lines.map((l) => l.box.x0));
+  const x1 = Math.max(...lines.map((l) => l.box.x1));
+  const marker = b.kind === 'li' && lines[0] === b.lines[0];
+  // An item's text starts after its marker, or where its wrapped rows start: all the rows of a piece that
+  // goes on in the next column (it has no marker row, and may have a single row).
+  const wrapped = marker ? lines.slice(1) : lines;
+  const textStart = marker && lines[0].words.length > 1 ? lines[0].words[1].box.x0 : wrapped.length ? Math.min(...wrapped.map((l) => l.box.x0)) : undefined;
+  const own = paragraphShape(lines, { x0, x1 }, b.kind === 'li' ? textStart : undefined);
+  // Room for a substitute font that runs a little wider, on the side the rows grow to.
+  const slack = Math.max(6, 0.1 * (x1 - x0));
+  const frameCol =
+    own.align === AlignmentType.CENTER
+      ? { x0: x0 - slack / 2, x1: x1 + slack / 2 }
+      : own.align === AlignmentType.RIGHT
+        ? { x0: x0 - slack, x1 }
+        : { x0: x0 - 1, x1: x1 + slack };
+  frameCol.x0 = Math.max(0, frameCol.x0);
+  frameCol.x1 = Math.min(o.page.width, frameCol.x1);
+  const shape = paragraphShape(lines, o.framed ? frameCol : o.col, b.kind === 'li' ? textStart : undefined);
+  const runs: Inline[] = [];
+  if (o.columnBreak) runs.push(new ColumnBreak());
+  lines.forEach((l, i) => {
+    const next = lines[i + 1];
+    // Rows end where they ended in the PDF (a hyphen at a row's end stays), so lines break at the same places.
+    runs.push(...rowRuns(l.words, o.marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text) }));
+    if (next) runs.push(o.multiColumn && next.box.y0 < l.box.y0 - 0.5 * size ? new ColumnBreak() : new TextRun({ break: 1 }));
+  });
+  const indent = { left: twips(shape.left), right: twips(shape.right), ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }) };
+  const common = {
+    children: runs,
+    alignment: shape.align,
+    indent,
+    spacing: { before: o.framed ? 0 : twips(o.before), after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
+    ...(o.framed
+      ? {
+          frame: {
+            type: 'absolute' as const,
+            position: { x: twips(frameCol.x0), y: twips(sideways ? lines[0].box.y0 : lineTop) },
+            ...(sideways ? {} : { width: twips(frameCol.x1 - frameCol.x0) }),
+            anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE },
+            wrap: FrameWrap.THROUGH,
+          },
+        }
+      : {}),
+    widowControl: false,
+    keepNext: false,
+    keepLines: false,
+  };
+  if (b.kind === 'h') return new Paragraph({ ...common, heading: HEADINGS[b.level - 1] });
+  if (b.kind === 'li' && marker) {
+    const numbered = b.marker !== '-';
+    const start = Number(b.marker?.slice(0, -1)) || 1;
+    if (numbered) o.lists.starts.add(start);
+    const instance = ++o.lists.count;
+    return new Paragraph({ ...common, ...(numbered ? { numbering: { reference: `numbered-${start}`, level: 0, instance } } : { bullet: { level: 0 } }) });
+  }
+  return new Paragraph(common);
+}
+
+/** A block's rows cut where they jump up or sideways (a paragraph going on in the next column): one frame each. */
+function framePieces(lines: Line[]): Line[][] {
+  const pieces: Line[][] = [];
+  for (const [i, l] of lines.entries()) {
+    const prev = lines[i - 1];
+    const jump = prev && (l.box.y0 < prev.box.y0 - 0.5 * l.size || l.box.y0 > prev.box.y1 + 3 * l.size || l.box.x0 > prev.box.x1 || l.box.x1 < prev.box.x0);
+    if (!prev || jump) pieces.push([l]);
+    else pieces[pieces.length - 1].push(l);
+  }
+  return pieces;
+}
+
+/**
+ * Rows of a page as framed paragraphs at their height, each piece of a row at a left tab stop where it starts on the page. Rows that
  * the page's vertical rules run through (two or more, a ruled table the page model did not take for one) are
  * a Word table instead, with the rules' columns, borders, fills and merges (wordTable).
  */
-function tabbedRows(lines: Line[], left: number, right: number, ratio: number, marks: Marks, rects: Rule[], pageWidth: number): { children: (Paragraph | Table)[]; top: number } {
+function tabbedRows(lines: Line[], left: number, right: number, ratio: number, marks: Marks, rects: Rule[], pageWidth: number): { frames: Paragraph[]; tables: PlacedTable[]; top: number } {
   const rows: Line[][] = [];
   for (const l of [...lines].sort((a, b) => a.box.y0 - b.box.y0)) {
     const row = rows[rows.length - 1];
@@ -400,7 +459,8 @@ function tabbedRows(lines: Line[], left: number, right: number, ratio: number, m
     const mid = (Math.min(...row.map((l) => l.box.y0)) + Math.max(...row.map((l) => l.box.y1))) / 2;
     return verticals.filter((f) => f.y0 < mid && f.y1 > mid).length >= 2;
   });
-  const children: (Paragraph | Table)[] = [];
+  const children: Paragraph[] = [];
+  const tables: PlacedTable[] = [];
   let cursor = NaN;
   let top = 72;
   for (let i = 0; i < rows.length; i++) {
@@ -413,8 +473,7 @@ function tabbedRows(lines: Line[], left: number, right: number, ratio: number, m
       const block: Extract<TextBlock, { kind: 'table' }> = { kind: 'table', rows: group.map((r) => [r.map((l) => l.text).join(' ')]), lines: group.flat(), cells: group.map((r) => [r]), cuts: [] };
       const made = wordTable(block, { x0: left, x1: pageWidth - right }, marks, rects);
       if (Number.isNaN(cursor)) top = made.top;
-      else if (made.top - cursor > 1) children.push(spacer(made.top - cursor, false));
-      children.push(made.table());
+      tables.push(made);
       cursor = made.top + made.height;
       i = end;
       continue;
@@ -425,26 +484,46 @@ function tabbedRows(lines: Line[], left: number, right: number, ratio: number, m
     const pitch = clamp(next, 0.8 * size, ratio * size);
     const lineTop = y0 - (pitch - FONT_HEIGHT_EM * size);
     if (Number.isNaN(cursor)) top = lineTop;
-    const before = Number.isNaN(cursor) ? 0 : Math.max(0, lineTop - cursor);
     cursor = (Number.isNaN(cursor) ? lineTop : Math.max(cursor, lineTop)) + pitch;
     children.push(
       new Paragraph({
-        // Into the right margin: a piece that ends at the text's edge must not wrap because the font differs a little.
-        indent: { left: twips(Math.max(0, row[0].box.x0 - left)), right: -twips(right) },
+        // Each row is a frame across the page at its height: a row that runs longer in another font wraps in place.
+        frame: { type: 'absolute', position: { x: twips(left), y: twips(lineTop) }, width: twips(pageWidth - left), anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE }, wrap: FrameWrap.THROUGH },
+        indent: { left: twips(Math.max(0, row[0].box.x0 - left)) },
         tabStops: row.slice(1).map((l) => ({ type: TabStopType.LEFT, position: twips(l.box.x0 - left) })),
-        spacing: { before: twips(before), after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
+        spacing: { before: 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
         widowControl: false,
         children: row.flatMap((l, k) => [...(k ? [new TextRun({ children: [new Tab()] })] : []), ...rowRuns(l.words, marks)]),
       }),
     );
   }
-  return { children, top };
+  return { frames: children, tables, top };
 }
 
 const paragraphShapeProps = (s: ReturnType<typeof paragraphShape>) => ({
   alignment: s.align,
   indent: { left: twips(s.left), right: twips(s.right), ...(s.firstLine < 0 ? { hanging: twips(-s.firstLine) } : { firstLine: twips(s.firstLine) }) },
 });
+
+type PlacedTable = ReturnType<typeof wordTable>;
+
+/**
+ * Tables in the flow of a page whose text is in frames, each at its height: a spacer paragraph fills the gap
+ * above it (one also where there is none, since tables that follow each other become one table). The flow
+ * starts at `pageTop` after the 1 pt paragraph that opens the page.
+ */
+function tablesInFlow(tables: PlacedTable[], pageTop: number): (Paragraph | Table)[] {
+  const flow: (Paragraph | Table)[] = [];
+  let cursor = pageTop + 1;
+  for (const t of [...tables].sort((p, q) => p.top - q.top)) {
+    flow.push(spacer(t.top - cursor, false), t.table());
+    cursor = Math.max(cursor + 1, t.top) + t.height;
+  }
+  return flow;
+}
+
+/** An empty paragraph 1 pt high: it carries a section's page break, and the frames before it hang on it. */
+const emptyRow = () => new Paragraph({ spacing: { before: 0, after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
 
 /** An empty 1 pt paragraph whose space before fills a gap (a table has no space before of its own). */
 const spacer = (pt: number, columnBreak: boolean) =>
@@ -465,7 +544,7 @@ function bodySize(pages: PageModel[]): number {
  * cells: a header over a group of ruled columns, a cell over rows no rule separates. Without line art the
  * table has no borders: the page model also takes prose set in columns for a table.
  */
-function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; x1: number }, marks: Marks, rects: Rule[]): { table: (floatAt?: number) => Table; top: number; height: number } {
+function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; x1: number }, marks: Marks, rects: Rule[]): { table: (floatAt?: number) => Table; top: number; height: number; block: TextBlock } {
   const cells = b.cells ?? b.rows.map((r) => r.map(() => [] as Line[]));
   const textTops = cells.map((r) => Math.min(...r.flat().map((l) => l.box.y0)));
   const textBottoms = cells.map((r) => Math.max(...r.flat().map((l) => l.box.y1)));
@@ -598,6 +677,7 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
     }),
     top: tops[0],
     height: heights.reduce((a, h) => a + h, 0),
+    block: b,
   };
 }
 

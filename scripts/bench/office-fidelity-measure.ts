@@ -82,6 +82,8 @@ export interface Fidelity {
   /** Found on their own page. */
   found: number;
   inPlace: number;
+  /** In place and at their size (within 10 %). */
+  sized: number;
   styled: number;
 }
 
@@ -91,7 +93,7 @@ export interface Fidelity {
  * the export moved keeps its words, in another order).
  */
 export function compare(original: MPage[], roundTrip: MPage[]): Fidelity {
-  const out: Fidelity = { words: 0, anywhere: 0, found: 0, inPlace: 0, styled: 0 };
+  const out: Fidelity = { words: 0, anywhere: 0, found: 0, inPlace: 0, sized: 0, styled: 0 };
   const bag = new Map<string, number>();
   for (const w of roundTrip.flatMap((p) => p.words)) bag.set(w.text, (bag.get(w.text) ?? 0) + 1);
   for (const w of original.flatMap((p) => p.words)) {
@@ -123,8 +125,12 @@ export function compare(original: MPage[], roundTrip: MPage[]): Fidelity {
       const o = a[i];
       const r = b[j];
       out.found++;
-      if (Math.abs(o.cx - r.cx) <= 0.03 * page.width && Math.abs(o.cy - r.cy) <= 0.03 * page.height) out.inPlace++;
-      if (Math.abs(o.size - r.size) <= 0.1 * o.size && o.bold === r.bold && o.italic === r.italic) out.styled++;
+      const sized = Math.abs(o.size - r.size) <= 0.1 * o.size;
+      if (Math.abs(o.cx - r.cx) <= 0.03 * page.width && Math.abs(o.cy - r.cy) <= 0.03 * page.height) {
+        out.inPlace++;
+        if (sized) out.sized++;
+      }
+      if (sized && o.bold === r.bold && o.italic === r.italic) out.styled++;
     }
   });
   return out;
