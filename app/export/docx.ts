@@ -41,6 +41,7 @@ import {
 import { textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
 import { pageSections, runningLines } from './docx-layout.js';
 import { colourHex, runStyle, sameStyle, type RunStyle } from './docx-style.js';
+import { naturalWidth } from './text-style.js';
 import { cellArt, clipSpans, groupHeaders, isThin, rowSpans, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
 
 /**
@@ -83,11 +84,12 @@ interface Marks {
 /** Runs of a row's words: consecutive words of one look share a run; words inside a link area become a hyperlink. */
 function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean } = {}): Inline[] {
   const out: Inline[] = [];
+  const condensed = condensing(opts.skipFirst ? words.slice(1) : words);
   let cur: { style: RunStyle; text: string; uri?: string } | null = null;
   const flush = () => {
     if (!cur) return;
     const { style, text, uri } = cur;
-    const run = new TextRun({ text, ...runOptions(style), ...(uri ? { style: 'Hyperlink' } : {}) });
+    const run = new TextRun({ text, ...runOptions(style), ...(condensed ? { characterSpacing: condensed } : {}), ...(uri ? { style: 'Hyperlink' } : {}) });
     out.push(uri ? new ExternalHyperlink({ link: uri, children: [run] }) : run);
     cur = null;
   };
@@ -119,6 +121,31 @@ function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?
   if (cur && opts.trailingSpace) (cur as { text: string }).text += ' ';
   flush();
   return out;
+}
+
+/**
+ * Twips of character spacing that bring a row set in Word's fonts (their standard metrics, at Word's half-point
+ * sizes) back to its width in the PDF, when it comes out wider: TeX and other typesetters squeeze the spaces of a
+ * justified row below their natural width, and a row wider than its frame would wrap. 0 when it fits, or when
+ * the family's metrics are unknown.
+ */
+function condensing(words: Word[]): number {
+  // A row set sideways has no width to keep.
+  if (words.length < 2 || words.some((w) => w.text.length > 2 && w.box.y1 - w.box.y0 > 1.5 * (w.box.x1 - w.box.x0))) return 0;
+  let natural = 0;
+  let chars = 0;
+  for (const [i, w] of words.entries()) {
+    const st = runStyle(w);
+    const text = i ? ` ${w.text}` : w.text;
+    const width = naturalWidth(text, st.font, st.bold, st.italic);
+    if (width === undefined) return 0;
+    natural += (width * st.halfPoints) / 2;
+    chars += [...text].length;
+  }
+  const room = words[words.length - 1].box.x1 - words[0].box.x0;
+  if (!(natural > room + 0.5)) return 0;
+  const size = runStyle(words[0]).halfPoints / 2;
+  return Math.round(Math.max(-0.15 * size, (room - natural) / chars) * 20);
 }
 
 const runOptions = (s: RunStyle) => ({ font: s.font, size: s.halfPoints, bold: s.bold, italics: s.italic, color: s.color, ...(s.underline ? { underline: { type: UnderlineType.SINGLE } } : {}) });
@@ -390,6 +417,8 @@ function blockParagraph(
   frameCol.x0 = Math.max(0, frameCol.x0);
   frameCol.x1 = Math.min(o.page.width, frameCol.x1);
   const shape = paragraphShape(lines, o.framed ? frameCol : o.col, b.kind === 'li' ? textStart : undefined);
+  // A justified frame's rows reach a little past the PDF's edge: one that comes out a point longer must not wrap.
+  if (o.framed && shape.align === AlignmentType.JUSTIFIED) shape.right = Math.max(0, shape.right - Math.max(3, 0.02 * (x1 - x0)));
   const runs: Inline[] = [];
   if (o.columnBreak) runs.push(new ColumnBreak());
   lines.forEach((l, i) => {
