@@ -82,9 +82,10 @@ interface Marks {
 }
 
 /** Runs of a row's words: consecutive words of one look share a run; words inside a link area become a hyperlink. */
-function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean } = {}): Inline[] {
+function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps } = {}): Inline[] {
   const out: Inline[] = [];
-  const condensed = condensing(opts.skipFirst ? words.slice(1) : words);
+  const gapAt = new Set(opts.tabs ? words.flatMap((w, i) => (i && (!opts.skipFirst || i > 1) && w.box.x0 - words[i - 1].box.x1 > TAB_GAP_EM * w.font.size ? [i] : [])) : []);
+  const condensed = gapAt.size ? 0 : condensing(opts.skipFirst ? words.slice(1) : words);
   let cur: { style: RunStyle; text: string; uri?: string } | null = null;
   const flush = () => {
     if (!cur) return;
@@ -99,6 +100,14 @@ function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?
     const cx = (w.box.x0 + w.box.x1) / 2;
     const cy = (w.box.y0 + w.box.y1) / 2;
     const uri = links.find((l) => cx >= l.box.x0 && cx <= l.box.x1 && cy >= l.box.y0 && cy <= l.box.y1)?.uri;
+    if (gapAt.has(i)) {
+      // A wide gap inside a row (columns of figures, a label and its value) is a tab to where the word starts.
+      flush();
+      out.push(new TextRun({ children: [new Tab()], ...runOptions(style) }));
+      opts.tabs!.stops.push(w.box.x0 - opts.tabs!.origin);
+      cur = { style, text: w.text, uri };
+      return;
+    }
     const lead = cur || (opts.skipFirst ? i > 1 : i > 0) ? ' ' : '';
     if (opts.pageNumber === i) {
       if (cur) cur.text += lead;
@@ -122,6 +131,19 @@ function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?
   flush();
   return out;
 }
+
+/** Where tab stops go: measured from `origin` (the left edge of the frame or column), collected row by row. */
+interface TabGaps {
+  origin: number;
+  stops: number[];
+}
+
+/** A gap between two words of a row wider than this many ems is a tab, not a space. */
+const TAB_GAP_EM = 1.5;
+
+/** Left tab stops at the collected positions, one per 2 pt. */
+const tabStopsOf = (tabs: TabGaps) =>
+  [...tabs.stops].sort((a, b) => a - b).filter((x, i, xs) => x > 0 && (!i || x - xs[i - 1] > 2)).map((x) => ({ type: TabStopType.LEFT, position: twips(x) }));
 
 /**
  * Twips of character spacing that bring a row set in Word's fonts (their standard metrics, at Word's half-point
@@ -420,11 +442,12 @@ function blockParagraph(
   // A justified frame's rows reach a little past the PDF's edge: one that comes out a point longer must not wrap.
   if (o.framed && shape.align === AlignmentType.JUSTIFIED) shape.right = Math.max(0, shape.right - Math.max(3, 0.02 * (x1 - x0)));
   const runs: Inline[] = [];
+  const tabs: TabGaps = { origin: o.framed ? frameCol.x0 : o.col.x0, stops: [] };
   if (o.columnBreak) runs.push(new ColumnBreak());
   lines.forEach((l, i) => {
     const next = lines[i + 1];
     // Rows end where they ended in the PDF (a hyphen at a row's end stays), so lines break at the same places.
-    runs.push(...rowRuns(l.words, o.marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text) }));
+    runs.push(...rowRuns(l.words, o.marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text), tabs: l.vertical ? undefined : tabs }));
     if (next) runs.push(o.multiColumn && next.box.y0 < l.box.y0 - 0.5 * size ? new ColumnBreak() : new TextRun({ break: 1 }));
   });
   const indent = { left: twips(shape.left), right: twips(shape.right), ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }) };
@@ -432,6 +455,7 @@ function blockParagraph(
     children: runs,
     alignment: shape.align,
     indent,
+    ...(tabs.stops.length ? { tabStops: tabStopsOf(tabs) } : {}),
     spacing: { before: o.framed ? 0 : twips(o.before), after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
     ...(o.framed
       ? {
@@ -514,15 +538,17 @@ function tabbedRows(lines: Line[], left: number, right: number, ratio: number, m
     const lineTop = y0 - (pitch - FONT_HEIGHT_EM * size);
     if (Number.isNaN(cursor)) top = lineTop;
     cursor = (Number.isNaN(cursor) ? lineTop : Math.max(cursor, lineTop)) + pitch;
+    const tabs: TabGaps = { origin: left, stops: row.slice(1).map((l) => l.box.x0 - left) };
+    const runs = row.flatMap((l, k) => [...(k ? [new TextRun({ children: [new Tab()] })] : []), ...rowRuns(l.words, marks, { tabs })]);
     children.push(
       new Paragraph({
         // Each row is a frame across the page at its height: a row that runs longer in another font wraps in place.
         frame: { type: 'absolute', position: { x: twips(left), y: twips(lineTop) }, width: twips(pageWidth - left), anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE }, wrap: FrameWrap.THROUGH },
         indent: { left: twips(Math.max(0, row[0].box.x0 - left)) },
-        tabStops: row.slice(1).map((l) => ({ type: TabStopType.LEFT, position: twips(l.box.x0 - left) })),
+        tabStops: tabStopsOf(tabs),
         spacing: { before: 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
         widowControl: false,
-        children: row.flatMap((l, k) => [...(k ? [new TextRun({ children: [new Tab()] })] : []), ...rowRuns(l.words, marks)]),
+        children: runs,
       }),
     );
   }
