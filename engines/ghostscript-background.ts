@@ -15,3 +15,17 @@ export async function textlessPages(input: string, pattern: string, pages: numbe
   for (const f of files) await expectOutput('gs', f);
   return files;
 }
+
+/**
+ * The pages' line art alone (`-dFILTERTEXT -dFILTERIMAGE`): rules, shading, charts and diagrams drawn as paths, on
+ * a transparent PNG the size of the page, to lie behind a document's own text and pictures. Same numbering as
+ * textlessPages.
+ */
+export async function lineArtPages(input: string, pattern: string, pages: number[], resolution: number, ctx: EngineContext): Promise<string[]> {
+  const args = deviceArgs(input, pattern, { device: 'pngalpha', pages, resolution, smoothText: true, smoothLines: true, smoothImages: false });
+  args.splice(args.length - 1, 0, '-dFILTERTEXT', '-dFILTERIMAGE');
+  await run('gs', args, { ...ctx, pageBudget: devicePageBudget(ctx) });
+  const files = pages.map((_, i) => pattern.replace('%d', String(i + 1)));
+  for (const f of files) await expectOutput('gs', f);
+  return files;
+}

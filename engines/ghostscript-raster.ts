@@ -22,7 +22,7 @@ export async function rasterizePdf(input: string, output: string, opts: { resolu
 }
 
 /** Ghostscript's own raster devices, used where they beat drawing with MuPDF and encoding in Node (JPEG, BMP). */
-export type RasterDevice = 'jpeg' | 'jpeggray' | 'bmp16m' | 'bmpgray';
+export type RasterDevice = 'jpeg' | 'jpeggray' | 'bmp16m' | 'bmpgray' | 'pngalpha';
 
 export interface DeviceOptions {
   device: RasterDevice;

@@ -23,9 +23,20 @@ export interface DrawnRect {
  * rectangles and straight strokes (curves, rotated rectangles and other shapes are not tables' cells or rules,
  * and are left out), and where images are placed.
  */
-export async function traceDrawings(input: string, pages: number[], ctx: EngineContext): Promise<{ rects: DrawnRect[]; images: DrawnImage[] }> {
+export async function traceDrawings(input: string, pages: number[], ctx: EngineContext): Promise<{ rects: DrawnRect[]; images: DrawnImage[]; paths: Map<number, number> }> {
   const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
-  return { rects: parseDrawnRects(r.stdout), images: parseDrawnImages(r.stdout) };
+  return { rects: parseDrawnRects(r.stdout), images: parseDrawnImages(r.stdout), paths: countPaths(r.stdout) };
+}
+
+/** How many paths (filled or stroked, of any shape) each page draws. */
+export function countPaths(xml: string): Map<number, number> {
+  const out = new Map<number, number>();
+  let page = 0;
+  for (const m of xml.matchAll(/<(page|fill_path|stroke_path)\b([^>]*)>/g)) {
+    if (m[1] === 'page') page = Number(/number="(\d+)"/.exec(m[2])?.[1] ?? 0);
+    else out.set(page, (out.get(page) ?? 0) + 1);
+  }
+  return out;
 }
 
 const nums = (s: string | undefined) => (s ?? '').trim().split(/\s+/).filter(Boolean).map(Number);

@@ -239,11 +239,14 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
     const pageSectionsOut: { columns: { x0: number; x1: number }[]; children: (Paragraph | Table)[] }[] = [];
     let sectionTop = 0;
     let pageTop = 72;
+    // The lowest point the page's flow reaches (tables set in it, below the text): the bottom margin leaves room.
+    let flowBottom = 0;
     const positioned = beside.length <= 20;
     if (beside.length > 20) {
       const grid = tabbedRows(blocks.flatMap((b) => b.lines), left, right, ratio, marks, rects, page.width);
       pageTop = grid.top;
       pageSectionsOut.push({ columns: [{ x0: left, x1: page.width - right }], children: [emptyRow(), ...grid.frames, ...tablesInFlow(grid.tables, pageTop), emptyRow()] });
+      flowBottom = Math.max(0, ...grid.tables.map((t) => t.top + t.height));
     } else if (positioned && blocks.length) {
       const col = { x0: left, x1: page.width - right };
       const frames: Paragraph[] = [];
@@ -259,6 +262,7 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
       // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
       // before and after.
       pageSectionsOut.push({ columns: [col], children: [emptyRow(), ...frames, ...tablesInFlow(tables, pageTop), emptyRow()] });
+      flowBottom = Math.max(0, ...tables.map((t) => t.top + t.height));
     }
     for (const [si, sec] of (beside.length > 20 || positioned ? [] : layout).entries()) {
       const children: (Paragraph | Table)[] = [];
@@ -346,7 +350,7 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
       top: twips(clamp(pageTop - pictures.length, 0, page.height - 36)),
       // All the room below the text (down to the running foot), so a row set a little taller than in the PDF
       // does not push the page's last rows onto another page.
-      bottom: twips(clamp(Math.min(page.height - bottomText - 2, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0), 0, page.height / 3)),
+      bottom: twips(clamp(Math.min(page.height - bottomText - 2, page.height - flowBottom - 3, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0), 0, page.height / 3)),
       header: twips(clamp(headerTop - 2, 0, page.height / 3)),
       footer: twips(clamp(page.height - footerBottom - 2, 0, page.height / 3)),
     };
@@ -686,9 +690,10 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
       const span = spans[ri][c]?.span ?? 1;
       const right = bounds[c + span];
       // Each row of the cell is a paragraph at its height: a tall cell holds a stretch of prose, top to bottom.
-      const lines = [...(spans[ri][c]?.lines ?? [])].sort((p, q) => p.box.y0 - q.box.y0 || p.box.x0 - q.box.x0);
+      const lines = sameRowJoined(spans[ri][c]?.lines ?? []);
       const rightAligned = lines.length > 0 && lines.every((l) => right - l.box.x1 < 6 && l.box.x0 - bounds[c] > 12);
       const paragraphs = lines.map((l, i) => {
+        const tabs: TabGaps = { origin: bounds[c], stops: [] };
         const size = l.size;
         const pitch = i > 0 ? Math.max(1, l.box.y0 - lines[i - 1].box.y0) : lines[1] && lines[1].box.y0 > l.box.y0 ? clamp(lines[1].box.y0 - l.box.y0, size, 2 * size) : FONT_HEIGHT_EM * size;
         // A full row of prose is spread to the column's edge, as the PDF set it (its font may be narrower here).
@@ -702,7 +707,8 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
           },
           spacing: { before: i === 0 ? twips(Math.max(0, l.box.y0 - (pitch - FONT_HEIGHT_EM * size) - tops[ri])) : 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
           widowControl: false,
-          children: rowRuns(l.words, marks),
+          children: rowRuns(l.words, marks, { tabs }),
+          ...(tabs.stops.length ? { tabStops: tabStopsOf(tabs) } : {}),
         });
       });
       children.push(
@@ -734,6 +740,26 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
     height: heights.reduce((a, h) => a + h, 0),
     block: b,
   };
+}
+
+/**
+ * A cell's lines top to bottom, those side by side on one row (a cell the table's grid did not split) joined
+ * into one, left to right, so they are one paragraph (their gaps become tabs) instead of rows printed over each other.
+ */
+function sameRowJoined(cellLines: Line[]): Line[] {
+  const rows: Line[][] = [];
+  for (const l of [...cellLines].sort((p, q) => p.box.y0 - q.box.y0 || p.box.x0 - q.box.x0)) {
+    const row = rows[rows.length - 1];
+    if (row && !l.vertical && l.box.y0 < Math.max(...row.map((r) => r.box.y1)) - 0.5 * (l.box.y1 - l.box.y0)) row.push(l);
+    else rows.push([l]);
+  }
+  return rows.map((row) => {
+    if (row.length === 1) return row[0];
+    const parts = row.sort((p, q) => p.box.x0 - q.box.x0);
+    const words = parts.flatMap((l) => l.words);
+    const box = { x0: Math.min(...parts.map((l) => l.box.x0)), y0: Math.min(...parts.map((l) => l.box.y0)), x1: Math.max(...parts.map((l) => l.box.x1)), y1: Math.max(...parts.map((l) => l.box.y1)) };
+    return { ...parts[0], words, box, size: Math.max(...parts.map((l) => l.size)), text: parts.map((l) => l.text).join(' ') };
+  });
 }
 
 /**

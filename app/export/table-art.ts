@@ -28,14 +28,16 @@ export interface Edge {
 export interface PageArt {
   rects: DrawnRect[];
   images: DrawnImage[];
+  /** Paths of any shape the page draws (curves and diagrams too, which `rects` leaves out). */
+  paths: number;
   toUser: (p: Point) => Point;
 }
 
 /** Line art and image placements of the pages, for cell fills and borders and for pictures (one MuPDF trace). */
 export async function readPageArt(path: string, pages: number[], ctx: EngineContext): Promise<Map<number, PageArt>> {
-  const [{ rects, images }, geometry] = await Promise.all([traceDrawings(path, pages, ctx), pageGeometry(path, pages, ctx)]);
+  const [{ rects, images, paths }, geometry] = await Promise.all([traceDrawings(path, pages, ctx), pageGeometry(path, pages, ctx)]);
   const on = <T extends { page: number }>(xs: T[], page: number) => xs.filter((x) => x.page === page);
-  return new Map(geometry.map((g) => [g.page, { rects: on(rects, g.page), images: on(images, g.page), toUser: deviceToUser(g) }]));
+  return new Map(geometry.map((g) => [g.page, { rects: on(rects, g.page), images: on(images, g.page), paths: paths.get(g.page) ?? 0, toUser: deviceToUser(g) }]));
 }
 
 export const isWhite = (rgb: number[]) => rgb.every((v) => v > 0.97);

@@ -3,9 +3,10 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
+import { lineArtPages } from '../../engines/ghostscript-background.js';
 import { renderRegion, type DrawnImage } from '../../engines/page-images.js';
 import { pagesToDocx, readPageArt, type PageArt, type PlacedImage } from '../export/index.js';
-import { noTextWarning, pageLinks, pagesTime, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
+import { noTextWarning, pageLinks, pagesTime, readBudgets, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
 
 /** Pictures smaller than this (points) are rules, bullets or specks, not content. */
 const MIN_IMAGE_PT = 12;
@@ -49,10 +50,20 @@ export default operation({
         if (png) images.push({ page: im.page, box: im, png });
       }
     };
-    await Promise.all(Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker));
+    // The line art (rules, shading, charts, diagrams) of each page that draws any, as one transparent picture
+    // behind everything else, Word having no shape for most of it; rendered while the pictures are. A page
+    // Ghostscript does not draw in time goes without.
+    const drawing = pages.filter((p) => (art.get(p)?.paths ?? 0) > 0);
+    const lineArt = async () => {
+      if (!drawing.length) return [];
+      await mkdir(join(dir, 'art'));
+      const files = await lineArtPages(input.path, join(dir, 'art', 'page-%d.png'), drawing, IMAGE_DPI, { ...ectx, pageMs: readBudgets().renderPageMs }).catch(unlessUnreadable([] as string[]));
+      return files.map((png, i) => ({ page: drawing[i], box: { x0: 0, y0: 0, x1: sizes.get(drawing[i])!.width, y1: sizes.get(drawing[i])!.height }, png }));
+    };
+    const [behind] = await Promise.all([lineArt(), ...Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker)]);
     progress(0.8);
     const path = join(dir, 'document.docx');
-    await writeFile(path, await pagesToDocx(model, images, links, art));
+    await writeFile(path, await pagesToDocx(model, [...behind, ...images], links, art));
     return { files: [{ path, ext: 'docx' }], warning: noTextWarning(textlessPages(model), model.length) };
   },
 });
