@@ -1,8 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import {
   AlignmentType,
-  Column,
-  ColumnBreak,
   Document,
   ExternalHyperlink,
   FrameAnchorType,
@@ -39,7 +37,7 @@ import {
   type ISectionOptions,
 } from 'docx';
 import { textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
-import { pageSections, runningLines } from './docx-layout.js';
+import { runningLines } from './docx-layout.js';
 import { colourHex, runStyle, sameStyle, type RunStyle } from './docx-style.js';
 import { naturalWidth } from './text-style.js';
 import { cellArt, clipSpans, groupHeaders, isThin, rowSpans, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
@@ -73,7 +71,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  */
 const FONT_HEIGHT_EM = 1.1;
 
-type Inline = TextRun | ExternalHyperlink | ColumnBreak;
+type Inline = TextRun | ExternalHyperlink;
 
 /** What a page adds to its words' look: link areas, and the words a drawn rule underlines. */
 interface Marks {
@@ -232,86 +230,39 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
     const right = body.length ? page.width - Math.max(...body.map((l) => l.box.x1)) : 72;
     const bottomText = body.length ? Math.max(...body.map((l) => l.box.y1)) : page.height - 72;
 
-    const layout = pageSections(blocks);
     // Blocks side by side again and again (a grid the page model did not take for a table): LibreOffice loses
-    // text among hundreds of frames, so such a page is written row by row, its pieces at tab stops.
+    // text among hundreds of frames, so such a page is written row by row, each row a frame, its pieces at tab stops.
     const beside = blocks.filter((b, i) => i > 0 && b.lines[0].box.y0 < blocks[i - 1].lines[blocks[i - 1].lines.length - 1].box.y1 - 0.5 * b.lines[0].size);
-    const pageSectionsOut: { columns: { x0: number; x1: number }[]; children: (Paragraph | Table)[] }[] = [];
-    let sectionTop = 0;
+    const children: (Paragraph | Table)[] = [];
+    const col = { x0: left, x1: page.width - right };
     let pageTop = 72;
     // The lowest point the page's flow reaches (tables set in it, below the text): the bottom margin leaves room.
     let flowBottom = 0;
-    const positioned = beside.length <= 20;
-    if (beside.length > 20) {
-      const grid = tabbedRows(blocks.flatMap((b) => b.lines), left, right, ratio, marks, rects, page.width);
-      pageTop = grid.top;
-      pageSectionsOut.push({ columns: [{ x0: left, x1: page.width - right }], children: [emptyRow(), ...grid.frames, ...tablesInFlow(grid.tables, pageTop), emptyRow()] });
-      flowBottom = Math.max(0, ...grid.tables.map((t) => t.top + t.height));
-    } else if (positioned && blocks.length) {
-      const col = { x0: left, x1: page.width - right };
-      const frames: Paragraph[] = [];
-      const tables: PlacedTable[] = [];
-      for (const b of blocks) {
-        if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
-        else for (const piece of framePieces(b.lines)) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col, framed: true, before: 0, columnBreak: false, multiColumn: false }));
+    if (blocks.length) {
+      let frames: Paragraph[] = [];
+      let tables: PlacedTable[] = [];
+      if (beside.length > 20) {
+        const grid = tabbedRows(blocks.flatMap((b) => b.lines), left, right, ratio, marks, rects, page.width);
+        ({ frames, tables } = grid);
+        pageTop = flowStart(grid.top, top);
+      } else {
+        for (const b of blocks) {
+          if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
+          else for (const piece of framePieces(b.lines)) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col }));
+        }
+        pageTop = flowStart(Math.min(...blocks.map((b) => (b.kind === 'table' ? tables.find((t) => t.block === b)!.top : b.lines[0].box.y0 - 2))), top);
       }
-      pageTop = Math.min(...blocks.map((b) => (b.kind === 'table' ? tables.find((t) => t.block === b)!.top : b.lines[0].box.y0 - 2)));
       // Every text block is a frame at its place on the page: nothing flows, so no row can push the page's text
       // onto another page, whatever the fonts Word substitutes. Tables (LibreOffice does not float them) stay in
       // the flow, each at its height below the one before (rows of exact height). LibreOffice hangs frames on the
       // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
       // before and after.
-      pageSectionsOut.push({ columns: [col], children: [emptyRow(), ...frames, ...tablesInFlow(tables, pageTop), emptyRow()] });
-      flowBottom = Math.max(0, ...tables.map((t) => t.top + t.height));
+      children.push(emptyRow(), ...frames, ...tablesInFlow(tables, pageTop, page.height), emptyRow());
+      flowBottom = Math.min(page.height - 16, Math.max(0, ...tables.map((t) => t.top + t.height)));
     }
-    for (const [si, sec] of (beside.length > 20 || positioned ? [] : layout).entries()) {
-      const children: (Paragraph | Table)[] = [];
-      const cursors = sec.columns.map(() => NaN);
-      let column = 0;
-      let pendingBreak = false;
-      for (const piece of sec.pieces) {
-        if (piece.breakBefore) {
-          column = piece.column;
-          pendingBreak = true;
-        }
-        const col = sec.columns[column];
-        const b = piece.block;
-        const lines = piece.lines;
-        if (b.kind === 'table') {
-          const made = wordTable(b, col, marks, rects);
-          const t0 = made.top;
-          const at = cursors[column];
-          if (si === 0 && Number.isNaN(at) && !children.length) pageTop = t0;
-          const from = Number.isNaN(at) ? (si === 0 ? pageTop : sectionTop) : at;
-          // A table beside text already set (read after it, but higher up) floats at its place on the page.
-          const up = !pendingBreak && t0 < from - 4;
-          if (!up && (t0 - from > 1 || pendingBreak)) {
-            children.push(spacer(t0 - from, pendingBreak));
-            pendingBreak = false;
-          }
-          children.push(made.table(up ? t0 : undefined));
-          if (!up) cursors[column] = t0 + made.height;
-          continue;
-        }
-        const size = median(lines.map((l) => l.size));
-        const pitch = pitchOf(lines, ratio);
-        const lineTop = lines[0].box.y0 - (pitch - FONT_HEIGHT_EM * size);
-        if (si === 0 && Number.isNaN(cursors[column]) && !children.length) pageTop = lineTop;
-        const from = Number.isNaN(cursors[column]) ? (si === 0 ? pageTop : sectionTop) : cursors[column];
-        // A block read after text already set but sitting higher up (a side note, a cell of a table the page
-        // model did not see) cannot go back up in the flow: it is a frame at its place on the page.
-        // Sideways text (a stamp in the margin) is a frame too: set across the page it would push the text below.
-        const up = lines.some((l) => l.vertical) || (!pendingBreak && lineTop < from - 0.5 * size);
-        if (!up) cursors[column] = lines[lines.length - 1].box.y0 - (pitch - FONT_HEIGHT_EM * size) + pitch;
-        children.push(blockParagraph(b, lines, { ratio, marks, lists, page, col, framed: up, before: Math.max(0, lineTop - from), columnBreak: pendingBreak, multiColumn: sec.columns.length > 1 }));
-        pendingBreak = false;
-      }
-      sectionTop = Math.max(...cursors.filter((c) => !Number.isNaN(c)), sectionTop);
-      pageSectionsOut.push({ columns: sec.columns, children });
-    }
-    if (!pageSectionsOut.length) pageSectionsOut.push({ columns: [{ x0: left, x1: page.width - right }], children: [new Paragraph({})] });
+    // A page without text still needs one paragraph.
+    if (!children.length) children.push(new Paragraph({}));
     // Pictures float at their place on the page, behind the text, anchored in the page's first paragraph.
-    const first = pageSectionsOut[0].children;
     const pictures: Paragraph[] = [];
     for (const img of images.filter((i) => i.page === page.page)) {
       const w = img.box.x1 - img.box.x0;
@@ -338,7 +289,7 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
     }
     if (pictures.length) {
       // A 1-twip paragraph carries them, so the text below does not move.
-      first.unshift(...pictures);
+      children.unshift(...pictures);
     }
 
     const landscape = page.width > page.height;
@@ -363,32 +314,18 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
             children: rowRuns(l.words, marks, { pageNumber: printed?.line === l ? printed.word : undefined }),
           }),
       );
-    pageSectionsOut.forEach((sec, k) => {
-      const cols = sec.columns;
-      const equal = cols.every((c) => Math.abs(c.x1 - c.x0 - (cols[0].x1 - cols[0].x0)) < 2);
-      sections.push({
-        properties: {
-          type: k === 0 ? SectionType.NEXT_PAGE : SectionType.CONTINUOUS,
-          page: {
-            size: { width: twips(Math.min(page.width, page.height)), height: twips(Math.max(page.width, page.height)), orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT },
-            margin,
-            ...(k === 0 && printed ? { pageNumbers: { start: printed.value } } : {}),
-          },
-          ...(cols.length > 1
-            ? {
-                column: {
-                  count: cols.length,
-                  space: twips(cols[1].x0 - cols[0].x1),
-                  equalWidth: equal,
-                  ...(equal ? {} : { children: cols.map((c, i) => new Column({ width: twips(c.x1 - c.x0), ...(i < cols.length - 1 ? { space: twips(cols[i + 1].x0 - c.x1) } : {}) })) }),
-                },
-              }
-            : {}),
+    sections.push({
+      properties: {
+        type: SectionType.NEXT_PAGE,
+        page: {
+          size: { width: twips(Math.min(page.width, page.height)), height: twips(Math.max(page.width, page.height)), orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT },
+          margin,
+          ...(printed ? { pageNumbers: { start: printed.value } } : {}),
         },
-        headers: { default: new Header({ children: top.length ? runningParagraphs(top) : [] }) },
-        footers: { default: new Footer({ children: feet.length ? runningParagraphs(feet) : [] }) },
-        children: sec.children,
-      });
+      },
+      headers: { default: new Header({ children: top.length ? runningParagraphs(top) : [] }) },
+      footers: { default: new Footer({ children: feet.length ? runningParagraphs(feet) : [] }) },
+      children,
     });
   }
   const doc = new Document({
@@ -411,14 +348,14 @@ interface Lists {
 }
 
 /**
- * One text block (or the piece of it in one column) as a paragraph: the PDF's rows and line breaks, alignment
- * and indents in its column, exact line pitch, space before; `framed`, a frame at its place on the page (its own
- * width, a little wider, so a substitute font that runs wider does not wrap its rows).
+ * One text block (or the piece of it in one column) as a paragraph in a frame at its place on the page: the
+ * PDF's rows and line breaks, alignment and indents, exact line pitch; the frame a little wider than the block,
+ * on the side its rows grow to, so a substitute font that runs wider does not wrap them.
  */
 function blockParagraph(
   b: TextBlock,
   lines: Line[],
-  o: { ratio: number; marks: Marks; lists: Lists; page: PageModel; col: { x0: number; x1: number }; framed: boolean; before: number; columnBreak: boolean; multiColumn: boolean },
+  o: { ratio: number; marks: Marks; lists: Lists; page: PageModel; col: { x0: number; x1: number } },
 ): Paragraph {
   const size = median(lines.map((l) => l.size));
   const pitch = pitchOf(lines, o.ratio);
@@ -431,7 +368,8 @@ function blockParagraph(
   // goes on in the next column (it has no marker row, and may have a single row).
   const wrapped = marker ? lines.slice(1) : lines;
   const textStart = marker && lines[0].words.length > 1 ? lines[0].words[1].box.x0 : wrapped.length ? Math.min(...wrapped.map((l) => l.box.x0)) : undefined;
-  const own = paragraphShape(lines, { x0, x1 }, b.kind === 'li' ? textStart : undefined);
+  // Centred or flush right as the page's text column sets it; a frame then keeps that alignment around the block.
+  const own = paragraphShape(lines, o.col, b.kind === 'li' ? textStart : undefined);
   // Room for a substitute font that runs a little wider, on the side the rows grow to.
   const slack = Math.max(6, 0.1 * (x1 - x0));
   const frameCol =
@@ -442,17 +380,17 @@ function blockParagraph(
         : { x0: x0 - 1, x1: x1 + slack };
   frameCol.x0 = Math.max(0, frameCol.x0);
   frameCol.x1 = Math.min(o.page.width, frameCol.x1);
-  const shape = paragraphShape(lines, o.framed ? frameCol : o.col, b.kind === 'li' ? textStart : undefined);
+  const aligned = own.align === AlignmentType.CENTER || own.align === AlignmentType.RIGHT;
+  const shape = aligned ? { ...own, left: 0, right: 0, firstLine: 0 } : paragraphShape(lines, frameCol, b.kind === 'li' ? textStart : undefined);
   // A justified frame's rows reach a little past the PDF's edge: one that comes out a point longer must not wrap.
-  if (o.framed && shape.align === AlignmentType.JUSTIFIED) shape.right = Math.max(0, shape.right - Math.max(3, 0.02 * (x1 - x0)));
+  if (shape.align === AlignmentType.JUSTIFIED) shape.right = Math.max(0, shape.right - Math.max(3, 0.02 * (x1 - x0)));
   const runs: Inline[] = [];
-  const tabs: TabGaps = { origin: o.framed ? frameCol.x0 : o.col.x0, stops: [] };
-  if (o.columnBreak) runs.push(new ColumnBreak());
+  const tabs: TabGaps = { origin: frameCol.x0, stops: [] };
   lines.forEach((l, i) => {
     const next = lines[i + 1];
     // Rows end where they ended in the PDF (a hyphen at a row's end stays), so lines break at the same places.
     runs.push(...rowRuns(l.words, o.marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text), tabs: l.vertical ? undefined : tabs }));
-    if (next) runs.push(o.multiColumn && next.box.y0 < l.box.y0 - 0.5 * size ? new ColumnBreak() : new TextRun({ break: 1 }));
+    if (next) runs.push(new TextRun({ break: 1 }));
   });
   const indent = { left: twips(shape.left), right: twips(shape.right), ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }) };
   const common = {
@@ -460,18 +398,15 @@ function blockParagraph(
     alignment: shape.align,
     indent,
     ...(tabs.stops.length ? { tabStops: tabStopsOf(tabs) } : {}),
-    spacing: { before: o.framed ? 0 : twips(o.before), after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
-    ...(o.framed
-      ? {
-          frame: {
-            type: 'absolute' as const,
-            position: { x: twips(frameCol.x0), y: twips(sideways ? lines[0].box.y0 : lineTop) },
-            ...(sideways ? {} : { width: twips(frameCol.x1 - frameCol.x0) }),
-            anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE },
-            wrap: FrameWrap.THROUGH,
-          },
-        }
-      : {}),
+    spacing: { before: 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
+    frame: {
+      type: 'absolute' as const,
+      position: { x: twips(frameCol.x0), y: twips(sideways ? lines[0].box.y0 : lineTop) },
+      // Sideways text is set upright (a Word frame does not turn text), as wide as it needs.
+      ...(sideways ? {} : { width: twips(frameCol.x1 - frameCol.x0) }),
+      anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE },
+      wrap: FrameWrap.THROUGH,
+    },
     widowControl: false,
     keepNext: false,
     keepLines: false,
@@ -567,16 +502,25 @@ const paragraphShapeProps = (s: ReturnType<typeof paragraphShape>) => ({
 type PlacedTable = ReturnType<typeof wordTable>;
 
 /**
+ * Where the flow of a page whose text is in frames starts: near the top of the page (below its running head),
+ * not at its first text, so the page keeps a body tall enough for a table low on the page (LibreOffice moves a
+ * body squeezed into the last lines of a page up).
+ */
+const flowStart = (firstTop: number, heads: Line[]) => Math.min(firstTop, Math.max(36, ...heads.map((l) => l.box.y1 + 6)));
+
+/**
  * Tables in the flow of a page whose text is in frames, each at its height: a spacer paragraph fills the gap
  * above it (one also where there is none, since tables that follow each other become one table). The flow
  * starts at `pageTop` after the 1 pt paragraph that opens the page.
  */
-function tablesInFlow(tables: PlacedTable[], pageTop: number): (Paragraph | Table)[] {
+function tablesInFlow(tables: PlacedTable[], pageTop: number, pageHeight: number): (Paragraph | Table)[] {
   const flow: (Paragraph | Table)[] = [];
   let cursor = pageTop + 1;
   for (const t of [...tables].sort((p, q) => p.top - q.top)) {
-    flow.push(spacer(t.top - cursor, false), t.table());
-    cursor = Math.max(cursor + 1, t.top) + t.height;
+    // A table down to the page's edge comes up a little: the paragraph closing the page and the borders need room.
+    const top = Math.min(t.top, pageHeight - t.height - 16);
+    flow.push(spacer(top - cursor), t.table());
+    cursor = Math.max(cursor + 1, top) + t.height;
   }
   return flow;
 }
@@ -585,8 +529,7 @@ function tablesInFlow(tables: PlacedTable[], pageTop: number): (Paragraph | Tabl
 const emptyRow = () => new Paragraph({ spacing: { before: 0, after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
 
 /** An empty 1 pt paragraph whose space before fills a gap (a table has no space before of its own). */
-const spacer = (pt: number, columnBreak: boolean) =>
-  new Paragraph({ spacing: { before: Math.max(0, twips(pt - 1)), after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: columnBreak ? [new ColumnBreak()] : [] });
+const spacer = (pt: number) => new Paragraph({ spacing: { before: Math.max(0, twips(pt - 1)), after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
 
 /** The size most characters are set in: Word's default text size. */
 function bodySize(pages: PageModel[]): number {

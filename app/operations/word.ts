@@ -13,17 +13,19 @@ const MIN_IMAGE_PT = 12;
 /** Images rendered per document at most (one pdftoppm each): a bound on time for image-heavy files. */
 const MAX_IMAGES = 60;
 const IMAGE_DPI = 150;
+/** A page drawing fewer paths (a rule under its running head, a box) keeps them as table borders or not at all. */
+const MIN_ART_PATHS = 4;
 
 export default operation({
   path: '/word',
   tag: 'Conversion',
   summary: 'Convert a PDF to an editable Word document (.docx)',
   description:
-    "The PDF's look, as editable Word text. Each PDF page starts a new section with the page's size, orientation and margins (from where its text sits); two- and three-column layouts are Word section columns (continuous sections where a full-width title sits over the columns) with column breaks where the PDF's columns end. Paragraphs keep their alignment, indents, exact line pitch and space before, and the PDF's line breaks (so lines break at the same places; a paragraph is still one paragraph); runs keep font family (mapped to a family Word and LibreOffice have: Times New Roman, Arial, Courier New, Calibri, Cambria keep their names; TeX fonts become Times New Roman), size, bold, italic and colour. Headings keep their look and get the Heading 1-6 styles for navigation; bulleted and numbered lists are Word lists; tables are Word tables with the page's column widths and row heights, and where the PDF draws them (its line art) the rules are cell borders on the sides where they are drawn, filled rectangles behind cells are shading, vertical rules set the columns and the ruled grid merges cells (a header over a group of ruled columns spans them, a cell over rows no rule separates spans them vertically); tables without line art have no borders. A rule just under a run's baseline spanning its words underlines it (links too). a block that sits beside text read before it becomes a frame at its place, and a page whose blocks stand side by side again and again (a grid not recognised as a table) is written row by row at tab stops, except rows that two or more vertical rules run through, which are a ruled table as above. Text repeated at the top or bottom of the pages becomes the header or footer, a page number in it a PAGE field counting from the printed number; web links (URI link annotations) are hyperlinks. Images (rendered at 150 dpi, at most 60 per document) float behind the text at their size and place. Not kept: fills behind text outside tables (white text on such a fill is written black) and other line art. A page without text (a scan) keeps its image only: run /pdf-with-ocr-text first to get editable text, a warning says so.",
+    "The PDF's look, as editable Word text, one Word page per PDF page: each PDF page is a new-page section with the page's size and orientation, and each text block a paragraph in a frame at its place on the page, so text never flows onto a page the PDF does not have, whatever fonts Word substitutes. Paragraphs keep their alignment, indents, exact line pitch and the PDF's line breaks (a paragraph is still one paragraph; one that goes on in the next column is two frames); a row Word's font sets wider than the PDF did is condensed to its width, and a wide gap inside a row is a tab. Runs keep font family (mapped to a family Word and LibreOffice have: Times New Roman, Arial, Courier New, Calibri, Cambria keep their names; TeX fonts become Times New Roman), size, bold, italic and colour. Headings keep their look and get the Heading 1-6 styles for navigation; bulleted and numbered lists are Word lists; tables are Word tables at their height on the page with the page's column widths and row heights, and where the PDF draws them (its line art) the rules are cell borders on the sides where they are drawn, filled rectangles behind cells are shading, vertical rules set the columns and the ruled grid merges cells (a header over a group of ruled columns spans them, a cell over rows no rule separates spans them vertically); tables without line art have no borders. A rule just under a run's baseline spanning its words underlines it (links too). A page whose blocks stand side by side again and again (a grid not recognised as a table) is written row by row at tab stops, except rows that two or more vertical rules run through, which are a ruled table as above. Text repeated at the top or bottom of the pages becomes the header or footer, a page number in it a PAGE field counting from the printed number; web links (URI link annotations) are hyperlinks. Images (rendered at 150 dpi, at most 60 per document) float behind the text at their size and place, and the page's line art (rules, shading, charts, diagrams) is one transparent picture behind everything. Sideways text is set upright in a frame at its place. A page without text (a scan) keeps its image only: run /pdf-with-ocr-text first to get editable text, a warning says so.",
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
-  engines: ['qpdf', 'mupdf', 'poppler'],
+  engines: ['qpdf', 'mupdf', 'poppler', 'ghostscript'],
   run: async ({ input, dir, signal, timeoutMs, progress }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);
@@ -53,7 +55,7 @@ export default operation({
     // The line art (rules, shading, charts, diagrams) of each page that draws any, as one transparent picture
     // behind everything else, Word having no shape for most of it; rendered while the pictures are. A page
     // Ghostscript does not draw in time goes without.
-    const drawing = pages.filter((p) => (art.get(p)?.paths ?? 0) > 0);
+    const drawing = pages.filter((p) => (art.get(p)?.paths ?? 0) >= MIN_ART_PATHS);
     const lineArt = async () => {
       if (!drawing.length) return [];
       await mkdir(join(dir, 'art'));

@@ -65,6 +65,7 @@ async function main() {
   console.log(`/${format} round trip through LibreOffice ${process.env.QUIRE_URL ? `(${process.env.QUIRE_URL})` : '(this checkout)'}`);
   console.log(['document', 'words', 'recall (any page)', 'recall (same page)', 'in place', 'sized', 'styled', 'pages', 'convert'].join(' | '));
   const total: Fidelity = { words: 0, anywhere: 0, found: 0, inPlace: 0, sized: 0, styled: 0 };
+  const samples: Fidelity = { words: 0, anywhere: 0, found: 0, inPlace: 0, sized: 0, styled: 0 };
   const placed: number[] = [];
   let files = 0;
   let samePages = 0;
@@ -86,13 +87,17 @@ async function main() {
     const [original, back] = [await stextWords(pdf), await stextWords(rendered)];
     const f = compare(original, back);
     rmSync(join(rendered, '..'), { recursive: true, force: true });
-    for (const k of Object.keys(total) as (keyof Fidelity)[]) total[k] += f[k];
+    for (const k of Object.keys(total) as (keyof Fidelity)[]) {
+      total[k] += f[k];
+      if (doc.startsWith('word-fidelity/')) samples[k] += f[k];
+    }
     files++;
     if (original.length === back.length) samePages++;
     else if (Math.abs(original.length - back.length) === 1) offByOne++;
     if (f.words) placed.push(f.inPlace / f.words);
     console.log([basename(doc), f.words, share(f.anywhere, f.words), share(f.found, f.words), share(f.inPlace, f.words), share(f.sized, f.inPlace), share(f.styled, f.words), `${original.length} -> ${back.length}`, `${ms.toFixed(0)} ms`].join(' | '));
   }
+  console.log(['word-fidelity/ (word-weighted)', samples.words, share(samples.anywhere, samples.words), share(samples.found, samples.words), share(samples.inPlace, samples.words), share(samples.sized, samples.inPlace), share(samples.styled, samples.words), '', ''].join(' | '));
   console.log(['overall (word-weighted)', total.words, share(total.anywhere, total.words), share(total.found, total.words), share(total.inPlace, total.words), share(total.sized, total.inPlace), share(total.styled, total.words), `${samePages}/${files} equal, ${offByOne} off by one`, ''].join(' | '));
   const mean = placed.reduce((a, b) => a + b, 0) / (placed.length || 1);
   console.log(`file mean in place ${mean.toFixed(3)} over ${placed.length} files with text; lowest ${Math.min(...placed).toFixed(3)}; below 0.60: ${placed.filter((p) => p < 0.6).length}; failed: ${failed.length ? failed.join(', ') : 'none'}`);
