@@ -44,6 +44,8 @@ export interface Line {
   bold: boolean;
   /** Vertical writing (CJK) or a line not running left-to-right on the displayed page. */
   vertical: boolean;
+  /** The direction the line runs in on the displayed page (device space, y down), when the reader says. */
+  dir?: [number, number];
   text: string;
 }
 
@@ -213,7 +215,9 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
   };
   for (const span of l.spans) {
     for (const ch of span.chars) {
-      if (ch.c === '\ufffd' || ch.c === '') continue; // glyphs without a Unicode mapping carry no text
+      // Glyphs without a Unicode mapping carry no text; nor do control characters (a font's broken ToUnicode), which
+      // XML cannot even hold.
+      if (ch.c === '\ufffd' || ch.c === '' || /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffe\uffff]$/.test(ch.c)) continue;
       if (isSpace(ch.c)) {
         flush();
         continue;
@@ -226,7 +230,7 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
   if (!words.length) return null;
   const box = words.reduce<Box>((b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }), { ...words[0].box });
   const vertical = l.wmode === 1 || Math.abs(dx) < 0.5 || dx < 0;
-  return { page, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), vertical, text: words.map((w) => w.text).join(' ') };
+  return { page, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), vertical, dir: [dx, dy], text: words.map((w) => w.text).join(' ') };
 }
 
 /**

@@ -29,6 +29,7 @@ import {
   TabStopType,
   TableCell,
   TableRow,
+  TextDirection,
   TextRun,
   TextWrappingType,
   UnderlineType,
@@ -221,7 +222,9 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
     const blocks = blocksByPage[pi]
       .map((b) => (b.lines.some((l) => running.lines.has(l)) ? { ...b, lines: b.lines.filter((l) => !running.lines.has(l)) } : b))
       .filter((b) => b.lines.length) as TextBlock[];
-    const body = blocks.flatMap((b) => b.lines).filter((l) => !l.vertical);
+    // The text area holds the upright rows and the short turned ones set in table cells between the margins (heads,
+    // labels; not a stamp along the page's edge, which stays an upright frame).
+    const body = blocks.flatMap((b) => b.lines).filter((l) => !l.vertical || (isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE));
     const heads = page.lines.filter((l) => running.lines.has(l));
     const top = heads.filter((l) => l.box.y1 < page.height / 2);
     const feet = heads.filter((l) => l.box.y1 >= page.height / 2);
@@ -235,22 +238,31 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
     const beside = blocks.filter((b, i) => i > 0 && b.lines[0].box.y0 < blocks[i - 1].lines[blocks[i - 1].lines.length - 1].box.y1 - 0.5 * b.lines[0].size);
     const children: (Paragraph | Table)[] = [];
     const col = { x0: left, x1: page.width - right };
+    // Tables set in the flow lie between the margins.
+    const marginLeft = clamp(left, 0, page.width / 3);
+    const marginRight = clamp(right, 0, page.width / 3);
     let pageTop = 72;
     // The lowest point the page's flow reaches (tables set in it, below the text): the bottom margin leaves room.
     let flowBottom = 0;
     if (blocks.length) {
       let frames: Paragraph[] = [];
-      let tables: PlacedTable[] = [];
+      let tables: FlowTable[] = [];
       if (beside.length > 20) {
         const grid = tabbedRows(blocks.flatMap((b) => b.lines), left, right, ratio, marks, rects, page.width);
         ({ frames, tables } = grid);
         pageTop = flowStart(grid.top, top);
       } else {
+        for (const b of blocks) if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
+        // Rows set a quarter turn go into table cells that turn their text, where no table of the page is.
+        const turned = blocks.flatMap((b) => (b.kind === 'table' ? [] : b.lines.filter((l) => body.includes(l) && l.vertical && l.box.x0 >= marginLeft && l.box.x1 <= page.width - marginRight)));
+        const bands = turnedBands(turned, marginLeft, marks).filter((band) => !tables.some((t) => t.top < band.top + band.height && band.top < t.top + t.height));
+        const inBands = new Set(bands.flatMap((band) => band.lines));
+        tables.push(...bands);
         for (const b of blocks) {
-          if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
-          else for (const piece of framePieces(b.lines)) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col }));
+          if (b.kind === 'table') continue;
+          for (const piece of framePieces(b.lines.filter((l) => !inBands.has(l)))) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col }));
         }
-        pageTop = flowStart(Math.min(...blocks.map((b) => (b.kind === 'table' ? tables.find((t) => t.block === b)!.top : b.lines[0].box.y0 - 2))), top);
+        pageTop = flowStart(Math.min(...tables.map((t) => t.top), ...blocks.flatMap((b) => (b.kind === 'table' ? [] : [b.lines[0].box.y0 - 2]))), top);
       }
       // Every text block is a frame at its place on the page: nothing flows, so no row can push the page's text
       // onto another page, whatever the fonts Word substitutes. Tables (LibreOffice does not float them) stay in
@@ -296,8 +308,8 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
     const headerTop = top.length ? Math.min(...top.map((l) => l.box.y0)) : 0;
     const footerBottom = feet.length ? Math.max(...feet.map((l) => l.box.y1)) : page.height;
     const margin = {
-      left: twips(clamp(left, 0, page.width / 3)),
-      right: twips(clamp(right, 0, page.width / 3)),
+      left: twips(marginLeft),
+      right: twips(marginRight),
       top: twips(clamp(pageTop - pictures.length, 0, page.height - 36)),
       // All the room below the text (down to the running foot), so a row set a little taller than in the PDF
       // does not push the page's last rows onto another page.
@@ -501,6 +513,78 @@ const paragraphShapeProps = (s: ReturnType<typeof paragraphShape>) => ({
 
 type PlacedTable = ReturnType<typeof wordTable>;
 
+/** A table set in the flow of a page whose text is in frames: built when placed, at `top`, `height` tall. */
+interface FlowTable {
+  table: () => Table;
+  top: number;
+  height: number;
+}
+
+/** Points from the page's side within which turned text is a stamp in the margin, not a head or a label. */
+const EDGE = 36;
+
+/** A row set a quarter turn, up or down the page (column heads set sideways, labels along a chart's axis). */
+const isTurned = (l: Line) => !!l.dir && Math.abs(l.dir[1]) > 0.9 && l.words.length > 0;
+
+/**
+ * Turned rows whose heights overlap, as one table row at their height (Word turns text only in table cells and
+ * text boxes, and LibreOffice does not float tables): a cell for each row at its x, running bottom to top (or top
+ * to bottom) from where the row starts, empty cells between them. A row overlapping the one before it across is
+ * left out (it stays an upright frame).
+ */
+function turnedBands(lines: Line[], marginLeft: number, marks: Marks): (FlowTable & { lines: Line[] })[] {
+  const bands: Line[][] = [];
+  for (const l of [...lines].sort((a, b) => a.box.y0 - b.box.y0)) {
+    const band = bands[bands.length - 1];
+    if (band && l.box.y0 < Math.max(...band.map((r) => r.box.y1))) band.push(l);
+    else bands.push([l]);
+  }
+  return bands.map((band) => {
+    const rows: Line[] = [];
+    for (const l of band.sort((a, b) => a.box.x0 - b.box.x0)) if (!rows.length || l.box.x0 >= rows[rows.length - 1].box.x1) rows.push(l);
+    const y0 = Math.min(...rows.map((l) => l.box.y0)) - 1;
+    const y1 = Math.max(...rows.map((l) => l.box.y1)) + 1;
+    const x0 = Math.max(marginLeft, rows[0].box.x0 - 1);
+    const cells: { width: number; line?: Line }[] = [];
+    let x = x0;
+    for (const l of rows) {
+      if (l.box.x0 - x > 0.5) cells.push({ width: l.box.x0 - x });
+      const width = Math.max(1, l.box.x1 - Math.max(x, l.box.x0)) + 0.5;
+      cells.push({ width, line: l });
+      x = Math.max(x, l.box.x0) + width;
+    }
+    const table = () =>
+      new Table({
+        columnWidths: cells.map((c) => twips(c.width)),
+        width: { size: twips(cells.reduce((a, c) => a + c.width, 0)), type: WidthType.DXA },
+        indent: { size: twips(x0 - marginLeft), type: WidthType.DXA },
+        borders: TableBorders.NONE,
+        rows: [
+          new TableRow({
+            height: { value: twips(y1 - y0), rule: HeightRule.EXACT },
+            children: cells.map(({ width, line }) => {
+              const up = !!line && line.dir![1] < 0;
+              return new TableCell({
+                width: { size: twips(width), type: WidthType.DXA },
+                margins: { left: 0, right: 0, top: 0, bottom: 0 },
+                ...(line ? { textDirection: up ? TextDirection.BOTTOM_TO_TOP_LEFT_TO_RIGHT : TextDirection.TOP_TO_BOTTOM_RIGHT_TO_LEFT } : {}),
+                children: [
+                  new Paragraph({
+                    // Turned, a paragraph's left is the cell's bottom (or top): the row starts where it starts on the page.
+                    ...(line ? { indent: { left: twips(up ? y1 - line.box.y1 : line.box.y0 - y0) } } : {}),
+                    spacing: { before: 0, after: 0, line: twips(line ? width : 1), lineRule: LineRuleType.EXACT },
+                    children: line ? rowRuns(line.words, marks) : [],
+                  }),
+                ],
+              });
+            }),
+          }),
+        ],
+      });
+    return { table, top: y0, height: y1 - y0, lines: rows };
+  });
+}
+
 /**
  * Where the flow of a page whose text is in frames starts: near the top of the page (below its running head),
  * not at its first text, so the page keeps a body tall enough for a table low on the page (LibreOffice moves a
@@ -513,7 +597,7 @@ const flowStart = (firstTop: number, heads: Line[]) => Math.min(firstTop, Math.m
  * above it (one also where there is none, since tables that follow each other become one table). The flow
  * starts at `pageTop` after the 1 pt paragraph that opens the page.
  */
-function tablesInFlow(tables: PlacedTable[], pageTop: number, pageHeight: number): (Paragraph | Table)[] {
+function tablesInFlow(tables: FlowTable[], pageTop: number, pageHeight: number): (Paragraph | Table)[] {
   const flow: (Paragraph | Table)[] = [];
   let cursor = pageTop + 1;
   for (const t of [...tables].sort((p, q) => p.top - q.top)) {

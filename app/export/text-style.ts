@@ -36,7 +36,10 @@ const METRICS: Record<string, [StandardFonts, StandardFonts, StandardFonts, Stan
 };
 const advance = new Map<string, number>();
 
-/** Width of `text` in a standard family at 1 pt, or undefined for a family without known metrics. */
+/**
+ * Width of `text` in a standard family at 1 pt, or undefined for a family without known metrics or text with
+ * characters outside its encoding (CJK, symbols), whose width in the font a reader substitutes is unknown.
+ */
 export function naturalWidth(text: string, family: string, bold: boolean, italic: boolean): number | undefined {
   const fonts = METRICS[family];
   if (!fonts) return undefined;
@@ -46,13 +49,12 @@ export function naturalWidth(text: string, family: string, bold: boolean, italic
     const k = `${font}|${ch}`;
     let a = advance.get(k);
     if (a === undefined) {
-      try {
-        a = StandardFontEmbedder.for(font as unknown as Parameters<typeof StandardFontEmbedder.for>[0]).widthOfTextAtSize(ch, 1);
-      } catch {
-        a = 0.5; // outside WinAnsi: an average glyph
-      }
+      const embedder = StandardFontEmbedder.for(font as unknown as Parameters<typeof StandardFontEmbedder.for>[0]);
+      // pdf-lib measures a character its encoding lacks as the missing glyph: unknown here.
+      a = embedder.encoding.canEncodeUnicodeCodePoint(ch.codePointAt(0)!) ? embedder.widthOfTextAtSize(ch, 1) : NaN;
       advance.set(k, a);
     }
+    if (Number.isNaN(a)) return undefined;
     w += a;
   }
   return w;
