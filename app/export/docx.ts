@@ -526,6 +526,17 @@ const EDGE = 36;
 /** A row set a quarter turn, up or down the page (column heads set sideways, labels along a chart's axis). */
 const isTurned = (l: Line) => !!l.dir && Math.abs(l.dir[1]) > 0.9 && l.words.length > 0;
 
+/** Word's direction for a row turned a quarter: up the page (bottom to top) or down it (top to bottom). */
+const turnDirection = (l: Line) => (l.dir![1] < 0 ? TextDirection.BOTTOM_TO_TOP_LEFT_TO_RIGHT : TextDirection.TOP_TO_BOTTOM_RIGHT_TO_LEFT);
+
+/** Turned rows of a cell as its paragraphs, in reading order (text running up the page reads from left to right). */
+function turnedParagraphs(lines: Line[], marks: Marks): Paragraph[] {
+  const up = lines[0].dir![1] < 0;
+  return [...lines]
+    .sort((p, q) => (up ? p.box.x0 - q.box.x0 : q.box.x0 - p.box.x0))
+    .map((l) => new Paragraph({ spacing: { before: 0, after: 0, line: twips(Math.max(1, l.box.x1 - l.box.x0)), lineRule: LineRuleType.EXACT }, widowControl: false, children: rowRuns(l.words, marks) }));
+}
+
 /**
  * Turned rows whose heights overlap, as one table row at their height (Word turns text only in table cells and
  * text boxes, and LibreOffice does not float tables): a cell for each row at its x, running bottom to top (or top
@@ -567,7 +578,7 @@ function turnedBands(lines: Line[], marginLeft: number, marks: Marks): (FlowTabl
               return new TableCell({
                 width: { size: twips(width), type: WidthType.DXA },
                 margins: { left: 0, right: 0, top: 0, bottom: 0 },
-                ...(line ? { textDirection: up ? TextDirection.BOTTOM_TO_TOP_LEFT_TO_RIGHT : TextDirection.TOP_TO_BOTTOM_RIGHT_TO_LEFT } : {}),
+                ...(line ? { textDirection: turnDirection(line) } : {}),
                 children: [
                   new Paragraph({
                     // Turned, a paragraph's left is the cell's bottom (or top): the row starts where it starts on the page.
@@ -719,7 +730,9 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
       // Each row of the cell is a paragraph at its height: a tall cell holds a stretch of prose, top to bottom.
       const lines = sameRowJoined(spans[ri][c]?.lines ?? []);
       const rightAligned = lines.length > 0 && lines.every((l) => right - l.box.x1 < 6 && l.box.x0 - bounds[c] > 12);
-      const paragraphs = lines.map((l, i) => {
+      // A cell whose text is set a quarter turn turns it too.
+      const turned = lines.length > 0 && lines.every(isTurned);
+      const paragraphs = turned ? turnedParagraphs(lines, marks) : lines.map((l, i) => {
         const tabs: TabGaps = { origin: bounds[c], stops: [] };
         const size = l.size;
         const pitch = i > 0 ? Math.max(1, l.box.y0 - lines[i - 1].box.y0) : lines[1] && lines[1].box.y0 > l.box.y0 ? clamp(lines[1].box.y0 - l.box.y0, size, 2 * size) : FONT_HEIGHT_EM * size;
@@ -745,6 +758,7 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
           ...(span > 1 ? { columnSpan: span } : {}),
           ...(down.has(`${ri}|${c}`) ? { verticalMerge: VerticalMergeType.RESTART } : {}),
           ...look(ri, c, span),
+          ...(turned ? { textDirection: turnDirection(lines[0]) } : {}),
           children: paragraphs.length ? paragraphs : [new Paragraph({})],
         }),
       );
