@@ -81,10 +81,10 @@ interface Marks {
 }
 
 /** Runs of a row's words: consecutive words of one look share a run; words inside a link area become a hyperlink. */
-function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps } = {}): Inline[] {
+function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean } = {}): Inline[] {
   const out: Inline[] = [];
   const gapAt = new Set(opts.tabs ? words.flatMap((w, i) => (i && (!opts.skipFirst || i > 1) && w.box.x0 - words[i - 1].box.x1 > TAB_GAP_EM * w.font.size ? [i] : [])) : []);
-  const condensed = gapAt.size ? 0 : condensing(opts.skipFirst ? words.slice(1) : words);
+  const condensed = gapAt.size ? 0 : condensing(opts.skipFirst ? words.slice(1) : words, !opts.justified);
   let cur: { style: RunStyle; text: string; uri?: string } | null = null;
   const flush = () => {
     if (!cur) return;
@@ -146,11 +146,12 @@ const tabStopsOf = (tabs: TabGaps) =>
 
 /**
  * Twips of character spacing that bring a row set in Word's fonts (their standard metrics, at Word's half-point
- * sizes) back to its width in the PDF, when it comes out wider: TeX and other typesetters squeeze the spaces of a
- * justified row below their natural width, and a row wider than its frame would wrap. 0 when it fits, or when
- * the family's metrics are unknown.
+ * sizes) back to its width in the PDF: TeX and other typesetters squeeze the spaces of a justified row below their
+ * natural width, and a row wider than its frame would wrap; a row narrower than the PDF's puts its words short of
+ * their places (`spread`: not in a justified paragraph, which spreads its rows itself). 0 when it fits and is
+ * within 3 % of it, or when the family's metrics are unknown.
  */
-function condensing(words: Word[]): number {
+function condensing(words: Word[], spread: boolean): number {
   // A row set sideways has no width to keep.
   if (words.length < 2 || words.some((w) => w.text.length > 2 && w.box.y1 - w.box.y0 > 1.5 * (w.box.x1 - w.box.x0))) return 0;
   let natural = 0;
@@ -164,9 +165,15 @@ function condensing(words: Word[]): number {
     chars += [...text].length;
   }
   const room = words[words.length - 1].box.x1 - words[0].box.x0;
-  if (!(natural > room + 0.5)) return 0;
+  // Any row wider than the PDF's is condensed; one more than 3 % narrower (the PDF's face is wider: a CJK face's
+  // Latin letters, letter-spaced headings) is spread to its width too.
+  const wider = natural > room + 0.5;
+  const narrower = spread && natural < room - Math.max(0.5, 0.03 * room);
+  if (!wider && !narrower) return 0;
   const size = runStyle(words[0]).halfPoints / 2;
-  return Math.round(Math.max(-0.15 * size, (room - natural) / chars) * 20);
+  // Spread, it stays a little short of the PDF's width: a point too long wraps it or pushes it past a tab stop.
+  const target = natural < room ? 0.97 * room : room;
+  return Math.round(Math.min(0.25 * size, Math.max(-0.15 * size, (target - natural) / chars)) * 20);
 }
 
 const runOptions = (s: RunStyle) => ({ font: s.font, size: s.halfPoints, bold: s.bold, italics: s.italic, color: s.color, ...(s.underline ? { underline: { type: UnderlineType.SINGLE } } : {}) });
@@ -401,7 +408,7 @@ function blockParagraph(
   lines.forEach((l, i) => {
     const next = lines[i + 1];
     // Rows end where they ended in the PDF (a hyphen at a row's end stays), so lines break at the same places.
-    runs.push(...rowRuns(l.words, o.marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text), tabs: l.vertical ? undefined : tabs }));
+    runs.push(...rowRuns(l.words, o.marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text), tabs: l.vertical ? undefined : tabs, justified: shape.align === AlignmentType.JUSTIFIED }));
     if (next) runs.push(new TextRun({ break: 1 }));
   });
   const indent = { left: twips(shape.left), right: twips(shape.right), ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }) };

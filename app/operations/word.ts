@@ -15,6 +15,8 @@ const MAX_IMAGES = 60;
 const IMAGE_DPI = 150;
 /** A page drawing fewer paths (a rule under its running head, a box) keeps them as table borders or not at all. */
 const MIN_ART_PATHS = 4;
+/** Pages whose line art becomes a picture, at most (one Ghostscript page each): a bound on time and size. */
+const MAX_ART_PAGES = 200;
 
 export default operation({
   path: '/word',
@@ -55,7 +57,7 @@ export default operation({
     // The line art (rules, shading, charts, diagrams) of each page that draws any, as one transparent picture
     // behind everything else, Word having no shape for most of it; rendered while the pictures are. A page
     // Ghostscript does not draw in time goes without.
-    const drawing = pages.filter((p) => (art.get(p)?.paths ?? 0) >= MIN_ART_PATHS);
+    const drawing = pages.filter((p) => (art.get(p)?.paths ?? 0) >= MIN_ART_PATHS).slice(0, MAX_ART_PAGES);
     const lineArt = async () => {
       if (!drawing.length) return [];
       await mkdir(join(dir, 'art'));
