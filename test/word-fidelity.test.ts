@@ -183,6 +183,19 @@ for (const name of ['multicolumn-3-pages', 'google-docs-export', 'table-nics-bac
   });
 }
 
+test('word: text MuPDF misplaces (Type 3 glyphs with broken bounding boxes) is set where Poppler places it', async () => {
+  // demo-text-unnamed-fonts: MuPDF sets its rows 12 pt apart down the page, its "2." at y 158 instead of 326.
+  const pdf = corpus('word-fidelity/demo-text-unnamed-fonts.pdf');
+  const at = (file: string) => Number(/<word xMin="[\d.]+" yMin="([\d.]+)"[^>]*>2\.<\/word>/.exec(tool('pdftotext', ['-bbox', file, '-']))?.[1]);
+  assert.ok(Math.abs(at(pdf) - 326.3) < 1);
+  const rendered = await officeToPdf(await word(pdf), 'docx');
+  try {
+    assert.ok(Math.abs(at(rendered) - 326.3) < 12, `"2." at y ${at(rendered)}`);
+  } finally {
+    rmSync(dirname(rendered), { recursive: true, force: true });
+  }
+});
+
 // pdf2docx's test samples (../shared/corpus/word-fidelity): documents nobody here chose, all held to the same
 // floors. Per file: converted (no 500, no refusal), the Word pages the PDF's (off by one at most), and at least
 // 0.4 of its words on their own page (text flowing onto pages that do not exist drops a long document below it).

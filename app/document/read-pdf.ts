@@ -61,14 +61,19 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
     async (page, failure) => void read.set(page, await popplerStext(path, page, ctx, pageMs, failure, geometry?.find((g) => g.page === page))),
   );
   const stext = pages.map((p) => read.get(p)!);
-  // A page MuPDF read as empty may be one it could not interpret (an object missing from a broken xref): Poppler
-  // gets a look at such pages too, one pdftotext per run of them (a scan costs a few milliseconds more).
-  const empty = stext.filter((p) => !p.lines.length).map((p) => p.page);
+  // A page MuPDF read as empty may be one it could not interpret (an object missing from a broken xref), and one
+  // whose rows it set many times taller than their text is one whose geometry it got wrong: Poppler gets a look
+  // at such pages too, one pdftotext per run of them (a scan costs a few milliseconds more).
+  const empty = stext.filter((p) => !p.lines.length || misplaced(p)).map((p) => p.page);
   if (empty.length) {
     const found = await popplerPageWords(path, empty, pagesTime(ctx, empty.length)).catch(unlessUnreadable(new Map<number, PopplerWord[]>()));
     stext.forEach((p, i) => {
       const words = found.get(p.page);
-      if (words?.length) stext[i] = stextFromWords(p.page, words, geometry?.find((g) => g.page === p.page));
+      if (!words?.length) return;
+      // Poppler's boxes of such glyphs are as tall as the broken bounding boxes: the places are Poppler's, the
+      // heights at most what MuPDF's font sizes give.
+      const mupdfSize = median(p.lines.flatMap((l) => l.spans.map((sp) => sp.size)));
+      stext[i] = stextFromWords(p.page, words, geometry?.find((g) => g.page === p.page), mupdfSize ? mupdfSize / 0.8 : Infinity);
     });
   }
   const broken = stext.filter((p) => undecoded(p).length);
@@ -92,12 +97,29 @@ async function popplerStext(path: string, page: number, ctx: EngineContext, page
   }
 }
 
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/**
+ * A page whose upright rows MuPDF mostly sets over four times as tall as their text: Type 3 glyphs with broken
+ * bounding boxes, placed 12 pt apart down the page one by one (pdf2docx's demo-text-unnamed-fonts), where Poppler
+ * places them right.
+ */
+function misplaced(p: StextPage): boolean {
+  // Rows drawn at no size (a degenerate text matrix) are read as they are elsewhere.
+  const rows = p.lines.filter((l) => Math.abs(l.dir[1]) < 0.1 && l.spans.length && Math.max(...l.spans.map((s) => s.size)) >= 1);
+  const tall = rows.filter((l) => l.bbox[3] - l.bbox[1] > 4 * Math.max(...l.spans.map((s) => s.size)));
+  return rows.length >= 4 && tall.length >= 0.25 * rows.length;
+}
+
 /** Poppler's words as a page of structured text (see popplerStext). */
-function stextFromWords(page: number, words: PopplerWord[], geometry?: PageGeometry): StextPage {
+function stextFromWords(page: number, words: PopplerWord[], geometry?: PageGeometry, maxHeight = Infinity): StextPage {
   const { width, height } = geometry ? displayedSize(geometry) : { width: 612, height: 792 };
   const lines: StextLine[] = [];
   for (const w of words) {
-    const [x0, y0, x1, y1] = w.box;
+    const [x0, top, x1, bottom] = w.box;
+    // A box taller than `maxHeight` shrinks to it about its middle.
+    const half = Math.min(bottom - top, maxHeight) / 2;
+    const [y0, y1] = [(top + bottom) / 2 - half, (top + bottom) / 2 + half];
     const last = lines.at(-1);
     const sameLine = last && Math.abs((last.bbox[1] + last.bbox[3]) / 2 - (y0 + y1) / 2) < (y1 - y0) / 2 && x0 >= last.bbox[2];
     const chars: StextChar[] = [];
