@@ -1,6 +1,5 @@
 import type { EngineContext } from './context.js';
-import { deviceArgs, devicePageBudget } from './ghostscript-raster.js';
-import { expectOutput, run } from './run.js';
+import { renderWithDevice } from './ghostscript-raster.js';
 
 /**
  * The pages as JPEG pictures without their text (`-dFILTERTEXT`): what a slide keeps behind its editable text
@@ -8,12 +7,7 @@ import { expectOutput, run } from './run.js';
  * the order of `pages` (1-based, strictly increasing); returns the files in that order.
  */
 export async function textlessPages(input: string, pattern: string, pages: number[], resolution: number, ctx: EngineContext): Promise<string[]> {
-  const args = deviceArgs(input, pattern, { device: 'jpeg', pages, resolution, smoothText: true, smoothLines: true, smoothImages: true, jpegQuality: 85 });
-  args.splice(args.length - 1, 0, '-dFILTERTEXT');
-  await run('gs', args, { ...ctx, pageBudget: devicePageBudget(ctx) });
-  const files = pages.map((_, i) => pattern.replace('%d', String(i + 1)));
-  for (const f of files) await expectOutput('gs', f);
-  return files;
+  return renderWithDevice(input, pattern, { device: 'jpeg', pages, resolution, smoothText: true, smoothLines: true, smoothImages: true, jpegQuality: 85, leaveOut: ['TEXT'] }, ctx);
 }
 
 /**
@@ -22,10 +16,5 @@ export async function textlessPages(input: string, pattern: string, pages: numbe
  * textlessPages.
  */
 export async function lineArtPages(input: string, pattern: string, pages: number[], resolution: number, ctx: EngineContext): Promise<string[]> {
-  const args = deviceArgs(input, pattern, { device: 'pngalpha', pages, resolution, smoothText: true, smoothLines: true, smoothImages: false });
-  args.splice(args.length - 1, 0, '-dFILTERTEXT', '-dFILTERIMAGE');
-  await run('gs', args, { ...ctx, pageBudget: devicePageBudget(ctx) });
-  const files = pages.map((_, i) => pattern.replace('%d', String(i + 1)));
-  for (const f of files) await expectOutput('gs', f);
-  return files;
+  return renderWithDevice(input, pattern, { device: 'pngalpha', pages, resolution, smoothText: true, smoothLines: true, smoothImages: false, leaveOut: ['TEXT', 'IMAGE'] }, ctx);
 }

@@ -35,6 +35,8 @@ export interface DeviceOptions {
   smoothImages: boolean;
   /** 1-100, JPEG devices only. */
   jpegQuality?: number;
+  /** What Ghostscript leaves out of the drawing (`-dFILTERTEXT`, `-dFILTERIMAGE`). */
+  leaveOut?: ('TEXT' | 'IMAGE')[];
 }
 
 /** `pattern` holds %d, numbered from 1 in the order of `pages`. Page progress goes to stderr as `Page N`. */
@@ -50,6 +52,7 @@ export function deviceArgs(input: string, pattern: string, opts: DeviceOptions):
     `-dGraphicsAlphaBits=${opts.smoothLines ? 4 : 1}`,
     `-dInterpolateControl=${opts.smoothImages ? -1 : 0}`,
     ...(opts.jpegQuality === undefined ? [] : [`-dJPEGQ=${opts.jpegQuality}`]),
+    ...(opts.leaveOut ?? []).map((kind) => `-dFILTER${kind}`),
     `-sPageList=${opts.pages.join(',')}`,
     `-sOutputFile=${pattern}`,
     input,

@@ -320,7 +320,7 @@ function mergeRows(lines: Line[]): Line[] {
 
 // ---------------------------------------------------------------- reading order
 
-const median = (xs: number[]) => {
+export const median = (xs: number[]) => {
   if (!xs.length) return 0;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];

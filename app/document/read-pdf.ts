@@ -2,7 +2,7 @@ import { inputError } from './pdf-access.js';
 import type { EngineContext } from '../../engines/context.js';
 import { glyphColours, structuredTextUntilFailure, type PageGeometry, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
 import { popplerPageText, popplerPageWords, type PopplerWord } from '../../engines/poppler.js';
-import { buildPages, displayedSize, type PageModel } from './layout.js';
+import { buildPages, displayedSize, median, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
 import { chainFailure, countPages, isReadFailure, pageGeometries, pagesTime, pagesWithFallback, unlessUnreadable } from './read-chain.js';
 import { readBudgets } from './read-budgets.js';
@@ -96,8 +96,6 @@ async function popplerStext(path: string, page: number, ctx: EngineContext, page
     throw chainFailure(`Reading the text of page ${page}`, [...(mupdfFailure ? [mupdfFailure] : []), err], 'textPageMs');
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 /**
  * A page whose upright rows MuPDF mostly sets over four times as tall as their text: Type 3 glyphs with broken

@@ -14,13 +14,11 @@ import {
   LevelFormat,
   LineRuleType,
   Packer,
-  OverlapType,
   PageNumber,
   PageOrientation,
   Paragraph,
   SectionType,
   Table,
-  TableAnchorType,
   TableBorders,
   BorderStyle,
   ShadingType,
@@ -37,7 +35,7 @@ import {
   WidthType,
   type ISectionOptions,
 } from 'docx';
-import { textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
+import { median, textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
 import { runningLines } from './docx-layout.js';
 import { colourHex, runStyle, sameStyle, type RunStyle } from './docx-style.js';
 import { naturalWidth } from './text-style.js';
@@ -65,7 +63,6 @@ const HEADINGS = [HeadingLevel.HEADING_1, HeadingLevel.HEADING_2, HeadingLevel.H
 const twips = (pt: number) => Math.round(pt * 20);
 const emu = (pt: number) => Math.round(pt * 12700);
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 /**
  * A row's glyph box starts about this many ems below the top of its line when LibreOffice and Word set the line
  * at an exact height: the height minus the font's ascent and descent (about 1.1 em for text faces).
@@ -231,7 +228,8 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
       .filter((b) => b.lines.length) as TextBlock[];
     // The text area holds the upright rows and the short turned ones set in table cells between the margins (heads,
     // labels; not a stamp along the page's edge, which stays an upright frame).
-    const body = blocks.flatMap((b) => b.lines).filter((l) => !l.vertical || (isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE));
+    const inCells = (l: Line) => isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE;
+    const body = blocks.flatMap((b) => b.lines).filter((l) => !l.vertical || inCells(l));
     const heads = page.lines.filter((l) => running.lines.has(l));
     const top = heads.filter((l) => l.box.y1 < page.height / 2);
     const feet = heads.filter((l) => l.box.y1 >= page.height / 2);
@@ -261,7 +259,7 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
       } else {
         for (const b of blocks) if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
         // Rows set a quarter turn go into table cells that turn their text, where no table of the page is.
-        const turned = blocks.flatMap((b) => (b.kind === 'table' ? [] : b.lines.filter((l) => body.includes(l) && l.vertical && l.box.x0 >= marginLeft && l.box.x1 <= page.width - marginRight)));
+        const turned = blocks.flatMap((b) => (b.kind === 'table' ? [] : b.lines.filter((l) => inCells(l) && l.box.x0 >= marginLeft && l.box.x1 <= page.width - marginRight)));
         const bands = turnedBands(turned, marginLeft, marks).filter((band) => !tables.some((t) => t.top < band.top + band.height && band.top < t.top + t.height));
         const inBands = new Set(bands.flatMap((band) => band.lines));
         tables.push(...bands);
@@ -276,7 +274,7 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
       // the flow, each at its height below the one before (rows of exact height). LibreOffice hangs frames on the
       // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
       // before and after.
-      children.push(emptyRow(), ...frames, ...tablesInFlow(tables, pageTop, page.height), emptyRow());
+      children.push(spacer(0), ...frames, ...tablesInFlow(tables, pageTop, page.height), spacer(0));
       flowBottom = Math.min(page.height - 16, Math.max(0, ...tables.map((t) => t.top + t.height)));
     }
     // A page without text still needs one paragraph.
@@ -458,7 +456,7 @@ function framePieces(lines: Line[]): Line[][] {
  * the page's vertical rules run through (two or more, a ruled table the page model did not take for one) are
  * a Word table instead, with the rules' columns, borders, fills and merges (wordTable).
  */
-function tabbedRows(lines: Line[], left: number, right: number, ratio: number, marks: Marks, rects: Rule[], pageWidth: number): { frames: Paragraph[]; tables: PlacedTable[]; top: number } {
+function tabbedRows(lines: Line[], left: number, right: number, ratio: number, marks: Marks, rects: Rule[], pageWidth: number): { frames: Paragraph[]; tables: FlowTable[]; top: number } {
   const rows: Line[][] = [];
   for (const l of [...lines].sort((a, b) => a.box.y0 - b.box.y0)) {
     const row = rows[rows.length - 1];
@@ -471,7 +469,7 @@ function tabbedRows(lines: Line[], left: number, right: number, ratio: number, m
     return verticals.filter((f) => f.y0 < mid && f.y1 > mid).length >= 2;
   });
   const children: Paragraph[] = [];
-  const tables: PlacedTable[] = [];
+  const tables: FlowTable[] = [];
   let cursor = NaN;
   let top = 72;
   for (let i = 0; i < rows.length; i++) {
@@ -517,8 +515,6 @@ const paragraphShapeProps = (s: ReturnType<typeof paragraphShape>) => ({
   alignment: s.align,
   indent: { left: twips(s.left), right: twips(s.right), ...(s.firstLine < 0 ? { hanging: twips(-s.firstLine) } : { firstLine: twips(s.firstLine) }) },
 });
-
-type PlacedTable = ReturnType<typeof wordTable>;
 
 /** A table set in the flow of a page whose text is in frames: built when placed, at `top`, `height` tall. */
 interface FlowTable {
@@ -627,10 +623,10 @@ function tablesInFlow(tables: FlowTable[], pageTop: number, pageHeight: number):
   return flow;
 }
 
-/** An empty paragraph 1 pt high: it carries a section's page break, and the frames before it hang on it. */
-const emptyRow = () => new Paragraph({ spacing: { before: 0, after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
-
-/** An empty 1 pt paragraph whose space before fills a gap (a table has no space before of its own). */
+/**
+ * An empty 1 pt paragraph whose space before fills a gap (a table has no space before of its own); with none, it
+ * carries a section's page break, and the frames before it hang on it.
+ */
 const spacer = (pt: number) => new Paragraph({ spacing: { before: Math.max(0, twips(pt - 1)), after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
 
 /** The size most characters are set in: Word's default text size. */
@@ -648,7 +644,7 @@ function bodySize(pages: PageModel[]): number {
  * cells: a header over a group of ruled columns, a cell over rows no rule separates. Without line art the
  * table has no borders: the page model also takes prose set in columns for a table.
  */
-function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; x1: number }, marks: Marks, rects: Rule[]): { table: (floatAt?: number) => Table; top: number; height: number; block: TextBlock } {
+function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; x1: number }, marks: Marks, rects: Rule[]): FlowTable {
   const cells = b.cells ?? b.rows.map((r) => r.map(() => [] as Line[]));
   const textTops = cells.map((r) => Math.min(...r.flat().map((l) => l.box.y0)));
   const textBottoms = cells.map((r) => Math.max(...r.flat().map((l) => l.box.y1)));
@@ -774,19 +770,17 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
     return new TableRow({ tableHeader: ri === 0, height: { value: twips(heights[ri]), rule: HeightRule.EXACT }, children });
   });
   return {
-    table: (floatAt) => new Table({
-      columnWidths: widths.map(twips),
-      width: { size: twips(x1 - x0), type: WidthType.DXA },
-      // Cells carry the rules the page draws; none elsewhere.
-      borders: TableBorders.NONE,
-      ...(floatAt === undefined
-        ? { indent: { size: twips(Math.max(0, x0 - col.x0)), type: WidthType.DXA } }
-        : { float: { horizontalAnchor: TableAnchorType.PAGE, verticalAnchor: TableAnchorType.PAGE, absoluteHorizontalPosition: twips(x0), absoluteVerticalPosition: twips(floatAt), overlap: OverlapType.OVERLAP } }),
-      rows,
-    }),
+    table: () =>
+      new Table({
+        columnWidths: widths.map(twips),
+        width: { size: twips(x1 - x0), type: WidthType.DXA },
+        // Cells carry the rules the page draws; none elsewhere.
+        borders: TableBorders.NONE,
+        indent: { size: twips(Math.max(0, x0 - col.x0)), type: WidthType.DXA },
+        rows,
+      }),
     top: tops[0],
     height: heights.reduce((a, h) => a + h, 0),
-    block: b,
   };
 }
 

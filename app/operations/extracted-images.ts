@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { output, pages } from '../http/fields.js';
 import { operation, pdfInput, type OutputFile } from '../http/operation.js';
 import { listImageObjects, writeImages, type ImageListing } from '../../engines/poppler-images.js';
-import { listImagesMupdf, extractImagesMupdf } from '../../engines/mupdf-images.js';
+import { extractImagesMupdf, listImagesMupdf, type MupdfImage } from '../../engines/mupdf-images.js';
 import { EngineError } from '../../engines/errors.js';
 import { firstThatReads, pagesTime, selectPages, unlessUnreadable } from '../document/index.js';
 import { limitExceeded } from '../errors.js';
@@ -26,7 +26,10 @@ export default operation({
     const selected = await selectPages(input.path, fields.pages, { cwd: dir, signal, timeoutMs });
     // Decoding is the work, a page's worth of rendering time per page at most.
     const ectx = pagesTime({ cwd: dir, signal, timeoutMs }, selected.length, 'renderPageMs');
-    const job: Extraction = { input: input.path, selected, dir, outputName, maxPixels: limits.maxImagePixels, progress };
+    // MuPDF's listing, read once: Poppler's attempt asks it whether there is anything Poppler missed, MuPDF's uses it.
+    let listing: Promise<MupdfImage[]> | undefined;
+    const mupdfImages = () => (listing ??= listImagesMupdf(input.path, { first: selected[0], last: selected[selected.length - 1] }, ectx));
+    const job: Extraction = { input: input.path, selected, dir, outputName, maxPixels: limits.maxImagePixels, progress, mupdfImages };
     const none = { files: [], warning: 'No files of the specified type were found: the selected pages contain no images.' };
     // Poppler first (inline images, stored encodings); MuPDF when Poppler fails or finds none MuPDF sees.
     return (await firstThatReads('Extracting the images', [() => withPoppler(job, ectx), () => withMupdf(job, ectx)])) ?? none;
@@ -40,6 +43,7 @@ interface Extraction {
   outputName: string;
   maxPixels: number;
   progress: (fraction: number) => void;
+  mupdfImages: () => Promise<MupdfImage[]>;
 }
 
 type Extracted = { files: OutputFile[]; warning?: string } | null;
@@ -54,7 +58,7 @@ async function withPoppler(job: Extraction, ectx: EngineContext): Promise<Extrac
   const listed = await listImageObjects(job.input, range, ectx);
   if (!listed.some((im) => wanted.has(im.page) && isPicture(im))) {
     // Nothing Poppler sees: MuPDF's own parser may find what a damaged file hides from it.
-    const mupdf = await listImagesMupdf(job.input, range, ectx).catch(unlessUnreadable([]));
+    const mupdf = await job.mupdfImages().catch(unlessUnreadable([]));
     if (mupdf.some((im) => wanted.has(im.page))) throw new EngineError('pdfimages', 'listed no image where MuPDF lists some');
     return null;
   }
@@ -120,11 +124,11 @@ async function withPoppler(job: Extraction, ectx: EngineContext): Promise<Extrac
  */
 async function withMupdf(job: Extraction, ectx: EngineContext): Promise<Extracted> {
   const wanted = new Set(job.selected);
-  const listed = (await listImagesMupdf(job.input, { first: job.selected[0], last: job.selected[job.selected.length - 1] }, ectx)).filter((im) => wanted.has(im.page));
-  const first = new Map<number, (typeof listed)[number]>();
+  const listed = (await job.mupdfImages()).filter((im) => wanted.has(im.page));
+  const first = new Map<number, MupdfImage>();
   for (const im of listed) if (!first.has(im.object)) first.set(im.object, im);
   if (!first.size) return null;
-  const decodes = (im: (typeof listed)[number]) => !im.filters.includes('DCT');
+  const decodes = (im: MupdfImage) => !im.filters.includes('DCT');
   const lost = [...first.values()].filter((im) => decodes(im) && im.width * im.height > job.maxPixels);
   if (lost.length === first.size) throw limitExceeded(`An image on page ${lost[0].page} (${lost[0].width}x${lost[0].height} pixels)`, 'MAX_IMAGE_PIXELS', job.maxPixels);
   const kept = [...first.values()].filter((im) => !lost.includes(im));
