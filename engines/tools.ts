@@ -13,6 +13,8 @@ export const TOOLS = {
   openssl: { bin: 'openssl', args: ['version'], pkg: 'openssl', pattern: /OpenSSL (\S+)/ },
   xmllint: { bin: 'xmllint', args: ['--version'], pkg: 'libxml2-utils', pattern: /using libxml version (\S+)/ },
   xsltproc: { bin: 'xsltproc', args: ['--version'], pkg: 'xsltproc', pattern: /libxslt (\d+)/ },
+  zbar: { bin: 'zbarimg', args: ['--version'], pkg: 'zbar-tools', pattern: /(\d+\.\d+(?:\.\d+)?)/ },
+  unpaper: { bin: 'unpaper', args: ['--version'], pkg: 'unpaper', pattern: /(\d+\.\d+(?:\.\d+)?)/ },
 } as const;
 
 export type ToolName = keyof typeof TOOLS;
