@@ -74,6 +74,9 @@ const schema = z.object({
   METRICS: z.enum(['on', 'off']).default('off'),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  PIPELINES_DIR: z.string().min(1).optional(),
+  WATCH_DIR: z.string().min(1).optional(),
+  WATCH_SETTLE_SECONDS: int(1).default(5),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -118,6 +121,12 @@ export interface Config {
   metricsToken?: string;
   /** Key of the webhook signatures (Quire-Signature); unset = webhooks are sent unsigned. Never logged. */
   webhookSecret?: string;
+  /** Where named pipelines (`<name>.json`) are read from at start; unset = none. */
+  pipelinesDir?: string;
+  /** Watched folders: `<WATCH_DIR>/<pipeline>/{in,out,done,failed}` for every named pipeline (a directory, or `s3://bucket/prefix`); unset = none. */
+  watchDir?: string;
+  /** A dropped file is taken once its size and time have not changed for this long. */
+  watchSettleMs: number;
 }
 
 /**
@@ -208,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (parsed.success && parsed.data.ROLE !== 'all' && !parsed.data.REDIS_URL) problems.push(`ROLE=${parsed.data.ROLE}: needs REDIS_URL (replicas share work through Redis)`);
   if (parsed.success && parsed.data.S3_ENDPOINT && !parsed.data.S3_BUCKET) problems.push('S3_ENDPOINT: needs S3_BUCKET (the bucket that holds the resources)');
+  if (parsed.success && parsed.data.WATCH_DIR && !parsed.data.PIPELINES_DIR) problems.push('WATCH_DIR: needs PIPELINES_DIR (each named pipeline gets a watched folder)');
   if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL) problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
   if (problems.length) throw new ConfigError(problems);
   const d = parsed.data!;
@@ -260,6 +270,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metrics: d.METRICS === 'on',
     metricsToken: d.METRICS_TOKEN,
     webhookSecret: d.WEBHOOK_SECRET,
+    pipelinesDir: d.PIPELINES_DIR && resolve(d.PIPELINES_DIR),
+    watchDir: d.WATCH_DIR && (/^s3:\/\//.test(d.WATCH_DIR) ? d.WATCH_DIR.replace(/\/+$/, '') : resolve(d.WATCH_DIR)),
+    watchSettleMs: d.WATCH_SETTLE_SECONDS * 1000,
   };
 }
 

@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import type { Deps } from './http/context.js';
 import { Jobs, type JobQueue } from './jobs/index.js';
 import { ClusterJobs } from './jobs/cluster.js';
-import { executeJob, type JobSpec } from './http/pipeline.js';
+import { loadNamedPipelines, runSpec } from './pipelines/index.js';
 import { LowdbIndex } from './store/lowdb-index.js';
 import { RedisIndex } from './store/redis-index.js';
 import { createLogger } from './log.js';
@@ -76,13 +76,14 @@ export async function createDeps(config: Config): Promise<Deps> {
   // Warm LibreOffice instances (OFFICE_INSTANCES), started lazily on the first office conversion.
   configurePool({ size: config.officeInstances });
   const tools = await probeTools();
-  const deps: Deps = { config, store, jobs, tools, log, operations, meta: META };
+  const pipelines = await loadNamedPipelines(config.pipelinesDir, { operations, tools, log });
+  const deps: Deps = { config, store, jobs, tools, log, operations, meta: META, pipelines };
   if (cluster) {
     const c = cluster;
     deps.cluster = {
       ready: async () => ({ redis: { ok: await c.ping() }, storage: { ok: await store.ready() } }),
     };
-    await c.start((spec, ctx) => executeJob(spec as JobSpec, ctx, deps));
+    await c.start((spec, ctx) => runSpec(spec, ctx, deps));
   } else if (config.s3) {
     // One process, bytes in a bucket: /ready reports whether the bucket answers.
     deps.cluster = { ready: async () => ({ storage: { ok: await store.ready() } }) };

@@ -28,6 +28,8 @@ const CODES = {
 export type ErrorCode = keyof typeof CODES;
 
 export class AppError extends Error {
+  /** The request field the error is about, where one is (a pipeline prefixes it with the step). */
+  field?: string;
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -82,4 +84,14 @@ export function toClientError(err: unknown): { status: number; body: { error: st
     return { status: 400, body: { error: TEXT.invalidInput }, headers: {} };
   }
   return { status: 500, body: { error: 'Internal error. The failure was logged.' }, headers: {} };
+}
+
+/**
+ * Anything thrown, as the client would see it, with `prefix` before its text (a pipeline names the failing step).
+ * The status is kept: a step's 422 is the pipeline's 422.
+ */
+export function prefixedError(err: unknown, prefix: string): AppError {
+  const mapped = toClientError(err);
+  const code = err instanceof AppError ? err.code : ((Object.keys(CODES) as ErrorCode[]).find((c) => CODES[c] === mapped.status) ?? 'internal');
+  return new AppError(code, `${prefix}${mapped.body.error}`, mapped.headers);
 }

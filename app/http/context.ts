@@ -14,8 +14,16 @@ export interface Deps {
   log: Logger;
   operations: Operation[];
   meta: { product: string; version: string; releaseDate: string };
+  /** Named pipelines read from PIPELINES_DIR at start (the valid ones), and the files left out with why. */
+  pipelines: { valid: NamedPipeline[]; invalid: { file: string; error: string }[] };
   /** Shared services for /ready: Redis and the shared storage (cluster mode), or the S3 bucket of one process. */
   cluster?: { ready: () => Promise<Record<string, { ok: boolean }>> };
+}
+
+export interface NamedPipeline {
+  name: string;
+  description?: string;
+  steps: { operation: string; fields: Record<string, unknown> }[];
 }
 
 export type Env = { Variables: { owner: string | null; requestId: string; log: Logger } };

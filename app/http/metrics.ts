@@ -18,6 +18,10 @@ export interface Metrics {
   requestSeconds: Histogram<'method' | 'route'>;
   /** Webhook deliveries by outcome (delivered, failed after retries, refused by the receiver). */
   webhooks: Counter<'outcome'>;
+  /** Pipelines run in this process by outcome (completed, failed). */
+  pipelines: Counter<'outcome'>;
+  /** Files of watched folders by named pipeline and outcome (done, failed). */
+  watched: Counter<'pipeline' | 'outcome'>;
 }
 
 const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
@@ -49,6 +53,9 @@ function create(deps: Deps): Metrics {
     registers,
   });
   const webhooks = new Counter({ name: 'quire_webhook_deliveries_total', help: 'Webhook deliveries by outcome.', labelNames: ['outcome'] as const, registers });
+  const pipelines = new Counter({ name: 'quire_pipeline_runs_total', help: 'Pipelines run in this process, by outcome.', labelNames: ['outcome'] as const, registers });
+  // Pipeline names come from PIPELINES_DIR, read at start: a bounded label.
+  const watched = new Counter({ name: 'quire_watched_files_total', help: 'Files taken from watched folders, by named pipeline and outcome (done, failed).', labelNames: ['pipeline', 'outcome'] as const, registers });
 
   const jobSeconds = new Histogram({
     name: 'quire_job_duration_seconds',
@@ -171,7 +178,7 @@ function create(deps: Deps): Metrics {
     },
   });
 
-  return { registry, requests, requestSeconds, webhooks };
+  return { registry, requests, requestSeconds, webhooks, pipelines, watched };
 }
 
 /** The registered pattern that answered (`/resource/:id`), or `unmatched` (404s for unknown paths). */

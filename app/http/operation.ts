@@ -81,6 +81,11 @@ export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
   fields: S;
   /** The kind of success body, for the docs: single file, several files, or JSON (text output). */
   output: 'file' | 'files' | 'json' | 'json-or-file';
+  /**
+   * Extensions of the files it writes, so a pipeline can tell before running whether the next step takes them;
+   * `*` when only the run knows (an archive's contents). Default: `pdf`, none for JSON operations.
+   */
+  produces?: string[];
   /** Also answer `files: [{name, id, outputUrl}]`, one per output (/unzip, as pdfRest answers it). */
   listFiles?: boolean;
   /** Native tools needed; if one is missing the endpoint answers 503 naming its Debian package. */
@@ -104,6 +109,13 @@ export function operation<S extends z.ZodRawShape>(def: Operation<S>): Operation
 
 /** The cost of a job that runs one engine process per core (rendering, OCR): its share is the whole budget. */
 export const perCore = (): Cost => ({ lane: 'cpu', processes: availableParallelism() });
+
+/** What an operation's files are, for pipelines (see `produces`). */
+export const producesOf = (op: Operation): string[] => op.produces ?? (op.output === 'json' ? [] : ['pdf']);
+
+/** The input files flow into in a pipeline: `file`, else the first declared. */
+export const primaryInput = (op: Operation): [string, InputSpec] | undefined =>
+  op.inputs.file ? ['file', op.inputs.file] : Object.entries(op.inputs)[0];
 
 /** The input almost every endpoint takes: `file` or `id`, a PDF. */
 export const pdfInput = (description = 'The PDF to process'): Record<string, InputSpec> => ({

@@ -41,12 +41,12 @@ export function parseFields<S extends z.ZodRawShape>(op: Operation<S>, raw: Reco
   // An empty form field or a JSON null means "not sent", so defaults apply.
   const sent = Object.fromEntries(Object.entries(raw).filter(([, v]) => !isAbsent(v)));
   const parsed = z.object(op.fields).safeParse(sent, { reportInput: true });
-  if (!parsed.success) throw validationError(parsed.error, raw);
+  if (!parsed.success) throw Object.assign(validationError(parsed.error, raw), { field: String(parsed.error.issues[0].path[0] ?? '') || undefined });
   op.check?.(parsed.data);
   return parsed.data;
 }
 
-function requireEngines(op: Operation, deps: Deps): void {
+export function requireEngines(op: Operation, deps: Deps): void {
   const missing = op.engines.filter((t) => !deps.tools[t]);
   if (missing.length) {
     throw new AppError(
@@ -56,7 +56,7 @@ function requireEngines(op: Operation, deps: Deps): void {
   }
 }
 
-const defaultName = (op: Operation, first: StoredFile | undefined) =>
+export const defaultName = (op: Operation, first: StoredFile | undefined) =>
   op.defaultName ? op.defaultName(first && stripExtension(first.name)) : `${first ? stripExtension(first.name) : 'service'}_service_${op.path.slice(1)}`;
 
 /** Mounts one declared operation: parse, resolve, validate, queue, run, store, answer. */

@@ -5,9 +5,9 @@ import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq
 import { Redis } from 'ioredis';
 import { AppError, toClientError, type ErrorCode } from '../errors.js';
 import { withPriority } from '../../engines/run.js';
-import { tellObservers, type Cost, type FollowUp, type JobContext, type JobObserver, type JobQueue, type JobRecord, type Lane, type LaneCounts, type SubmitOptions } from './index.js';
+import { FLOW_CONCURRENCY, tellObservers, type Cost, type FollowUp, type JobContext, type JobObserver, type JobQueue, type JobRecord, type Lane, type LaneCounts, type SubmitOptions } from './index.js';
 
-const LANES: Lane[] = ['light', 'cpu', 'office', 'browser'];
+const LANES: Lane[] = ['light', 'cpu', 'office', 'browser', 'flow'];
 const HEAVY_NICENESS = 10;
 /** A worker that stops renewing its lock (killed, frozen) loses the job after this; another worker reruns it. */
 const LOCK_MS = 10_000;
@@ -159,7 +159,7 @@ export class ClusterJobs implements JobQueue {
     this.subscriber = this.connection.duplicate();
     await this.subscriber.subscribe(CANCEL_CHANNEL);
     this.subscriber.on('message', (_channel, id: string) => this.running.get(id)?.abort(new AppError('cancelled', 'The client closed the connection.')));
-    const limits: Record<Lane, number> = { light: this.opts.lightConcurrency, cpu: this.opts.cpuBudget, office: this.opts.officeInstances, browser: this.opts.browserPages };
+    const limits: Record<Lane, number> = { light: this.opts.lightConcurrency, cpu: this.opts.cpuBudget, office: this.opts.officeInstances, browser: this.opts.browserPages, flow: FLOW_CONCURRENCY };
     for (const lane of LANES) {
       const worker = new Worker(`quire-${lane}`, (job: Job<JobData>) => this.process(lane, job, execute), {
         connection: this.connection.duplicate(),
@@ -213,7 +213,7 @@ export class ClusterJobs implements JobQueue {
         void job.updateProgress(Math.round(f * 1000) / 1000).catch(() => undefined);
       };
       const run = () => execute(job.data.spec, { id: job.id!, dir, signal: controller.signal, progress });
-      const value = await (lane === 'light' ? run() : withPriority(HEAVY_NICENESS, run));
+      const value = await (lane === 'light' || lane === 'flow' ? run() : withPriority(HEAVY_NICENESS, run));
       if (controller.signal.aborted) throw controller.signal.reason;
       ok = true;
       return value;

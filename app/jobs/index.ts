@@ -35,11 +35,14 @@ export interface JobRecord {
  * What a job costs, declared by its operation. `light`: a short qpdf or metadata call, in its own lane so it
  * never waits behind heavy work. `cpu`: CPU-bound engine processes (a render or OCR that starts one per core
  * counts that many against the core budget). `office` / `browser`: a job on the warm LibreOffice or Chromium
- * pool, which keeps its own limit.
+ * pool, which keeps its own limit. `flow`: a pipeline, which only waits for the jobs of its steps (each in its own
+ * lane): it spends nothing, so it never holds a slot those jobs need.
  */
-export type Cost = { lane: 'light' } | { lane: 'cpu'; processes: number } | { lane: 'office' } | { lane: 'browser' };
+export type Cost = { lane: 'light' } | { lane: 'cpu'; processes: number } | { lane: 'office' } | { lane: 'browser' } | { lane: 'flow' };
 export type Lane = Cost['lane'];
-const LANES: Lane[] = ['light', 'cpu', 'office', 'browser'];
+const LANES: Lane[] = ['light', 'cpu', 'office', 'browser', 'flow'];
+/** Pipelines running at once in one process; beyond it they wait (they hold no engine, only memory). */
+export const FLOW_CONCURRENCY = 64;
 
 interface Waiting {
   client: string;
@@ -233,7 +236,7 @@ export interface JobsOptions {
  */
 export class Jobs implements JobQueue {
   private readonly queues = Object.fromEntries(LANES.map((l) => [l, new FairQueue()])) as Record<Lane, FairQueue>;
-  private readonly runningIn: Record<Lane, number> = { light: 0, cpu: 0, office: 0, browser: 0 };
+  private readonly runningIn: Record<Lane, number> = { light: 0, cpu: 0, office: 0, browser: 0, flow: 0 };
   /** Cores spent by running cpu jobs. */
   private cpuUsed = 0;
   private readonly records = new Map<string, JobRecord>();
@@ -341,7 +344,7 @@ export class Jobs implements JobQueue {
             if (record) record.progress = Math.max(0, Math.min(1, Math.round(f * 1000) / 1000));
           };
           const job = () => work({ id, dir, signal: controller.signal, progress });
-          const value = await (cost.lane === 'light' ? job() : withPriority(HEAVY_NICENESS, job));
+          const value = await (cost.lane === 'light' || cost.lane === 'flow' ? job() : withPriority(HEAVY_NICENESS, job));
           // An engine may swallow the abort; the limit still wins.
           if (controller.signal.aborted) throw controller.signal.reason;
           outcome = { ok: true, value };
@@ -478,7 +481,8 @@ export class Jobs implements JobQueue {
 
   private canStart(lane: Lane, weight: number): boolean {
     if (lane === 'light') return this.runningIn.light < this.opts.lightConcurrency;
-    if (this.running - this.runningIn.light >= this.opts.concurrency) return false;
+    if (lane === 'flow') return this.runningIn.flow < FLOW_CONCURRENCY;
+    if (this.running - this.runningIn.light - this.runningIn.flow >= this.opts.concurrency) return false;
     if (lane === 'cpu') return this.cpuUsed + weight <= this.opts.cpuBudget;
     if (lane === 'office') return this.runningIn.office < this.opts.officeInstances;
     return this.runningIn.browser < this.opts.browserPages;

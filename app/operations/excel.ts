@@ -14,6 +14,7 @@ export default operation({
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
+  produces: ['xlsx'],
   engines: ['qpdf', 'mupdf'],
   run: async ({ input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };

@@ -19,6 +19,7 @@ export default operation({
   inputs: pdfInput('The PDF form'),
   fields: { data_format: oneOf(FORMATS), output: output() },
   output: 'file',
+  produces: ['xfdf', 'fdf', 'xml'],
   engines: ['qpdf'],
   cost: { lane: 'light' },
   run: async ({ input, fields, dir, signal, timeoutMs, outputName, limits }) => {

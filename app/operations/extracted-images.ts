@@ -21,6 +21,8 @@ export default operation({
   inputs: pdfInput(),
   fields: { pages: pages(), output: output() },
   output: 'files',
+  // As stored: JPEG, JPEG 2000, JBIG2 and others; fax images as TIFF, the rest as PNG.
+  produces: ['*'],
   engines: ['qpdf', 'poppler', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress, limits }) => {
     const selected = await selectPages(input.path, fields.pages, { cwd: dir, signal, timeoutMs });

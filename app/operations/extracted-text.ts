@@ -21,6 +21,7 @@ export default operation({
     output: output(),
   },
   output: 'json-or-file',
+  produces: ['txt', 'json'],
   engines: ['qpdf', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ectx = { cwd: dir, signal, timeoutMs };

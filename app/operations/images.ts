@@ -45,6 +45,7 @@ const converter = ({ path, format, models, name, notes }: (typeof FORMATS)[numbe
       output: output(),
     },
     output: 'files',
+    produces: [format],
     engines: ['mupdf', 'qpdf'],
     cost: perCore,
     run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {

@@ -18,6 +18,7 @@ export default operation({
     output: output(),
   },
   output: 'json-or-file',
+  produces: ['md'],
   engines: ['qpdf', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };

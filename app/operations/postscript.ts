@@ -33,6 +33,7 @@ export default operation({
     output: output(),
   },
   output: 'file',
+  produces: ['ps'],
   engines: ['ghostscript', 'poppler', 'qpdf'],
   cost: { lane: 'cpu', processes: 1 },
   check: (f) => {

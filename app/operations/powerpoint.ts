@@ -15,6 +15,7 @@ export default operation({
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
+  produces: ['pptx'],
   engines: ['qpdf', 'mupdf', 'ghostscript'],
   run: async ({ input, dir, signal, timeoutMs, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };

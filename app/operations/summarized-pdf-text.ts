@@ -151,6 +151,7 @@ export default operation({
   },
   check: (f) => checkOutputFormat(f.output_format),
   output: 'json-or-file',
+  produces: ['md'],
   engines: ['qpdf', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
     if (llm) plan(llm.contextTokens, fields.target_word_count);

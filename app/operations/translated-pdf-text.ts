@@ -73,6 +73,7 @@ export default operation({
     checkOutputFormat(f.output_format);
   },
   output: 'json-or-file',
+  produces: ['txt'],
   engines: ['qpdf', 'mupdf'],
   run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
     const lang = outputLanguage(fields.output_language);

@@ -27,6 +27,7 @@ export default operation({
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
+  produces: ['docx'],
   engines: ['qpdf', 'mupdf', 'poppler', 'ghostscript'],
   run: async ({ input, dir, signal, timeoutMs, progress }) => {
     const ectx = { cwd: dir, signal, timeoutMs };

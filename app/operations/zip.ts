@@ -17,6 +17,7 @@ const zip = operation({
   inputs: { file: { idField: 'id', kind: 'any', multiple: true, description: 'Files to archive, in order' } },
   fields: { output: output() },
   output: 'file',
+  produces: ['zip'],
   engines: [],
   // zip.js runs in a worker thread of its own (app/archive); deflate in Node's zlib thread pool, and documents
   // are mostly compressed already.
@@ -43,6 +44,7 @@ const unzip = operation({
     output: output(),
   },
   output: 'files',
+  produces: ['*'],
   listFiles: true,
   engines: [],
   // Inflating (up to ZIP_MAX_MB) and AES decryption are CPU work in one worker thread (app/archive): one core.
