@@ -4,6 +4,7 @@ import { createDeps } from './deps.js';
 import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
 import { createApp, createWorkerApp } from './server.js';
+import { watchFolders } from './pipelines/index.js';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     log.info({ port: info.port, host: config.host, engines: deps.tools, role: config.role, mode: config.redisUrl ? 'redis' : 'embedded', concurrency: config.concurrency, keys: config.apiKeys ? config.apiKeys.size : 'open' }, 'Quire listening');
   });
+  const watcher = await watchFolders(deps);
   // Long conversions must not be cut by Node's default request timeout; the job limit governs instead.
   (server as unknown as { requestTimeout: number }).requestTimeout = 0;
 
@@ -36,7 +38,8 @@ async function main(): Promise<void> {
     stopping = true;
     log.info({ signal }, 'shutting down');
     server.close();
-    await jobs.drain(25_000);
+    // Files being processed stay in in/ if the drain cuts them: the next start takes them again.
+    await Promise.all([watcher.stop(), jobs.drain(25_000)]);
     await Promise.all([shutdownPool(), shutdownBrowser()]);
     await store.close();
     process.exit(0);
