@@ -193,3 +193,32 @@ export async function stampPages(input: string, stamp: string, output: string, p
   await runJob({ inputFile: input, outputFile: output, [plan.behind ? 'underlay' : 'overlay']: layer }, ctx);
   await expectOutput('qpdf', output);
 }
+
+export type QuarterTurn = 90 | 180 | 270;
+
+/**
+ * Turns pages clockwise by adding to their /Rotate, as viewers do (`--rotate=+angle:pages`); nothing is drawn
+ * again. qpdf's job file takes one rotation per run, so each distinct angle is one run (at most three).
+ */
+export async function rotatePages(input: string, output: string, turns: { angle: QuarterTurn; pages: number[] }[], ctx: EngineContext): Promise<void> {
+  const steps = turns.filter((t) => t.pages.length);
+  if (!steps.length) steps.push({ angle: 90, pages: [] });
+  let from = input;
+  for (const [i, t] of steps.entries()) {
+    const to = i === steps.length - 1 ? output : join(ctx.cwd, `rotate-${i}.pdf`);
+    // An empty selection still writes the file (a copy), so the caller always gets its output.
+    await runJob({ inputFile: from, outputFile: to, ...(t.pages.length ? { rotate: `+${t.angle}:${rangeText(t.pages)}` } : {}) }, ctx);
+    await expectOutput('qpdf', to);
+    from = to;
+  }
+}
+
+/**
+ * The input's pages in a new order, repeats allowed, with the input as qpdf's primary file: its catalog (outlines,
+ * form, names, metadata) is kept, form fields of dropped pages go, and a repeated page's fields are copied
+ * under new names (`Name+1`). What else pointed to dropped pages is for the caller to prune.
+ */
+export async function reorderPages(input: string, output: string, pages: number[], ctx: EngineContext): Promise<void> {
+  await runJob({ inputFile: input, outputFile: output, pages: [{ file: input, range: rangeText(pages) }] }, ctx);
+  await expectOutput('qpdf', output);
+}

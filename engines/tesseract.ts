@@ -1,4 +1,5 @@
 import type { EngineContext } from './context.js';
+import { EngineError } from './errors.js';
 import { expectOutput, run } from './run.js';
 
 /**
@@ -46,4 +47,31 @@ export function installedLanguages(ctx: EngineContext): Promise<Set<string>> {
     },
   );
   return installed;
+}
+
+export interface Orientation {
+  /** Clockwise turn (0, 90, 180, 270) that makes the page's text upright. */
+  rotate: number;
+  /** Tesseract's orientation confidence (arbitrary units; OCRmyPDF trusts it from 14 up by default). */
+  confidence: number;
+}
+
+/**
+ * Tesseract's orientation and script detection (`--psm 0`, the osd pack) on one page image. Null when the page
+ * holds too little text to tell (Tesseract exits 1 saying "Too few characters").
+ */
+export async function detectOrientation(image: string, dpi: number, ctx: EngineContext): Promise<Orientation | null> {
+  try {
+    const r = await run('tesseract', [image, 'stdout', '--dpi', String(dpi), '--psm', '0'], { ...ctx, env: ENV });
+    return parseOrientation(r.stdout);
+  } catch (err) {
+    if (err instanceof EngineError && err.details.exitCode === 1 && /Too few characters/i.test(err.details.stderr ?? '')) return null;
+    throw err;
+  }
+}
+
+export function parseOrientation(out: string): Orientation | null {
+  const rotate = /^Rotate:\s*(\d+)/m.exec(out);
+  const confidence = /^Orientation confidence:\s*([\d.]+)/m.exec(out);
+  return rotate && confidence ? { rotate: Number(rotate[1]) % 360, confidence: Number(confidence[1]) } : null;
 }

@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { output, oneOf, pages } from '../http/fields.js';
+import { operation, pdfInput, perCore } from '../http/operation.js';
+import { rotatePages, type QuarterTurn } from '../../engines/qpdf-edit.js';
+import { openPdf, resolvePages } from '../document/index.js';
+import { openForRendering } from '../render/index.js';
+import { MIN_ORIENTATION_CONFIDENCE, detectOrientations } from '../impose/index.js';
+
+const GRAMMAR = { reverse: true, parity: true };
+const list = (pages: number[]) => pages.join(', ');
+
+export default operation({
+  path: '/rotated-pdf',
+  tag: 'Assembly and creation',
+  summary: 'Rotate pages',
+  description: `rotation 90, 180 or 270 turns the selected pages clockwise, added to the turn they already have (their /Rotate), as viewers do; nothing is drawn again. rotation auto reads each selected page's text orientation with Tesseract's orientation detection (the page drawn in grey at 200 dpi) and turns the pages whose text is not upright; pages already upright, and pages where the detection is not confident enough (below ${MIN_ORIENTATION_CONFIDENCE}) or finds too little text, are left as they are. The warning lists the pages turned and those left undecided.`,
+  inputs: pdfInput(),
+  fields: {
+    pages: pages(GRAMMAR),
+    rotation: oneOf(['90', '180', '270', 'auto'], undefined, { '-90': '270', '-270': '90', '-180': '180' }),
+    output: output(),
+  },
+  output: 'file',
+  engines: ['qpdf', 'mupdf', 'poppler', 'tesseract'],
+  cost: ({ fields }) => (fields.rotation === 'auto' ? perCore() : { lane: 'light' }),
+  run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
+    const ctx = { cwd: dir, signal, timeoutMs };
+    const { pageCount } = await openPdf(input.path, ctx);
+    const selected = [...new Set(resolvePages(fields.pages, pageCount, GRAMMAR))].sort((a, b) => a - b);
+    const path = join(dir, 'rotated.pdf');
+    if (fields.rotation !== 'auto') {
+      await rotatePages(input.path, path, [{ angle: Number(fields.rotation) as QuarterTurn, pages: selected }], ctx);
+      return { files: [{ path, name: `${outputName}.pdf` }] };
+    }
+    const { boxes } = await openForRendering(input.path, ctx);
+    const found = await detectOrientations(input.path, boxes, selected, { dir, signal, timeoutMs, progress });
+    const sure = found.filter((f) => f.found && f.found.confidence >= MIN_ORIENTATION_CONFIDENCE);
+    const unsure = found.filter((f) => !f.found || f.found.confidence < MIN_ORIENTATION_CONFIDENCE).map((f) => f.page);
+    const turns = ([90, 180, 270] as const).map((angle) => ({ angle, pages: sure.filter((f) => f.found!.rotate === angle).map((f) => f.page) }));
+    await rotatePages(input.path, path, turns, ctx);
+    const turned = turns.flatMap((t) => t.pages.map((p) => `${p} (${t.angle})`));
+    const warning = [
+      turned.length ? `Pages turned clockwise (degrees): ${turned.join(', ')}.` : 'No page needed turning.',
+      unsure.length ? `Pages left as they were because their orientation could not be told with confidence: ${list(unsure)}.` : '',
+    ].filter(Boolean).join(' ');
+    return { files: [{ path, name: `${outputName}.pdf` }], warning };
+  },
+});
