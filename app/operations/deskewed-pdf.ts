@@ -1,0 +1,56 @@
+import { copyFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { surveyPages } from '../../engines/mupdf-text-layer.js';
+import { list, onOff, output, pages } from '../http/fields.js';
+import { operation, pdfInput, perCore } from '../http/operation.js';
+import { inputError, selectedPages } from '../document/index.js';
+import { LANGUAGE_NAMES, MAX_OCR_PIXELS, openForRendering, tesseractLanguages } from '../render/index.js';
+import { MAX_SKEW, MIN_TURN, deskewPages } from '../scan/index.js';
+
+const listed = (pages: number[]) => `${pages.length > 1 ? 'Pages' : 'Page'} ${pages.join(', ')}`;
+
+export default operation({
+  path: '/deskewed-pdf',
+  tag: 'Optimisation, colour and page geometry',
+  summary: 'Straighten scanned pages',
+  description: [
+    `Each scanned page in \`pages\` (a page mostly covered by images) is drawn at its scan's resolution (150 to 300 dpi, at most ${MAX_OCR_PIXELS / 1e6} megapixels), its skew measured from the rows of its content (projection profiles, up to ${MAX_SKEW} degrees either way, to 0.02 degrees) and the image turned back on a white ground; the page is replaced by the straightened image at the same size (1-bit scans stay 1-bit, others become JPEG).`,
+    `A page skewed by less than ${MIN_TURN} degrees is left as it is unless it is cleaned. \`despeckle\` removes isolated specks and \`remove_borders\` solid dark areas along the edges (unpaper's noise and black filters; both off by default).`,
+    'A page that carried a text layer (an OCR\'d scan) gets a new one from Tesseract in `languages` (default English), so the text lies on the straightened words; other pages get none. Pages that are not scans (vector text and graphics) are left untouched and named in `warning`.',
+    'The answer lists each scanned page\'s measured skew in `skew` ([{page, angle, corrected}], degrees, positive when the content was turned clockwise).',
+  ].join(' '),
+  inputs: pdfInput(),
+  fields: {
+    despeckle: onOff(false),
+    remove_borders: onOff(false),
+    languages: list(LANGUAGE_NAMES).optional().default(['English']).meta({ description: 'Languages of pages whose text layer is made again: a comma-separated list or an array.', default: ['English'] }),
+    pages: pages(),
+    output: output(),
+  },
+  output: 'file',
+  engines: ['mupdf', 'qpdf', 'tesseract', 'unpaper'],
+  cost: perCore,
+  run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
+    const ectx = { cwd: dir, signal, timeoutMs };
+    const { boxes } = await openForRendering(input.path, ectx);
+    const selected = selectedPages(fields.pages, boxes.length);
+    const surveys = await surveyPages(input.path, selected, ectx).catch((err) => {
+      throw inputError(err);
+    });
+    // The same test as OCR's: a scan is a page mostly covered by images.
+    const scans = selected.filter((p) => surveys.get(p)!.cover >= 0.5);
+    const others = selected.filter((p) => surveys.get(p)!.cover < 0.5);
+    const languages = scans.some((p) => surveys.get(p)!.glyphs > 0) ? await tesseractLanguages(fields.languages, ectx) : [];
+    const path = join(dir, 'deskewed.pdf');
+    const measured = scans.length
+      ? await deskewPages({ input: input.path, boxes, pages: scans, surveys, clean: { despeckle: fields.despeckle, removeBorders: fields.remove_borders }, languages }, path, { dir, signal, timeoutMs, progress })
+      : [];
+    if (!measured.some((m) => m.changed)) await copyFile(input.path, path);
+    const warning = others.length ? `${listed(others)} ${others.length > 1 ? 'are' : 'is'} not scanned (not mostly images) and ${others.length > 1 ? 'were' : 'was'} left as ${others.length > 1 ? 'they were' : 'it was'}.` : undefined;
+    return {
+      files: [{ path, name: `${outputName}.pdf` }],
+      json: { skew: measured.map((m) => ({ page: m.page, angle: m.skew, corrected: m.changed })) },
+      warning,
+    };
+  },
+});

@@ -1,0 +1,25 @@
+import { rm } from 'node:fs/promises';
+import type { PageBox } from '../../engines/mupdf.js';
+import type { RenderContext } from '../render/index.js';
+import { INK_DPI, inkFraction } from './ink.js';
+import { cappedDpi, readGrey, renderGrey } from './pixels.js';
+
+/** The default share of ink under which a page is blank: about ten characters of 11-point text on a Letter page. */
+export const BLANK_THRESHOLD = 0.0002;
+
+/** Each page's ink (inkFraction), drawn at INK_DPI through the render chain. */
+export async function measureInk(input: string, boxes: PageBox[], pages: number[], ctx: RenderContext): Promise<Map<number, number>> {
+  const files = await renderGrey(input, boxes, pages, cappedDpi(boxes, pages, INK_DPI), ctx);
+  const ink = new Map<number, number>();
+  for (const [page, file] of files) {
+    ink.set(page, inkFraction(await readGrey(file)));
+    await rm(file, { force: true });
+  }
+  return ink;
+}
+
+/** The pages of `pages` whose ink is below `threshold`, ascending. */
+export async function blankPages(input: string, boxes: PageBox[], pages: number[], threshold: number, ctx: RenderContext): Promise<number[]> {
+  const ink = await measureInk(input, boxes, pages, ctx);
+  return pages.filter((p) => ink.get(p)! < threshold);
+}

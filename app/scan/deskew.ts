@@ -1,0 +1,141 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { imagesToPdf } from '../../engines/image-pdf.js';
+import type { PageBox } from '../../engines/mupdf.js';
+import { addTextLayers, surveyPages, type PageSurvey } from '../../engines/mupdf-text-layer.js';
+import { rangeText, runJob } from '../../engines/qpdf-edit.js';
+import { expectOutput } from '../../engines/run.js';
+import { cleanScan, type CleanOptions } from '../../engines/unpaper.js';
+import { inputError } from '../document/index.js';
+import { inParallel, ocrImage, openForRendering, recognizePages, renderImages, type RenderContext } from '../render/index.js';
+import { readGrey } from './pixels.js';
+import { MAX_SKEW, SKEW_WIDTH, measureSkew, rotateImage } from './skew.js';
+
+/**
+ * Straightening scanned pages: each page drawn at its scan's resolution (as for OCR), its skew measured, the
+ * image turned back and optionally cleaned by unpaper, and the page replaced by the new image at the same size.
+ * A page that carried a text layer gets a new one from Tesseract, so its text lies on the straightened words.
+ */
+
+/** Below this skew (degrees) a page is left as it is: turning it again would only blur it. */
+export const MIN_TURN = 0.1;
+const JPEG_QUALITY = 85;
+
+export interface ScanPage {
+  page: number;
+  /** The skew measured, degrees clockwise as seen (the page was turned back by as much). */
+  skew: number;
+  /** Re-drawn (turned or cleaned); false: left as it was. */
+  changed: boolean;
+}
+
+export interface DeskewRequest {
+  input: string;
+  boxes: PageBox[];
+  /** Scanned pages to straighten, ascending. */
+  pages: number[];
+  surveys: Map<number, PageSurvey>;
+  clean: CleanOptions;
+  /** Tesseract codes for pages whose text layer is made again. */
+  languages: string[];
+}
+
+/** Writes `output`: the input with its straightened pages replaced; returns what was measured per page. */
+export async function deskewPages(req: DeskewRequest, output: string, ctx: RenderContext): Promise<ScanPage[]> {
+  const ectx = { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
+  const cleaning = req.clean.despeckle || req.clean.removeBorders;
+  const drawn = await drawScans(req, ctx);
+  const results: ScanPage[] = [];
+  const images = new Map<number, string>();
+  const queue = [...req.pages];
+  await inParallel(
+    Array.from({ length: Math.min(availableParallelism(), queue.length) }),
+    async () => {
+      for (let page = queue.shift(); page !== undefined; page = queue.shift()) {
+        const { file, dpi, mono } = drawn.get(page)!;
+        const skew = measureSkew(await readGrey(file, SKEW_WIDTH), MAX_SKEW);
+        const turn = Math.abs(skew) >= MIN_TURN;
+        results.push({ page, skew, changed: turn || cleaning });
+        if (!turn && !cleaning) continue;
+        let img = await rotateImage(file, turn ? -skew : 0, mono || !isColour(req.surveys.get(page)) ? 1 : 3);
+        if (cleaning) img = await cleanScan(img, `clean-${page}`, req.clean, ectx);
+        images.set(page, await encodePage(img, dpi, mono, join(ctx.dir, `straight-${page}`)));
+      }
+    },
+    ctx.signal,
+  );
+  results.sort((a, b) => a.page - b.page);
+  const changed = results.filter((r) => r.changed).map((r) => r.page);
+  if (!changed.length) return results;
+
+  // One PDF of the new pages (page k = changed[k - 1]), re-OCR'd where the original page had text.
+  const fresh = join(ctx.dir, 'straightened.pdf');
+  await imagesToPdf(changed.map((p) => images.get(p)!), fresh, { lossless: false, maxDpi: null, jpegQuality: JPEG_QUALITY }, ectx);
+  const retext = changed.flatMap((p, k) => ((req.surveys.get(p)?.glyphs ?? 0) > 0 ? [k + 1] : []));
+  let pagesFrom = fresh;
+  if (retext.length) {
+    const { boxes } = await openForRendering(fresh, ectx);
+    const surveys = await surveyPages(fresh, retext, ectx);
+    const { layers } = await recognizePages({ input: fresh, boxes, pages: retext, surveys, languages: req.languages }, ctx);
+    if (layers.length) {
+      pagesFrom = join(ctx.dir, 'straightened-text.pdf');
+      await addTextLayers(fresh, pagesFrom, layers, ectx);
+    }
+  }
+  await replacePages(req.input, pagesFrom, changed, req.boxes.length, output, ectx);
+  return results;
+}
+
+const isColour = (s: PageSurvey | undefined) => s?.colors === 'rgb';
+
+/** Each page drawn once at its OCR resolution, in the fewest colours that hold it (pages grouped per render). */
+async function drawScans(req: DeskewRequest, ctx: RenderContext): Promise<Map<number, { file: string; dpi: number; mono: boolean }>> {
+  const plans = new Map<string, { dpi: number; colour: boolean; pages: number[] }>();
+  const mono = new Set<number>();
+  for (const page of req.pages) {
+    const { dpi, colors } = ocrImage(req.boxes[page - 1], req.surveys.get(page));
+    if (colors === 'mono' || req.surveys.get(page)?.colors === 'mono') mono.add(page);
+    const key = `${dpi}-${colors === 'rgb'}`;
+    const plan = plans.get(key) ?? { dpi, colour: colors === 'rgb', pages: [] };
+    plan.pages.push(page);
+    plans.set(key, plan);
+  }
+  const drawn = new Map<number, { file: string; dpi: number; mono: boolean }>();
+  for (const plan of plans.values()) {
+    const files = await renderImages({ input: req.input, boxes: req.boxes, pages: plan.pages, format: 'tif', colorModel: plan.colour ? 'rgb' : 'gray', resolution: plan.dpi }, ctx);
+    plan.pages.forEach((p, i) => drawn.set(p, { file: files[i], dpi: plan.dpi, mono: mono.has(p) }));
+  }
+  return drawn;
+}
+
+/** A 1-bit scan stays 1-bit (CCITT G4 TIFF, embedded as 1-bit by imagesToPdf); grey and colour become JPEG. */
+async function encodePage(img: { width: number; height: number; channels: number; data: Buffer }, dpi: number, mono: boolean, base: string): Promise<string> {
+  const pixels = sharp(img.data, { raw: { width: img.width, height: img.height, channels: img.channels as 1 | 3 }, limitInputPixels: false });
+  if (mono) {
+    const file = `${base}.tif`;
+    await pixels.threshold(128).toColourspace('b-w').withDensity(dpi).tiff({ bitdepth: 1, compression: 'ccittfax4' }).toFile(file);
+    return file;
+  }
+  const file = `${base}.jpg`;
+  await (img.channels === 1 ? pixels.toColourspace('b-w') : pixels).withDensity(dpi).jpeg({ quality: JPEG_QUALITY }).toFile(file);
+  return file;
+}
+
+/** qpdf writes the input again with `changed` pages taken from `from` (its page k is changed[k - 1]); the rest stays. */
+async function replacePages(input: string, from: string, changed: number[], pageCount: number, output: string, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<void> {
+  const index = new Map(changed.map((p, k) => [p, k + 1]));
+  const runs: { file: string; pages: number[] }[] = [];
+  for (let p = 1; p <= pageCount; p++) {
+    const file = index.has(p) ? from : input;
+    const page = index.get(p) ?? p;
+    const last = runs[runs.length - 1];
+    if (last?.file === file) last.pages.push(page);
+    else runs.push({ file, pages: [page] });
+  }
+  await runJob({ inputFile: input, outputFile: output, pages: runs.map((r) => ({ file: r.file, range: rangeText(r.pages) })) }, ctx).catch((err) => {
+    throw inputError(err);
+  });
+}
+
+const rangeOf = (pages: number[]) => pages.join(',');

@@ -1,0 +1,60 @@
+import type { GreyImage } from './pixels.js';
+
+/**
+ * How much of a page is ink, as a scan reader sees it. Pages are drawn at INK_DPI: low enough that a scanner's
+ * single-pixel noise is averaged away, high enough that a line of 8-point text still draws dark strokes.
+ * A band along each edge (EDGE_BAND of the width and height) is left out, where scanners leave dark edges and
+ * shadows of the sheet; dark specks smaller than SPECK_PIXELS (dust, toner dots) are not counted.
+ */
+export const INK_DPI = 100;
+export const EDGE_BAND = 0.05;
+/** Connected dark areas up to this many pixels at INK_DPI (~1 mm^2 each) are noise. */
+export const SPECK_PIXELS = 4;
+/** Below this grey level (0-255) a pixel is dark: light show-through from the sheet's other side is not. */
+const DARK = 160;
+
+/** The share of the page inside the edge band covered by dark areas larger than a speck (0 to 1). */
+export function inkFraction(img: GreyImage): number {
+  const { width, height, data } = img;
+  const x0 = Math.floor(width * EDGE_BAND);
+  const y0 = Math.floor(height * EDGE_BAND);
+  const w = width - 2 * x0;
+  const h = height - 2 * y0;
+  if (w <= 0 || h <= 0) return 0;
+  // 1 = dark and not yet counted; components are walked with an explicit stack (8-connected).
+  const dark = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const row = (y + y0) * width + x0;
+    for (let x = 0; x < w; x++) if (data[row + x] < DARK) dark[y * w + x] = 1;
+  }
+  const stack = new Int32Array(w * h);
+  let ink = 0;
+  for (let start = 0; start < dark.length; start++) {
+    if (!dark[start]) continue;
+    dark[start] = 0;
+    let top = 0;
+    let area = 0;
+    stack[top++] = start;
+    while (top) {
+      const i = stack[--top];
+      area++;
+      const x = i % w;
+      const y = (i - x) / w;
+      for (let dy = -1; dy <= 1; dy++) {
+        const ny = y + dy;
+        if (ny < 0 || ny >= h) continue;
+        for (let dx = -1; dx <= 1; dx++) {
+          const nx = x + dx;
+          if (nx < 0 || nx >= w) continue;
+          const j = ny * w + nx;
+          if (dark[j]) {
+            dark[j] = 0;
+            stack[top++] = j;
+          }
+        }
+      }
+    }
+    if (area > SPECK_PIXELS) ink += area;
+  }
+  return ink / (w * h);
+}
