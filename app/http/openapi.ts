@@ -122,6 +122,43 @@ export function buildOpenApi(deps: Deps) {
     '/request-status/{id}': {
       get: { tags: ['Resources'], summary: 'Poll a request sent with Request-Type: requestId', description: 'status is pending (with progress 0..1 where known), completed (with the endpoint\'s result fields) or failed (with error and status).', parameters: [idParam], responses: { '200': { description: 'State' }, ...errors } },
     },
+    '/pipeline': {
+      post: {
+        tags: ['Pipelines'],
+        summary: 'Run several operations in one request, inside the server',
+        description:
+          'Inputs as every endpoint takes them (file uploads and/or id, several of either). steps: a JSON array of {"operation": "/compressed-pdf", "fields": {...}} (at most 20), each any processing endpoint with the fields it takes alone; or pipeline: the name of a stored pipeline (GET /pipelines). Each step takes the files the step before produced: an operation with one input runs once per file (fan-out), /merged-pdf and /zip take them all in order (fan-in). Other inputs of a step (an image, a certificate) are ids in its fields (image_id...). Everything is checked before anything runs; errors name the place (steps[1].fields.compression_level: ...). The answer is the last step\'s, plus steps: [{operation, outputId, ms}] (intermediate outputs are stored resources too); a JSON operation last answers its JSON (results: [...] when it ran on several files). Polling and webhooks as for every endpoint; each step runs in its own lane as this client\'s job.',
+        operationId: 'pipeline',
+        parameters: [polling, ...webhooks],
+        requestBody: {
+          required: true,
+          content: Object.fromEntries(
+            (['multipart/form-data', 'application/json'] as const).map((type) => [
+              type,
+              {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    ...(type === 'multipart/form-data' ? { file: { type: 'array', items: { type: 'string', format: 'binary' } } } : {}),
+                    id: { type: 'array', items: uuid, description: 'Ids of stored files' },
+                    steps: { type: type === 'application/json' ? 'array' : 'string', description: 'JSON array of {operation, fields}', items: type === 'application/json' ? { type: 'object', properties: { operation: { type: 'string' }, fields: { type: 'object' } }, required: ['operation'] } : undefined },
+                    pipeline: { type: 'string', description: 'Name of a stored pipeline, instead of steps' },
+                  },
+                },
+              },
+            ]),
+          ),
+        },
+        responses: {
+          '200': { description: 'The last step\'s answer plus steps', content: { 'application/json': { schema: { type: 'object', properties: { outputId: urlOrList(true), outputUrl: urlOrList(true), inputId: {}, steps: { type: 'array', items: { type: 'object', properties: { operation: { type: 'string' }, outputId: {}, ms: { type: 'integer' } } } } }, additionalProperties: true } } } },
+          '202': { description: 'Accepted (Webhook-Url)' },
+          ...errors,
+        },
+      },
+    },
+    '/pipelines': {
+      get: { tags: ['Pipelines'], summary: 'Stored pipelines (PIPELINES_DIR)', description: 'pipelines: [{name, description, steps}]; invalid: files left out at start, with why.', responses: { '200': { description: 'The pipelines' } } },
+    },
     '/up': { get: { tags: ['Service'], summary: 'Product, version and release date', responses: { '200': { description: 'Up' } } } },
     '/health': { get: { tags: ['Service'], summary: 'Liveness', responses: { '200': { description: 'Alive' } } } },
     '/ready': { get: { tags: ['Service'], summary: 'Engines and their versions, endpoints disabled by missing engines, queue', responses: { '200': { description: 'Ready' } } } },
