@@ -19,7 +19,7 @@ import { MAX_SKEW, SKEW_WIDTH, measureSkew, rotateImage } from './skew.js';
  */
 
 /** Below this skew (degrees) a page is left as it is: turning it again would only blur it. */
-export const MIN_TURN = 0.1;
+export const MIN_TURN = 0.2;
 const JPEG_QUALITY = 85;
 
 export interface ScanPage {
@@ -54,7 +54,8 @@ export async function deskewPages(req: DeskewRequest, output: string, ctx: Rende
     async () => {
       for (let page = queue.shift(); page !== undefined; page = queue.shift()) {
         const { file, dpi, mono } = drawn.get(page)!;
-        const skew = measureSkew(await readGrey(file, SKEW_WIDTH), MAX_SKEW);
+        const grey = await readGrey(file, SKEW_WIDTH);
+        const skew = measureSkew(grey, (grey.width * 72) / req.boxes[page - 1].width, MAX_SKEW);
         const turn = Math.abs(skew) >= MIN_TURN;
         results.push({ page, skew, changed: turn || cleaning });
         if (!turn && !cleaning) continue;

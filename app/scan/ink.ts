@@ -13,31 +13,48 @@ export const SPECK_PIXELS = 4;
 /** Below this grey level (0-255) a pixel is dark: light show-through from the sheet's other side is not. */
 const DARK = 160;
 
-/** The share of the page inside the edge band covered by dark areas larger than a speck (0 to 1). */
-export function inkFraction(img: GreyImage): number {
+/** The dark marks of a page inside the edge band, specks left out. */
+export interface InkMap {
+  /** Where the inner area starts in the image. */
+  x0: number;
+  y0: number;
+  width: number;
+  height: number;
+  /** 1 where a pixel of the inner area belongs to a mark larger than a speck. */
+  mask: Uint8Array;
+  /** Pixels set in `mask`. */
+  area: number;
+}
+
+/**
+ * Dark pixels of the inner area grouped into 8-connected marks (walked with an explicit stack); marks of at most
+ * `speck` pixels are dropped.
+ */
+export function inkMap(img: GreyImage, speck = SPECK_PIXELS): InkMap {
   const { width, height, data } = img;
   const x0 = Math.floor(width * EDGE_BAND);
   const y0 = Math.floor(height * EDGE_BAND);
-  const w = width - 2 * x0;
-  const h = height - 2 * y0;
-  if (w <= 0 || h <= 0) return 0;
-  // 1 = dark and not yet counted; components are walked with an explicit stack (8-connected).
+  const w = Math.max(0, width - 2 * x0);
+  const h = Math.max(0, height - 2 * y0);
+  // 1 = dark and not yet visited.
   const dark = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     const row = (y + y0) * width + x0;
     for (let x = 0; x < w; x++) if (data[row + x] < DARK) dark[y * w + x] = 1;
   }
+  const mask = new Uint8Array(w * h);
   const stack = new Int32Array(w * h);
-  let ink = 0;
+  const members = new Int32Array(w * h);
+  let area = 0;
   for (let start = 0; start < dark.length; start++) {
     if (!dark[start]) continue;
     dark[start] = 0;
     let top = 0;
-    let area = 0;
+    let size = 0;
     stack[top++] = start;
     while (top) {
       const i = stack[--top];
-      area++;
+      members[size++] = i;
       const x = i % w;
       const y = (i - x) / w;
       for (let dy = -1; dy <= 1; dy++) {
@@ -54,7 +71,15 @@ export function inkFraction(img: GreyImage): number {
         }
       }
     }
-    if (area > SPECK_PIXELS) ink += area;
+    if (size <= speck) continue;
+    for (let k = 0; k < size; k++) mask[members[k]] = 1;
+    area += size;
   }
-  return ink / (w * h);
+  return { x0, y0, width: w, height: h, mask, area };
+}
+
+/** The share of the page inside the edge band covered by dark marks larger than a speck (0 to 1). */
+export function inkFraction(img: GreyImage): number {
+  const map = inkMap(img);
+  return map.width && map.height ? map.area / (map.width * map.height) : 0;
 }

@@ -18,10 +18,10 @@ export async function renderGrey(input: string, boxes: PageBox[], pages: number[
   return new Map(pages.map((p, i) => [p, files[i]]));
 }
 
-/** An image file as grey samples, optionally scaled to `width` pixels across. */
+/** An image file as grey samples, optionally scaled down to `width` pixels across. */
 export async function readGrey(file: string, width?: number): Promise<GreyImage> {
   let img = sharp(file, { limitInputPixels: false }).greyscale();
-  if (width) img = img.resize({ width, kernel: 'linear' });
+  if (width) img = img.resize({ width, kernel: 'linear', withoutEnlargement: true });
   const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, data };
 }

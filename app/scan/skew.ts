@@ -1,12 +1,13 @@
 import sharp from 'sharp';
-import { EDGE_BAND } from './ink.js';
+import { INK_DPI, SPECK_PIXELS, inkMap } from './ink.js';
 import type { GreyImage } from './pixels.js';
 
 /**
  * Skew of a scanned page by projection profiles (Postl's method): the dark pixels are projected onto the page's
  * vertical axis along lines tilted by each candidate angle; text lines and rules pile up into the sharpest
- * profile (the largest sum of squared bin counts) at the page's own tilt. Coarse steps over the range, then fine
- * steps around the best. The edge band is left out: a scanner's dark edges are straight and would pull to 0.
+ * profile (the largest sum of squared differences between neighbouring bins) at the page's own tilt. Coarse steps over the range, then fine
+ * steps around the best. Only ink counts (inkMap: the edge band and specks are left out): a scanner's dark edges
+ * are straight and would pull to 0, and specks are noise.
  */
 
 /** Pixels across the image the angle is measured on: 0.02 degrees over it is a third of a pixel. */
@@ -16,32 +17,30 @@ export const MAX_SKEW = 10;
 const COARSE = 0.2;
 const FINE = 0.02;
 const MAX_POINTS = 120_000;
-const DARK = 128;
+/** Less ink than this share of the page (about two lines of text) has no lines to measure. */
+const MIN_INK = 0.002;
 
 /**
- * The angle in degrees by which the page's content is turned clockwise (as seen, y down); 0 when the page has
- * too little ink to tell.
+ * The angle in degrees by which the page's content is turned clockwise (as seen, y down), from an image drawn at
+ * `dpi`; 0 when the page has too little ink to tell (a blank sheet's specks would give a random angle).
  */
-export function measureSkew(img: GreyImage, range = MAX_SKEW): number {
-  const { width, height, data } = img;
-  const x0 = Math.floor(width * EDGE_BAND);
-  const y0 = Math.floor(height * EDGE_BAND);
-  let count = 0;
-  for (let y = y0; y < height - y0; y++) for (let x = x0; x < width - x0; x++) if (data[y * width + x] < DARK) count++;
-  if (count < 100) return 0;
-  const step = Math.max(1, Math.ceil(count / MAX_POINTS));
-  const xs = new Float64Array(Math.ceil(count / step));
+export function measureSkew(img: GreyImage, dpi: number, range = MAX_SKEW): number {
+  const map = inkMap(img, Math.round(SPECK_PIXELS * (dpi / INK_DPI) ** 2));
+  if (map.area < MIN_INK * map.width * map.height) return 0;
+  const step = Math.max(1, Math.ceil(map.area / MAX_POINTS));
+  const xs = new Float64Array(Math.ceil(map.area / step));
   const ys = new Float64Array(xs.length);
+  const centre = map.width / 2;
   let n = 0;
   let k = 0;
-  for (let y = y0; y < height - y0; y++) {
-    for (let x = x0; x < width - x0; x++) {
-      if (data[y * width + x] >= DARK || k++ % step) continue;
-      // Centred on the page, so that the projection's offset stays small at any angle.
-      xs[n] = x - width / 2;
-      ys[n++] = y;
-    }
+  for (let i = 0; i < map.mask.length; i++) {
+    if (!map.mask[i] || k++ % step) continue;
+    // Centred across the page, so that the projection's offset stays small at any angle.
+    xs[n] = (i % map.width) - centre;
+    ys[n++] = Math.floor(i / map.width);
   }
+  const width = map.width;
+  const height = map.height;
   const reach = Math.ceil((width / 2) * Math.tan((range * Math.PI) / 180)) + 1;
   const bins = new Int32Array(height + 2 * reach + 2);
   const best = (from: number, to: number, by: number, start: number) => {
@@ -58,13 +57,13 @@ export function measureSkew(img: GreyImage, range = MAX_SKEW): number {
   return Math.round(fine * 100) / 100;
 }
 
-/** The sum of squared bin counts of the points projected along slope `t`. */
+/** How sharp the profile of the points projected along slope `t` is: its summed squared steps from bin to bin. */
 function profileSharpness(xs: Float64Array, ys: Float64Array, n: number, t: number, reach: number, bins: Int32Array): number {
   bins.fill(0);
   const offset = reach + 0.5;
   for (let i = 0; i < n; i++) bins[(ys[i] - xs[i] * t + offset) | 0]++;
   let s = 0;
-  for (let i = 0; i < bins.length; i++) s += bins[i] * bins[i];
+  for (let i = 1; i < bins.length; i++) s += (bins[i] - bins[i - 1]) ** 2;
   return s;
 }
 
