@@ -1,7 +1,8 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument, type PDFEmbeddedPage, type PDFPage, degrees, rgb } from '@cantoo/pdf-lib';
-import { limitExceeded } from '../errors.js';
+import { invalidInput, limitExceeded } from '../errors.js';
+import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
 import type { EngineContext } from '../../engines/context.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { fitInto, type Rect } from './grid.js';
@@ -25,25 +26,29 @@ function visibleBox(page: PDFPage) {
   return { box, rotate };
 }
 
-/** The visible size (after /Rotate) of every page of a PDF already loaded. */
-export function visibleSizes(doc: PDFDocument): [number, number][] {
-  return doc.getPages().map((p) => {
-    const { box, rotate } = visibleBox(p);
-    const [w, h] = [box.right - box.left, box.top - box.bottom];
-    return rotate % 180 ? [h, w] : [w, h];
-  });
-}
+const WORKER = threadModule('./place-worker', import.meta.url);
 
 /**
- * The input for placing: decrypted by qpdf (an owner-password-only file opens without one), then loaded by
- * pdf-lib, within `maxBytes` (the whole file is held in the process).
+ * Writes `sheets` as a new PDF of the pages of `input` (see drawSheets). qpdf decrypts the input first (a file
+ * with only a permissions password opens without one); pdf-lib then holds the whole file, so it may be at most
+ * `maxBytes` (MAX_STREAM_MB), and works in a worker thread unless the file is small: 300 pages take ~4 s of
+ * pdf-lib, which must not hold the event loop that answers other requests.
  */
-export async function loadForPlacing(input: string, maxBytes: number, ctx: EngineContext): Promise<PDFDocument> {
+export async function placePages(input: string, output: string, sheets: Sheet[], opts: { border: boolean; maxBytes: number }, ctx: EngineContext & { signal: AbortSignal }): Promise<void> {
   const plain = join(ctx.cwd, 'place-input.pdf');
   await writePdf(input, plain, { decrypt: true }, ctx);
   const { size } = await stat(plain);
-  if (size > maxBytes) throw limitExceeded(`The PDF loaded to place its pages (${Math.ceil(size / 1024 / 1024)} MB)`, 'MAX_STREAM_MB', Math.round(maxBytes / 1024 / 1024));
-  return PDFDocument.load(await readFile(plain), { updateMetadata: false, throwOnInvalidObject: false });
+  if (size > opts.maxBytes) throw limitExceeded(`The PDF whose pages are placed (${Math.ceil(size / 1024 / 1024)} MB)`, 'MAX_STREAM_MB', Math.round(opts.maxBytes / 1024 / 1024));
+  const job: PlaceJob = { input: plain, output, sheets, border: opts.border };
+  if (size <= INLINE_BYTES) await drawSheets(job);
+  else await runInThread<void>(WORKER, job, { what: 'page placement', signal: ctx.signal });
+}
+
+export interface PlaceJob {
+  input: string;
+  output: string;
+  sheets: Sheet[];
+  border: boolean;
 }
 
 /**
@@ -51,16 +56,26 @@ export async function loadForPlacing(input: string, maxBytes: number, ctx: Engin
  * as it is) and drawn into its cells, scaled to fit keeping its aspect, centred, turned by its /Rotate so it
  * shows as a viewer shows it. Annotations, links and form fields of the pages are not carried over.
  */
-export async function placePages(src: PDFDocument, output: string, sheets: Sheet[], opts: { border: boolean }): Promise<void> {
+export async function drawSheets({ input, output, sheets, border }: PlaceJob): Promise<void> {
+  let src: PDFDocument;
+  try {
+    src = await PDFDocument.load(await readFile(input), { updateMetadata: false, throwOnInvalidObject: false });
+  } catch {
+    throw invalidInput('pdf-lib could not read the PDF to place its pages');
+  }
   const doc = await PDFDocument.create();
   doc.setProducer('Quire');
   const pages = src.getPages();
   const used = [...new Set(sheets.flatMap((s) => s.items.map((i) => i.page)).filter((p): p is number => p !== null))].sort((a, b) => a - b);
   // pdf-lib cannot embed a page without content streams; such a page is blank anyway.
+  if (used.some((p) => !pages[p - 1])) throw invalidInput(`pdf-lib reads ${pages.length} pages in this PDF, fewer than qpdf`);
   const drawable = used.filter((p) => pages[p - 1].node.Contents() !== undefined);
   const boxes = drawable.map((p) => visibleBox(pages[p - 1]));
   const embedded = new Map<number, { form: PDFEmbeddedPage; rotate: number }>();
-  (await doc.embedPages(drawable.map((p) => pages[p - 1]), boxes.map((b) => b.box))).forEach((form, i) => embedded.set(drawable[i], { form, rotate: boxes[i].rotate }));
+  const forms = await doc.embedPages(drawable.map((p) => pages[p - 1]), boxes.map((b) => b.box)).catch(() => {
+    throw invalidInput('pdf-lib could not copy the content of its pages');
+  });
+  forms.forEach((form, i) => embedded.set(drawable[i], { form, rotate: boxes[i].rotate }));
   for (const sheet of sheets) {
     const out = doc.addPage(sheet.size);
     for (const { page, cell } of sheet.items) {
@@ -73,7 +88,7 @@ export async function placePages(src: PDFDocument, output: string, sheets: Sheet
       // pdf-lib turns about (x, y) counter-clockwise; /Rotate turns clockwise: the anchor is the corner the turn brings to the lower left.
       const anchor = { 0: [0, 0], 90: [0, w * s], 180: [w * s, h * s], 270: [h * s, 0] }[e.rotate as 0 | 90 | 180 | 270];
       out.drawPage(e.form, { x: at.x + anchor[0], y: at.y + anchor[1], xScale: s, yScale: s, rotate: degrees(-e.rotate) });
-      if (opts.border) out.drawRectangle({ ...at, borderColor: rgb(0, 0, 0), borderWidth: 0.5 });
+      if (border) out.drawRectangle({ ...at, borderColor: rgb(0, 0, 0), borderWidth: 0.5 });
     }
   }
   await writeFile(output, await doc.save());

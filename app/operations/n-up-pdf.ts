@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import { num, oneOf, onOff, output, pages, positive } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { AppError } from '../errors.js';
-import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, openPdf, resolvePages } from '../document/index.js';
-import { CELL_ORDERS, bookletOrder, gridLayout, loadForPlacing, placePages, visibleSizes, type Sheet } from '../impose/index.js';
+import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, resolvePages } from '../document/index.js';
+import { openForRendering } from '../render/index.js';
+import { CELL_ORDERS, bookletOrder, gridLayout, placePages, type Sheet } from '../impose/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 
@@ -27,7 +28,7 @@ export default operation({
     output: output(),
   },
   output: 'file',
-  engines: ['qpdf'],
+  engines: ['qpdf', 'mupdf', 'poppler'],
   check: (f) => {
     if ((f.page_width === undefined) !== (f.page_height === undefined)) throw new AppError('out_of_range', 'page_width and page_height go together: send both, or neither');
     if (f.page_width !== undefined && f.page_size) throw new AppError('out_of_range', 'page_size cannot be sent with page_width and page_height');
@@ -35,11 +36,10 @@ export default operation({
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
-    const { pageCount } = await openPdf(input.path, ctx);
-    const selected = resolvePages(fields.pages, pageCount, GRAMMAR);
-    const src = await loadForPlacing(input.path, limits.maxStreamBytes, ctx);
-    const sizes = visibleSizes(src);
-    const first = sizes[selected[0] - 1];
+    // The pages as shown (crop box, after /Rotate), from MuPDF, else Poppler.
+    const { boxes } = await openForRendering(input.path, ctx);
+    const selected = resolvePages(fields.pages, boxes.length, GRAMMAR);
+    const first: [number, number] = [boxes[selected[0] - 1].width, boxes[selected[0] - 1].height];
     const custom = fields.page_width !== undefined;
     const sheetSize: [number, number] = custom ? [fields.page_width!, fields.page_height!] : fields.page_size ? [...PAGE_SIZES[fields.page_size]] : first;
     const perSheet = Number(fields.pages_per_sheet);
@@ -51,7 +51,7 @@ export default operation({
       sheets.push({ size: layout.size, items: layout.cells.map((cell, k) => ({ page: sequence[i + k] ?? null, cell })) });
     }
     const path = join(dir, 'n-up.pdf');
-    await placePages(src, path, sheets, { border: fields.border });
+    await placePages(input.path, path, sheets, { border: fields.border, maxBytes: limits.maxStreamBytes }, ctx);
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });

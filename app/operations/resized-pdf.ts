@@ -3,7 +3,8 @@ import { num, oneOf, output, pages, positive } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { AppError } from '../errors.js';
 import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, openPdf, selectedPages } from '../document/index.js';
-import { cropToContent, loadForPlacing, placePages, visibleSizes, type Sheet } from '../impose/index.js';
+import { cropToContent, placePages, type Sheet } from '../impose/index.js';
+import { openForRendering } from '../render/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 
@@ -24,7 +25,7 @@ export default operation({
     output: output(),
   },
   output: 'file',
-  engines: ['qpdf', 'ghostscript'],
+  engines: ['qpdf', 'ghostscript', 'mupdf', 'poppler'],
   check: (f) => {
     if ((f.width === undefined) !== (f.height === undefined)) throw new AppError('out_of_range', 'width and height go together: send both, or neither');
     if (f.width !== undefined && f.page_size) throw new AppError('out_of_range', 'page_size cannot be sent with width and height');
@@ -44,11 +45,11 @@ export default operation({
       const warning = empty.length ? `Pages that draw nothing were left as they were: ${empty.join(', ')}.` : undefined;
       return { files: [{ path, name: `${outputName}.pdf` }], warning };
     }
-    const src = await loadForPlacing(input.path, limits.maxStreamBytes, ctx);
-    const sizes = visibleSizes(src);
+    const { boxes } = await openForRendering(input.path, ctx);
     const chosen = new Set(selected);
     const m = fields.margin;
-    const sheets: Sheet[] = sizes.map((shown, i) => {
+    const sheets: Sheet[] = boxes.map((box, i) => {
+      const shown: [number, number] = [box.width, box.height];
       let size: [number, number] = shown;
       if (chosen.has(i + 1)) {
         size = fields.width !== undefined ? [fields.width, fields.height!] : [...PAGE_SIZES[fields.page_size!]];
@@ -58,7 +59,7 @@ export default operation({
       const margin = chosen.has(i + 1) ? m : 0;
       return { size, items: [{ page: i + 1, cell: { x: margin, y: margin, width: size[0] - 2 * margin, height: size[1] - 2 * margin } }] };
     });
-    await placePages(src, path, sheets, { border: false });
+    await placePages(input.path, path, sheets, { border: false, maxBytes: limits.maxStreamBytes }, ctx);
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });
