@@ -1,0 +1,88 @@
+import { diffArrays, type ChangeObject } from 'diff';
+
+/**
+ * Word alignment of two documents with jsdiff's Myers diff, made to scale. Its cost grows with the square of the
+ * edits it finds (measured: 5,000 inserted words in 100,000 took 3.8 s, 20,000 took 80 s), so an inserted chapter
+ * would hold a worker for minutes. The documents are therefore cut first at anchors, words that occur exactly
+ * once in each (as patience diff does): the anchors common to both, in the same order (a diff of the anchor lists,
+ * whose edits are only moved or changed unique words), split both documents into small gaps, and each gap is
+ * diffed on its own. A gap that differs in more than MAX_GAP_EDITS words is reported as replaced whole.
+ */
+
+/** The most edits one diff may find before its part is called replaced whole (about 0.2 s of diffing). */
+export const MAX_GAP_EDITS = 1000;
+
+/** A place where the documents differ: words [aFrom, aTo) of the first replaced by [bFrom, bTo) of the second. */
+export interface Hunk {
+  aFrom: number;
+  aTo: number;
+  bFrom: number;
+  bTo: number;
+}
+
+/** The hunks that turn word list `a` into word list `b`, in document order. */
+export function alignWords(a: string[], b: string[]): Hunk[] {
+  // Words as numbers: the diff compares them with ===, and the anchor counts key on them.
+  const ids = new Map<string, number>();
+  const idOf = (w: string) => ids.get(w) ?? ids.set(w, ids.size).get(w)!;
+  const [x, y] = [a.map(idOf), b.map(idOf)];
+  const hunks: Hunk[] = [];
+  let [i, j] = [0, 0];
+  for (const [ai, bj] of [...commonAnchors(x, y), [x.length, y.length]]) {
+    diffGap(x, y, i, ai, j, bj, hunks);
+    [i, j] = [ai + 1, bj + 1];
+  }
+  return hunks;
+}
+
+/** Positions [i in a, j in b] of the words unique in both documents that stay in the same order. */
+function commonAnchors(x: number[], y: number[]): [number, number][] {
+  const count = (s: number[]) => {
+    const c = new Map<number, number>();
+    for (const v of s) c.set(v, (c.get(v) ?? 0) + 1);
+    return c;
+  };
+  const [cx, cy] = [count(x), count(y)];
+  const unique = (v: number) => cx.get(v) === 1 && cy.get(v) === 1;
+  const ax = x.flatMap((v, i) => (unique(v) ? [i] : []));
+  const ay = y.flatMap((v, j) => (unique(v) ? [j] : []));
+  const changes = diffArrays(ax.map((i) => x[i]), ay.map((j) => y[j]), { maxEditLength: MAX_GAP_EDITS });
+  // Unique words moved about in large numbers: no anchors, the whole documents are one gap.
+  if (!changes) return [];
+  const pairs: [number, number][] = [];
+  let [p, q] = [0, 0];
+  for (const c of changes) {
+    if (!c.added && !c.removed) for (let k = 0; k < c.count; k++) pairs.push([ax[p + k], ay[q + k]]);
+    if (!c.added) p += c.count;
+    if (!c.removed) q += c.count;
+  }
+  return pairs;
+}
+
+/** Diffs x[i0, i1) against y[j0, j1) and appends its hunks. */
+function diffGap(x: number[], y: number[], i0: number, i1: number, j0: number, j1: number, out: Hunk[]): void {
+  if (i0 === i1 && j0 === j1) return;
+  const whole = { aFrom: i0, aTo: i1, bFrom: j0, bTo: j1 };
+  if (i0 === i1 || j0 === j1) return void out.push(whole);
+  const changes = diffArrays(x.slice(i0, i1), y.slice(j0, j1), { maxEditLength: MAX_GAP_EDITS });
+  if (!changes) return void out.push(whole);
+  out.push(...hunksOf(changes, i0, j0));
+}
+
+/** jsdiff's changes as hunks: removed and added runs with no equal words between them form one hunk. */
+function hunksOf(changes: ChangeObject<number[]>[], i: number, j: number): Hunk[] {
+  const hunks: Hunk[] = [];
+  let open: Hunk | undefined;
+  for (const c of changes) {
+    if (!c.added && !c.removed) {
+      open = undefined;
+      i += c.count;
+      j += c.count;
+      continue;
+    }
+    if (!open) hunks.push((open = { aFrom: i, aTo: i, bFrom: j, bTo: j }));
+    if (c.removed) open.aTo = i += c.count;
+    else open.bTo = j += c.count;
+  }
+  return hunks;
+}

@@ -1,0 +1,80 @@
+import { AppError } from '../errors.js';
+import type { EngineContext } from '../../engines/context.js';
+import { popplerGeometry } from '../../engines/poppler-boxes.js';
+import { popplerPageWords } from '../../engines/poppler.js';
+import { displayedSize, inputError, pagesTime, type Point } from '../document/index.js';
+import { pageFrames, type PageFrame } from '../compose/index.js';
+
+/** Words one comparison reads from each document (about 400 pages of prose): the diff's time grows with them. */
+export const MAX_COMPARE_WORDS = 200_000;
+
+/** [x0, y0, x1, y1] in PDF units on the page as seen: origin at the lower-left of its trim box, after /Rotate. */
+export type Rect = [number, number, number, number];
+
+export interface DocWord {
+  text: string;
+  page: number;
+  rect: Rect;
+}
+
+export interface DocWords {
+  words: DocWord[];
+  frames: PageFrame[];
+  /** Pages with no text at all (scans). */
+  textless: number[];
+}
+
+/**
+ * Every word of the document in Poppler's reading order (pdftotext's flow: columns one after the other, where
+ * the page model read some multi-column pages row by row across the columns), with its box on the page as seen,
+ * the frame stamps are drawn in. More than MAX_COMPARE_WORDS is a 422 naming the input.
+ */
+export async function documentWords(path: string, which: string, ctx: EngineContext): Promise<DocWords> {
+  const frames = await pageFrames(path, ctx);
+  const pages = frames.map((_, i) => i + 1);
+  const [geometry, found] = await Promise.all([popplerGeometry(path, frames.length, ctx), popplerPageWords(path, pages, pagesTime(ctx, pages.length))]).catch((err) => {
+    throw inputError(err);
+  });
+  const words: DocWord[] = [];
+  const textless: number[] = [];
+  for (const page of pages) {
+    const { cropBox, trimBox, rotate } = geometry[page - 1];
+    const shown = displayedSize({ mediaBox: cropBox, cropBox, rotate });
+    const onPage = found.get(page) ?? [];
+    if (!onPage.length) textless.push(page);
+    for (const w of onPage) {
+      const text = w.text.normalize('NFKC').trim();
+      if (!text) continue;
+      const [a, b] = [{ x: w.box[0], y: shown.height - w.box[3] }, { x: w.box[2], y: shown.height - w.box[1] }].map((p) => seen(user(p, cropBox, rotate), trimBox, rotate));
+      words.push({ text, page, rect: [Math.min(a.x, b.x), Math.min(a.y, b.y), Math.max(a.x, b.x), Math.max(a.y, b.y)] });
+    }
+    if (words.length > MAX_COMPARE_WORDS) {
+      throw new AppError('limit', `The ${which} has more than ${MAX_COMPARE_WORDS} words, the most one comparison reads from a document: compare it in parts (/split-pdf).`);
+    }
+  }
+  return { words, frames, textless };
+}
+
+const turn = (rotate: number) => ((Math.round(rotate / 90) * 90) % 360 + 360) % 360;
+const sides = ([x0, y0, x1, y1]: Rect) => [Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)];
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/** A point of PDF user space on the page as seen through `box`: its lower-left corner turned by /Rotate to the origin. */
+function seen(p: Point, box: Rect, rotate: number): Point {
+  const [left, bottom, right, top] = sides(box);
+  const r = turn(rotate);
+  if (r === 90) return { x: round(p.y - bottom), y: round(right - p.x) };
+  if (r === 180) return { x: round(right - p.x), y: round(top - p.y) };
+  if (r === 270) return { x: round(top - p.y), y: round(p.x - left) };
+  return { x: round(p.x - left), y: round(p.y - bottom) };
+}
+
+/** The inverse of seen: a point on the page as seen through `box` in PDF user space. */
+function user(p: Point, box: Rect, rotate: number): Point {
+  const [left, bottom, right, top] = sides(box);
+  const r = turn(rotate);
+  if (r === 90) return { x: right - p.y, y: bottom + p.x };
+  if (r === 180) return { x: right - p.x, y: top - p.y };
+  if (r === 270) return { x: left + p.y, y: top - p.x };
+  return { x: left + p.x, y: bottom + p.y };
+}
