@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { AppError, prefixedError } from '../errors.js';
 import type { Deps } from '../http/context.js';
 import { resolveInputs } from '../http/inputs.js';
@@ -80,6 +81,8 @@ export async function runPipeline(spec: PipelineSpec, job: JobContext, deps: Dep
   const metrics = deps.config.metrics ? metricsOf(deps) : undefined;
   // One step failing stops its siblings (other files of a fan-out) at once.
   const stop = new AbortController();
+  // Every job of a fan-out listens to it (hundreds after a split): not a leak.
+  setMaxListeners(0, stop.signal);
   const onAbort = () => stop.abort(job.signal.reason);
   job.signal.addEventListener('abort', onAbort, { once: true });
   try {
