@@ -33,6 +33,27 @@ const unxml = (s: string) =>
 /** Words compare by letters and digits only: quotes, dashes and ligatures differ between fonts. */
 const key = (s: string) => s.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 
+/**
+ * A glyph's quad, or where the glyph is when the quad cannot say: MuPDF 1.21 takes a Type 3 glyph's box from its
+ * /FontBBox and d1 operands, and where those are broken the quad runs many times the font size from the baseline
+ * (pdf2docx's demo-text-unnamed-fonts: 120 pt down the page below 10 pt glyphs, while the page draws them above
+ * their baseline, where Poppler's boxes are too). Such a quad (more than 4 times as tall as the font size) is
+ * replaced by the usual one, from the glyph's origin: its advance along the baseline, 0.8 of the size above it
+ * and 0.2 below, turned as the quad is.
+ */
+function plausible(q: number[], x: number, y: number, size: number): number[] {
+  const [ulx, uly, urx, ury, llx, lly] = q;
+  const tall = Math.hypot(llx - ulx, lly - uly);
+  if (!(size > 0) || !(tall > 4 * size) || !Number.isFinite(x + y)) return q;
+  const advance = Math.hypot(urx - ulx, ury - uly);
+  // The writing direction from the quad's top edge; "up" is a quarter turn from it (device space, y down).
+  const [dx, dy] = advance > 0 ? [(urx - ulx) / advance, (ury - uly) / advance] : [1, 0];
+  const [upx, upy] = [dy, -dx];
+  const top = [x + 0.8 * size * upx, y + 0.8 * size * upy];
+  const bottom = [x - 0.2 * size * upx, y - 0.2 * size * upy];
+  return [top[0], top[1], top[0] + advance * dx, top[1] + advance * dy, bottom[0], bottom[1], bottom[0] + advance * dx, bottom[1] + advance * dy];
+}
+
 /** Words of every page (device space) from MuPDF's structured text, as an independent reader sees them. */
 export async function stextWords(pdf: string): Promise<MPage[]> {
   const { stdout } = await sh('mutool', ['draw', '-F', 'stext', '-o', '-', pdf], { maxBuffer: 1 << 30 });
@@ -57,7 +78,7 @@ export async function stextWords(pdf: string): Promise<MPage[]> {
             flush();
             continue;
           }
-          const q = attr(cm[1], 'quad').split(' ').map(Number);
+          const q = plausible(attr(cm[1], 'quad').split(' ').map(Number), Number(attr(cm[1], 'x')), Number(attr(cm[1], 'y')), size);
           const xs = [q[0], q[2], q[4], q[6]];
           const ys = [q[1], q[3], q[5], q[7]];
           cur ??= { text: '', x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity, size, font };
@@ -88,9 +109,15 @@ export interface Fidelity {
 }
 
 /**
- * Matches the round trip's words to the original's page by page: a longest common subsequence of the word
- * texts in stext order first, then words left over on both sides with the same text, nearest first (a block
- * the export moved keeps its words, in another order).
+ * Matches the round trip's words to the original's page by page, by place first. A word whose text the page has
+ * once in both files pairs with its copy (an anchor). A word the page repeats (a caption over three pictures, a
+ * date down a table's column) pairs with the copy where the anchors around it say it went: its place moved as the
+ * nearest anchors moved (the median of five), its copy within 3 % of the page of there, as many pairs as can be
+ * made one to one (a maximum matching). So a line printed three times is matched copy for copy whatever order the
+ * two files draw them in, and a block the export moved does not count as in place because another copy of its
+ * words happens to be where it was. The words left over on both sides are matched as found: a longest common
+ * subsequence of their texts in stext order, then words with the same text, nearest first. In place: within 3 % of
+ * the page of the original's place.
  */
 export function compare(original: MPage[], roundTrip: MPage[]): Fidelity {
   const out: Fidelity = { words: 0, anywhere: 0, found: 0, inPlace: 0, sized: 0, styled: 0 };
@@ -107,13 +134,22 @@ export function compare(original: MPage[], roundTrip: MPage[]): Fidelity {
     const a = page.words;
     const b = roundTrip[p]?.words ?? [];
     out.words += a.length;
-    const pairs = lcs(a.map((w) => w.text), b.map((w) => w.text));
+    const window = { x: 0.03 * page.width, y: 0.03 * page.height };
+    const pairs = placePairs(a, b, window);
     const usedA = new Set(pairs.map(([i]) => i));
     const usedB = new Set(pairs.map(([, j]) => j));
+    const restA = a.map((_, i) => i).filter((i) => !usedA.has(i));
+    const restB = b.map((_, j) => j).filter((j) => !usedB.has(j));
+    const inOrder = lcs(restA.map((i) => a[i].text), restB.map((j) => b[j].text)).map(([x, y]): [number, number] => [restA[x], restB[y]]);
+    for (const [i, j] of inOrder) {
+      usedA.add(i);
+      usedB.add(j);
+      pairs.push([i, j]);
+    }
     const rest: [number, number, number][] = [];
-    for (let i = 0; i < a.length; i++) {
+    for (const i of restA) {
       if (usedA.has(i)) continue;
-      for (let j = 0; j < b.length; j++) if (!usedB.has(j) && a[i].text === b[j].text) rest.push([Math.hypot(a[i].cx - b[j].cx, a[i].cy - b[j].cy), i, j]);
+      for (const j of restB) if (!usedB.has(j) && a[i].text === b[j].text) rest.push([Math.hypot(a[i].cx - b[j].cx, a[i].cy - b[j].cy), i, j]);
     }
     for (const [, i, j] of rest.sort((x, y) => x[0] - y[0])) {
       if (usedA.has(i) || usedB.has(j)) continue;
@@ -126,7 +162,7 @@ export function compare(original: MPage[], roundTrip: MPage[]): Fidelity {
       const r = b[j];
       out.found++;
       const sized = Math.abs(o.size - r.size) <= 0.1 * o.size;
-      if (Math.abs(o.cx - r.cx) <= 0.03 * page.width && Math.abs(o.cy - r.cy) <= 0.03 * page.height) {
+      if (Math.abs(o.cx - r.cx) <= window.x && Math.abs(o.cy - r.cy) <= window.y) {
         out.inPlace++;
         if (sized) out.sized++;
       }
@@ -135,6 +171,59 @@ export function compare(original: MPage[], roundTrip: MPage[]): Fidelity {
   });
   return out;
 }
+
+/** Anchors (a text once on each side) and the copies of repeated words where their anchors say they went (see compare). */
+function placePairs(a: MWord[], b: MWord[], window: { x: number; y: number }): [number, number][] {
+  const index = (ws: MWord[]) => {
+    const m = new Map<string, number[]>();
+    ws.forEach((w, k) => (m.get(w.text) ?? m.set(w.text, []).get(w.text)!).push(k));
+    return m;
+  };
+  const [inA, inB] = [index(a), index(b)];
+  const anchors: [number, number][] = [];
+  for (const [text, is] of inA) {
+    const js = inB.get(text);
+    if (is.length === 1 && js?.length === 1) anchors.push([is[0], js[0]]);
+  }
+  const anchored = new Set(anchors.map(([i]) => i));
+  // Where a word is expected in the round trip: moved as the five anchors nearest to it moved (none: not moved).
+  const expected = (i: number) => {
+    const near = anchors
+      .map(([k, j]) => ({ d: Math.hypot(a[k].cx - a[i].cx, a[k].cy - a[i].cy), dx: b[j].cx - a[k].cx, dy: b[j].cy - a[k].cy }))
+      .sort((p, q) => p.d - q.d)
+      .slice(0, 5);
+    return { x: a[i].cx + median(near.map((n) => n.dx)), y: a[i].cy + median(near.map((n) => n.dy)) };
+  };
+  const candidates = a.map((o, i) => {
+    const js = inB.get(o.text);
+    if (anchored.has(i) || !js) return [];
+    const e = expected(i);
+    const off = (j: number) => Math.hypot(b[j].cx - e.x, b[j].cy - e.y);
+    return js.filter((j) => Math.abs(b[j].cx - e.x) <= window.x && Math.abs(b[j].cy - e.y) <= window.y).sort((x, y) => off(x) - off(y));
+  });
+  // Kuhn's augmenting paths: the most words paired with a copy where expected, one to one.
+  const owner = new Map<number, number>();
+  const augment = (i: number, seen: Set<number>): boolean => {
+    for (const j of candidates[i]) {
+      if (seen.has(j)) continue;
+      seen.add(j);
+      const k = owner.get(j);
+      if (k === undefined || augment(k, seen)) {
+        owner.set(j, i);
+        return true;
+      }
+    }
+    return false;
+  };
+  for (let i = 0; i < a.length; i++) if (candidates[i].length) augment(i, new Set());
+  return [...anchors, ...[...owner].map(([j, i]): [number, number] => [i, j])];
+}
+
+const median = (xs: number[]) => {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((p, q) => p - q);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 
 /** Index pairs of a longest common subsequence (dynamic programming; pages hold a few thousand words at most). */
 function lcs(a: string[], b: string[]): [number, number][] {
