@@ -121,6 +121,8 @@ export interface Config {
   metricsToken?: string;
   /** Key of the webhook signatures (Quire-Signature); unset = webhooks are sent unsigned. Never logged. */
   webhookSecret?: string;
+  /** The S3 endpoint and region of any bucket the server talks to (resources, watched prefixes). */
+  s3Endpoint: { endpoint?: string; region: string };
   /** Where named pipelines (`<name>.json`) are read from at start; unset = none. */
   pipelinesDir?: string;
   /** Watched folders: `<WATCH_DIR>/<pipeline>/{in,out,done,failed}` for every named pipeline (a directory, or `s3://bucket/prefix`); unset = none. */
@@ -216,7 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKeys = readKeys(parsed.data.API_KEYS, problems);
   }
   if (parsed.success && parsed.data.ROLE !== 'all' && !parsed.data.REDIS_URL) problems.push(`ROLE=${parsed.data.ROLE}: needs REDIS_URL (replicas share work through Redis)`);
-  if (parsed.success && parsed.data.S3_ENDPOINT && !parsed.data.S3_BUCKET) problems.push('S3_ENDPOINT: needs S3_BUCKET (the bucket that holds the resources)');
+  if (parsed.success && parsed.data.S3_ENDPOINT && !parsed.data.S3_BUCKET && !/^s3:\/\//.test(parsed.data.WATCH_DIR ?? '')) problems.push('S3_ENDPOINT: needs S3_BUCKET (the bucket that holds the resources) or an s3:// WATCH_DIR');
   if (parsed.success && parsed.data.WATCH_DIR && !parsed.data.PIPELINES_DIR) problems.push('WATCH_DIR: needs PIPELINES_DIR (each named pipeline gets a watched folder)');
   if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL) problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
   if (problems.length) throw new ConfigError(problems);
@@ -267,6 +269,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { url: d.LLM_URL, apiKey: d.LLM_API_KEY, model: d.LLM_MODEL!, timeoutMs: d.LLM_TIMEOUT_SECONDS * 1000, contextTokens: d.LLM_CONTEXT_TOKENS }
       : null,
     s3: d.S3_BUCKET ? { bucket: d.S3_BUCKET, endpoint: d.S3_ENDPOINT, region: d.S3_REGION } : undefined,
+    s3Endpoint: { endpoint: d.S3_ENDPOINT, region: d.S3_REGION },
     metrics: d.METRICS === 'on',
     metricsToken: d.METRICS_TOKEN,
     webhookSecret: d.WEBHOOK_SECRET,

@@ -6,12 +6,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { loadConfig } from '../app/config.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfPages, sleep, startApp, type TestApp } from './helpers.js';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { corpus, pdfPages, sleep, startApp, until, type TestApp } from './helpers.js';
+import { watchFolders } from '../app/pipelines/index.js';
 
 const PDF = corpus('pdf/text-4-pages-pdflatex.pdf');
 const BUCKET = 'quire-test';
@@ -170,11 +172,39 @@ test('orphans: an object without a record goes at the second sweep after the gra
   }
 });
 
+test('a watched S3 prefix: a dropped object is split, its outputs and the original filed under out/ and done/, junk under failed/', async () => {
+  const defs = mkdtempSync(join(tmpdir(), 'quire-s3-pipelines-'));
+  mkdirSync(defs, { recursive: true });
+  writeFileSync(join(defs, 'halves.json'), JSON.stringify({ steps: [{ operation: '/split-pdf', fields: { pages: ['1-2', '3-4'] } }] }));
+  // Only the watched prefix is in S3 here; the resources stay in DATA_DIR.
+  const t = await startApp({ PIPELINES_DIR: defs, WATCH_DIR: `s3://${BUCKET}/watch`, WATCH_SETTLE_SECONDS: '1', S3_ENDPOINT: endpoint });
+  const w = await watchFolders(t.deps, { pollMs: 200 });
+  const list = async (place: string) => ((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `watch/halves/${place}/` }))).Contents ?? []).map((o) => o.Key!.slice(`watch/halves/${place}/`.length)).sort();
+  try {
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'watch/halves/in/report.pdf', Body: readFileSync(PDF) }));
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'watch/halves/in/junk.pdf', Body: 'not a pdf' }));
+    await until('both filed', async () => (await list('done')).length + (await list('failed')).length === 3, 60_000);
+    assert.equal(await list('in'), []);
+    assert.equal(await list('done'), ['report.pdf']);
+    assert.equal(await list('out'), ['report_1.pdf', 'report_2.pdf']);
+    assert.equal(await list('failed'), ['junk.pdf', 'junk.pdf.error.json']);
+    const part = join(mkdtempSync(join(tmpdir(), 'quire-s3-out-')), 'p.pdf');
+    writeFileSync(part, await object('watch/halves/out/report_2.pdf'));
+    assert.is(pdfPages(part), 2);
+    assert.match(JSON.parse((await object('watch/halves/failed/junk.pdf.error.json')).toString()).error, /junk\.pdf is not a PDF/);
+    assert.equal((await object('watch/halves/done/report.pdf')).equals(readFileSync(PDF)), true, 'the original, byte for byte');
+  } finally {
+    await w.stop();
+    await t.close();
+  }
+});
+
 test('config: S3_BUCKET turns S3 on, S3_REGION defaults to us-east-1, S3_ENDPOINT alone is refused', () => {
   assert.is(loadConfig({}).s3, undefined);
   assert.equal(loadConfig({ S3_BUCKET: 'docs' }).s3, { bucket: 'docs', endpoint: undefined, region: 'us-east-1' });
   assert.equal(loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'http://minio:9000/', S3_REGION: 'eu-west-1' }).s3, { bucket: 'docs', endpoint: 'http://minio:9000', region: 'eu-west-1' });
   assert.throws(() => loadConfig({ S3_ENDPOINT: 'http://minio:9000' }), /S3_ENDPOINT: needs S3_BUCKET/);
+  assert.is(loadConfig({ S3_ENDPOINT: 'http://minio:9000', WATCH_DIR: 's3://b/w/', PIPELINES_DIR: '/p' }).watchDir, 's3://b/w');
   assert.throws(() => loadConfig({ S3_BUCKET: 'a/b' }), /S3_BUCKET="a\/b"/);
 });
 

@@ -21,7 +21,7 @@ export interface Folder {
   /** Regular files, without hidden ones (a name starting with a dot is still being written, by convention). */
   list(place: Place): Promise<Entry[]>;
   stat(place: Place, name: string): Promise<Entry | undefined>;
-  read(place: Place, name: string): Readable;
+  read(place: Place, name: string): Promise<Readable>;
   write(place: Place, name: string, data: Readable | string): Promise<void>;
   move(from: Place, name: string, to: Place, toName: string): Promise<void>;
   remove(place: Place, name: string): Promise<void>;
@@ -47,7 +47,7 @@ export function directoryFolder(root: string): Folder {
       return (await Promise.all(names.map((n) => statOf(place, n)))).filter((e): e is Entry => !!e);
     },
     stat: statOf,
-    read: (place, name) => createReadStream(path(place, name)),
+    read: async (place, name) => createReadStream(path(place, name)),
     async write(place, name, data) {
       const part = path(place, `.${name}.part`);
       if (typeof data === 'string') await writeFile(part, data);

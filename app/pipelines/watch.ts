@@ -78,7 +78,9 @@ export async function watchFolders(deps: Deps, opts: { pollMs?: number } = {}): 
   const metrics = deps.config.metrics ? metricsOf(deps) : undefined;
   // Files taken at once by this process: a folder of 1,000 scans must not fill the queue (429s).
   const maxTaking = Math.max(2, deps.config.cpuBudget);
-  const folders = deps.pipelines.valid.map((p) => ({ p, folder: directoryFolder(join(root, p.name)) }));
+  // The SDK is loaded only for an S3 prefix (~100 ms and its memory otherwise).
+  const s3 = /^s3:\/\//.test(root) ? (await import('./s3-folder.js')).s3Folder : undefined;
+  const folders = deps.pipelines.valid.map((p) => ({ p, folder: s3 ? s3(`${root}/${p.name}`, deps.config.s3Endpoint) : directoryFolder(join(root, p.name)) }));
   for (const { folder } of folders) await folder.prepare();
   for (const { folder } of folders) await dropStaleJournals(folder);
 
@@ -177,7 +179,7 @@ async function processFile(deps: Deps, p: NamedPipeline, folder: Folder, entry: 
   const ext = extname(entry.name);
   const made: string[] = [];
   try {
-    const rec = await deps.store.addStream(folder.read('in', entry.name), { name: entry.name, owner: null });
+    const rec = await deps.store.addStream(await folder.read('in', entry.name), { name: entry.name, owner: null });
     made.push(rec.id);
     const spec = { kind: 'pipeline' as const, name: p.name, steps: p.steps, inputs: [{ id: rec.id, name: rec.name, type: rec.type, size: rec.size }], owner: null, client: `watch:${p.name}`, baseUrl: 'http://watched.invalid' };
     let result: Record<string, unknown>;

@@ -23,6 +23,26 @@ const missing = (err: unknown) =>
 /** An object gone under its record (deleted, expired) is reported as a missing file is. */
 const gone = (key: string) => Object.assign(new Error(`no object ${key}`), { code: 'ENOENT' });
 
+/** A client for AWS or an S3-compatible store (path-style, checksums only where S3 requires them). */
+export function s3Client(s3: { endpoint?: string; region: string }): S3Client {
+  return new S3Client({
+    region: s3.region,
+    // Credentials: the SDK's own chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles...).
+    ...(s3.endpoint
+      ? {
+          endpoint: s3.endpoint,
+          forcePathStyle: true,
+          // S3-compatible stores differ in support for the SDK's default checksums (aws-chunked trailers):
+          // send and check them only where S3 requires them.
+          requestChecksumCalculation: 'WHEN_REQUIRED' as const,
+          responseChecksumValidation: 'WHEN_REQUIRED' as const,
+        }
+      : {}),
+    // Each download streaming to a client holds a socket for its duration (the SDK's default allows 50).
+    requestHandler: { httpAgent: { maxSockets: 256, keepAlive: true }, httpsAgent: { maxSockets: 256, keepAlive: true } },
+  });
+}
+
 /**
  * Bytes as S3 objects `resources/<id>` (AWS or any S3-compatible store: MinIO, Ceph, R2...). Downloads stream
  * from the bucket; uploads stream into it (multipart beyond one part). Engines need files, so inputs are fetched
@@ -39,22 +59,7 @@ export class S3Bytes implements ResourceBytes {
 
   constructor(s3: S3Config, opts: { cacheDir: string; cacheBytes?: number; cacheWrites?: boolean }) {
     this.bucket = s3.bucket;
-    this.client = new S3Client({
-      region: s3.region,
-      // Credentials: the SDK's own chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles...).
-      ...(s3.endpoint
-        ? {
-            endpoint: s3.endpoint,
-            forcePathStyle: true,
-            // S3-compatible stores differ in support for the SDK's default checksums (aws-chunked trailers):
-            // send and check them only where S3 requires them.
-            requestChecksumCalculation: 'WHEN_REQUIRED' as const,
-            responseChecksumValidation: 'WHEN_REQUIRED' as const,
-          }
-        : {}),
-      // Each download streaming to a client holds a socket for its duration (the SDK's default allows 50).
-      requestHandler: { httpAgent: { maxSockets: 256, keepAlive: true }, httpsAgent: { maxSockets: 256, keepAlive: true } },
-    });
+    this.client = s3Client(s3);
     this.cache = new LocalCache(opts.cacheDir, opts.cacheBytes ?? CACHE_BYTES, opts.cacheWrites ?? true);
   }
 
