@@ -113,6 +113,10 @@ test('alignment: an inserted block far beyond one diff\'s edit bound is found wh
     { aFrom: 15_000, aTo: 15_001, bFrom: 15_000 + 3 * MAX_GAP_EDITS, bTo: 15_001 + 3 * MAX_GAP_EDITS },
   ]);
   assert.equal(alignWords(a, a), []);
+  // Repetitive text has no anchors: the pages inserted into it are still found, not the whole text replaced.
+  const r = Array.from({ length: 20_000 }, (_, i) => `r${i % 50}`);
+  const inserted = [...r.slice(0, 9_000), ...words(3 * MAX_GAP_EDITS, 'new'), ...r.slice(9_000)];
+  assert.equal(alignWords(r, inserted), [{ aFrom: 9_000, aTo: 9_000, bFrom: 9_000, bTo: 9_000 + 3 * MAX_GAP_EDITS }]);
 });
 
 let edited = '';

@@ -61,6 +61,10 @@ function commonAnchors(x: number[], y: number[]): [number, number][] {
 
 /** Diffs x[i0, i1) against y[j0, j1) and appends its hunks. */
 function diffGap(x: number[], y: number[], i0: number, i1: number, j0: number, j1: number, out: Hunk[]): void {
+  // The words the gap starts and ends with in both are kept out: what is left of a pure insertion or deletion
+  // (whole pages) is one side only, however long, and needs no diff.
+  while (i0 < i1 && j0 < j1 && x[i0] === y[j0]) [i0, j0] = [i0 + 1, j0 + 1];
+  while (i0 < i1 && j0 < j1 && x[i1 - 1] === y[j1 - 1]) [i1, j1] = [i1 - 1, j1 - 1];
   if (i0 === i1 && j0 === j1) return;
   const whole = { aFrom: i0, aTo: i1, bFrom: j0, bTo: j1 };
   if (i0 === i1 || j0 === j1) return void out.push(whole);

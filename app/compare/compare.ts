@@ -20,8 +20,7 @@ export interface Comparison {
  * (a copy of it when there are none).
  */
 export async function compareDocuments(first: string, second: string, output: string, ctx: EngineContext, progress: (f: number) => void = () => {}): Promise<Comparison> {
-  const a = await documentWords(first, 'first document (file)', ctx);
-  const b = await documentWords(second, 'second document (compare_file)', ctx);
+  const [a, b] = await Promise.all([documentWords(first, 'first document (file)', ctx), documentWords(second, 'second document (compare_file)', ctx)]);
   progress(0.5);
   const [ta, tb] = [a.words.map((w) => w.text), b.words.map((w) => w.text)];
   // Thousands of words of diffing would hold the event loop that answers other requests; the signal ends the thread.

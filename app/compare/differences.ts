@@ -12,7 +12,7 @@ export interface Difference {
   page: number;
   /** The words inserted, deleted, or put in place of replaced_text. */
   text: string;
-  /** changed: the words of the first document they replace (on the first page of a change across pages). */
+  /** changed: the words of the first document they replace. */
   replaced_text?: string;
   /** Around the words on `page`, in PDF units from the lower-left corner of the page as seen (trim box, after /Rotate). */
   box: { x: number; y: number; width: number; height: number };
@@ -44,17 +44,18 @@ export function describe(hunks: Hunk[], first: DocWord[], second: DocWord[]): { 
       if (next) marks.push({ page: next.page, rect: edge(next.rect, second[h.bFrom] === next), kind: 'deleted' });
       continue;
     }
-    const kind = removed.length ? 'changed' : 'inserted';
+    const kind: DifferenceKind = removed.length ? 'changed' : 'inserted';
     const there = removed[0] ?? first[h.aFrom] ?? first[h.aFrom - 1];
+    // What runs on past the page where the replaced words stood is inserted (a changed line, then new pages).
     byPage(added).forEach((part, n) => {
-      const replaced = kind === 'changed' ? { replaced_text: n === 0 ? textOf(removed) : '' } : {};
-      differences.push({ kind, page: part[0].page, text: textOf(part), ...replaced, box: boxOf(part), other_page: there?.page });
+      const piece = kind === 'changed' && n === 0 ? { kind, replaced_text: textOf(removed) } : { kind: 'inserted' as const };
+      differences.push({ ...piece, page: part[0].page, text: textOf(part), box: boxOf(part), other_page: there?.page });
+      for (const w of part) {
+        const last = marks.at(-1);
+        if (last && last.kind === piece.kind && last.page === w.page && sameRow(last.rect, w.rect)) last.rect = union(last.rect, w.rect);
+        else marks.push({ page: w.page, rect: [...w.rect], kind: piece.kind });
+      }
     });
-    for (const w of added) {
-      const last = marks.at(-1);
-      if (last && last.kind === kind && last.page === w.page && sameRow(last.rect, w.rect)) last.rect = union(last.rect, w.rect);
-      else marks.push({ page: w.page, rect: [...w.rect], kind });
-    }
   }
   return { differences, marks };
 }
