@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -103,8 +104,11 @@ async function drawScans(req: DeskewRequest, ctx: RenderContext): Promise<Map<nu
     plans.set(key, plan);
   }
   const drawn = new Map<number, { file: string; dpi: number; mono: boolean }>();
-  for (const plan of plans.values()) {
-    const files = await renderImages({ input: req.input, boxes: req.boxes, pages: plan.pages, format: 'tif', colorModel: plan.colour ? 'rgb' : 'gray', resolution: plan.dpi }, ctx);
+  for (const [k, plan] of [...plans.values()].entries()) {
+    // Each render names its files by position: one folder per render.
+    const dir = join(ctx.dir, `scans-${k}`);
+    await mkdir(dir);
+    const files = await renderImages({ input: req.input, boxes: req.boxes, pages: plan.pages, format: 'tif', colorModel: plan.colour ? 'rgb' : 'gray', resolution: plan.dpi }, { ...ctx, dir });
     plan.pages.forEach((p, i) => drawn.set(p, { file: files[i], dpi: plan.dpi, mono: mono.has(p) }));
   }
   return drawn;
