@@ -8,6 +8,7 @@ import { mountDocs } from './http/openapi.js';
 import { mountWebPage } from './http/web/index.js';
 import { mountOperation } from './http/pipeline.js';
 import { mountPipelines } from './pipelines/index.js';
+import { mountMcp } from './http/mcp.js';
 import { mountResources } from './http/resources.js';
 import { mountStatus } from './http/status.js';
 import { deliverWebhooks } from './http/webhooks.js';
@@ -64,6 +65,7 @@ export function createApp(deps: Deps): Hono<Env> {
   mountWebPage(app, deps);
   for (const op of deps.operations) mountOperation(app, op, deps);
   mountPipelines(app, deps);
+  mountMcp(app, deps);
 
   app.notFound((c) => c.json({ error: `No route for ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => {

@@ -5,7 +5,7 @@ import { AppError, TEXT } from '../errors.js';
 const hash = (k: string) => createHash('sha256').update(k).digest('hex');
 
 /**
- * Spec section 5 when API_KEYS is set: every request carries `Api-Key`, except reads by unguessable id,
+ * Spec section 5 when API_KEYS is set: every request carries `Api-Key` (or `Authorization: Bearer`), except reads by unguessable id,
  * health and docs. The owner (hash of the key) marks what a request creates; delete and polling check it.
  */
 export function apiKeyAuth(keys: Set<string> | null): MiddlewareHandler {
@@ -15,7 +15,8 @@ export function apiKeyAuth(keys: Set<string> | null): MiddlewareHandler {
       c.set('owner', null);
       return next();
     }
-    const key = c.req.header('api-key');
+    // Agents (MCP clients) send the key as a bearer token.
+    const key = c.req.header('api-key') ?? /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1];
     if (!key) throw new AppError('key_missing', TEXT.keyMissing);
     const h = hash(key);
     // Comparing hashes in a Set: no early-exit string comparison on the secret itself.

@@ -27,7 +27,7 @@ function successSchema(op: Operation) {
   return { type: 'object', properties, additionalProperties: op.output === 'json' || op.output === 'json-or-file' };
 }
 
-function requestSchema(op: Operation, multipart: boolean) {
+export function requestSchema(op: Operation, multipart: boolean) {
   const fields = z.toJSONSchema(z.object(op.fields), { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
   const properties: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(op.inputs)) {

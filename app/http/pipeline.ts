@@ -70,22 +70,13 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
     let body: Body | undefined;
     try {
       body = await readBody(c.req.raw, { store: deps.store, owner, maxBytes: deps.config.maxUploadBytes, fileFields });
-      const inputs = await resolveInputs(op.inputs, body, deps.store, { sniffPdf: op.path !== '/pdf-info' });
-      const fields = parseFields(op, body.fields);
-      const all = Object.values(inputs).flat();
-      const outputName = stripExtension((fields as { output?: string }).output || '') || defaultName(op, all[0]);
-      const baseUrl = baseUrlOf(deps.config, c.req.url);
       const polling = wantsPolling(c) || !!webhook;
-
-      const spec: JobSpec = { path: op.path, fields: body.fields, inputs: strip(inputs), outputName, owner, baseUrl };
-      const { id, done } = await deps.jobs.submit((job) => executeJob(spec, job, deps), {
+      const { id, done } = await submitOperation(op, body, deps, {
         owner,
+        client: clientOf(c),
+        baseUrl: baseUrlOf(deps.config, c.req.url),
         track: polling,
         clientSignal: polling ? undefined : c.req.raw.signal,
-        cost: typeof op.cost === 'function' ? op.cost({ fields, inputs }) : op.cost,
-        client: clientOf(c),
-        spec,
-        label: op.path,
         notify: webhook,
       });
       if (webhook) return c.json({ requestId: id }, 202);
@@ -96,6 +87,33 @@ export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void 
       await discardUploads(deps.store, body);
       throw err;
     }
+  });
+}
+
+/**
+ * Checks a request for one operation (inputs, fields) and queues it: what every front door (HTTP, MCP) does with a
+ * parsed body.
+ */
+export async function submitOperation(
+  op: Operation,
+  body: Body,
+  deps: Deps,
+  how: { owner: string | null; client: string; baseUrl: string; track?: boolean; clientSignal?: AbortSignal; notify?: unknown },
+): Promise<{ id: string; done: Promise<Record<string, unknown>> }> {
+  const inputs = await resolveInputs(op.inputs, body, deps.store, { sniffPdf: op.path !== '/pdf-info' });
+  const fields = parseFields(op, body.fields);
+  const all = Object.values(inputs).flat();
+  const outputName = stripExtension((fields as { output?: string }).output || '') || defaultName(op, all[0]);
+  const spec: JobSpec = { path: op.path, fields: body.fields, inputs: strip(inputs), outputName, owner: how.owner, baseUrl: how.baseUrl };
+  return deps.jobs.submit((job) => executeJob(spec, job, deps), {
+    owner: how.owner,
+    track: how.track,
+    clientSignal: how.clientSignal,
+    cost: typeof op.cost === 'function' ? op.cost({ fields, inputs }) : op.cost,
+    client: how.client,
+    spec,
+    label: op.path,
+    notify: how.notify,
   });
 }
 
