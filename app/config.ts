@@ -52,6 +52,7 @@ const schema = z.object({
   QUEUE_MAX: int(0).default(100),
   RESOURCE_TTL_SECONDS: int(0).default(1800),
   API_KEYS: z.string().optional(),
+  KEY_SCOPE: z.enum(['any', 'owner']).default('any'),
   URL_FETCH: z.enum(['on', 'off']).default('on'),
   URL_ALLOW: list.default([]),
   LLM_URL: z
@@ -103,6 +104,8 @@ export interface Config {
   resourceTtlMs: number;
   /** null = open server (the self-hosted default). */
   apiKeys: Set<string> | null;
+  /** `owner`: a key sees (reads, processes, deletes, downloads) only the resources it created; `any`: ids are capabilities. */
+  keyScope: 'any' | 'owner';
   urlFetch: boolean;
   /** Hosts, addresses or CIDR ranges that may be fetched even though they are private. */
   urlAllow: string[];
@@ -219,6 +222,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (parsed.success && parsed.data.ROLE !== 'all' && !parsed.data.REDIS_URL) problems.push(`ROLE=${parsed.data.ROLE}: needs REDIS_URL (replicas share work through Redis)`);
   if (parsed.success && parsed.data.S3_ENDPOINT && !parsed.data.S3_BUCKET && !/^s3:\/\//.test(parsed.data.WATCH_DIR ?? '')) problems.push('S3_ENDPOINT: needs S3_BUCKET (the bucket that holds the resources) or an s3:// WATCH_DIR');
+  if (parsed.success && parsed.data.KEY_SCOPE === 'owner' && !parsed.data.API_KEYS) problems.push('KEY_SCOPE=owner: needs API_KEYS (resources belong to the key that created them)');
   if (parsed.success && parsed.data.WATCH_DIR && !parsed.data.PIPELINES_DIR) problems.push('WATCH_DIR: needs PIPELINES_DIR (each named pipeline gets a watched folder)');
   if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL) problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
   if (problems.length) throw new ConfigError(problems);
@@ -260,6 +264,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queueMax: d.QUEUE_MAX,
     resourceTtlMs: d.RESOURCE_TTL_SECONDS * 1000,
     apiKeys,
+    keyScope: d.KEY_SCOPE,
     urlFetch: d.URL_FETCH === 'on',
     urlAllow: d.URL_ALLOW,
     logLevel: d.LOG_LEVEL,

@@ -48,10 +48,10 @@ export async function createDeps(config: Config): Promise<Deps> {
       workDir,
       onError,
     });
-    store = new Store(config.dataDir, config.resourceTtlMs, new RedisIndex(cluster.redis), { workDir, bytes: await bytesFor(workDir) });
+    store = new Store(config.dataDir, config.resourceTtlMs, new RedisIndex(cluster.redis), { workDir, bytes: await bytesFor(workDir), ownerScope: config.keyScope === 'owner' });
     jobs = cluster;
   } else {
-    store = new Store(config.dataDir, config.resourceTtlMs, new LowdbIndex(join(config.dataDir, 'index')), { bytes: await bytesFor(join(config.dataDir, 'work')) });
+    store = new Store(config.dataDir, config.resourceTtlMs, new LowdbIndex(join(config.dataDir, 'index')), { bytes: await bytesFor(join(config.dataDir, 'work')), ownerScope: config.keyScope === 'owner' });
     const local = new Jobs({
       concurrency: config.concurrency,
       cpuBudget: config.cpuBudget,

@@ -56,7 +56,7 @@ export function createApp(deps: Deps): Hono<Env> {
   });
   // Before the key check: /metrics takes METRICS_TOKEN as well as keys, and 401s are counted.
   mountMetrics(app, deps);
-  app.use(apiKeyAuth(deps.config.apiKeys));
+  app.use(apiKeyAuth(deps.config.apiKeys, deps.config.keyScope === 'owner'));
   startWebhooks(deps);
 
   mountStatus(app, deps);

@@ -8,10 +8,10 @@ const hash = (k: string) => createHash('sha256').update(k).digest('hex');
  * Spec section 5 when API_KEYS is set: every request carries `Api-Key` (or `Authorization: Bearer`), except reads by unguessable id,
  * health and docs. The owner (hash of the key) marks what a request creates; delete and polling check it.
  */
-export function apiKeyAuth(keys: Set<string> | null): MiddlewareHandler {
+export function apiKeyAuth(keys: Set<string> | null, ownerScope = false): MiddlewareHandler {
   const hashes = keys ? new Set([...keys].map(hash)) : null;
   return async (c, next) => {
-    if (!hashes || isPublic(c.req.method, c.req.path)) {
+    if (!hashes || isPublic(c.req.method, c.req.path, ownerScope)) {
       c.set('owner', null);
       return next();
     }
@@ -26,9 +26,10 @@ export function apiKeyAuth(keys: Set<string> | null): MiddlewareHandler {
   };
 }
 
-function isPublic(method: string, path: string): boolean {
+function isPublic(method: string, path: string, ownerScope: boolean): boolean {
   if (['/up', '/health', '/ready', '/openapi.json'].includes(path) || path === '/docs' || path.startsWith('/docs/')) return true;
   // The web page and its assets are public; the API calls it makes carry the key the user typed.
   if ((method === 'GET' || method === 'HEAD') && (path === '/' || path.startsWith('/web/'))) return true;
-  return (method === 'GET' || method === 'HEAD') && path.startsWith('/resource/');
+  // Downloads by id, unless resources belong to their key (KEY_SCOPE=owner).
+  return !ownerScope && (method === 'GET' || method === 'HEAD') && path.startsWith('/resource/');
 }

@@ -20,7 +20,7 @@ export async function resolveInputs(
   specs: Record<string, InputSpec>,
   body: Body,
   store: Store,
-  opts: { sniffPdf: boolean } = { sniffPdf: true },
+  opts: { owner: string | null; sniffPdf?: boolean },
 ): Promise<Record<string, StoredFile[]>> {
   const resolved: Record<string, StoredFile[]> = {};
   for (const [fileField, spec] of Object.entries(specs)) {
@@ -44,11 +44,11 @@ export async function resolveInputs(
     }
     const files: StoredFile[] = uploads.map((r) => ({ id: r.id, name: r.name, type: r.type, size: r.size }));
     for (const id of ids) {
-      const rec = await store.get(id);
+      const rec = await store.getFor(id, opts.owner);
       if (!rec) throw new AppError('unknown_resource', `That file does not exist: no resource has the ${spec.idField} ${id.slice(0, 64)}`);
       files.push({ id: rec.id, name: rec.name, type: rec.type, size: rec.size });
     }
-    for (const f of files) await checkKind(f, spec, store, opts.sniffPdf);
+    for (const f of files) await checkKind(f, spec, store, opts.sniffPdf ?? true);
     resolved[fileField] = files;
   }
   return resolved;

@@ -98,7 +98,7 @@ function mcpServer(deps: Deps, c: Context<Env>): Server {
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const id = /^quire:\/\/resource\/([^/?#]+)$/.exec(req.params.uri)?.[1] ?? '';
-    const rec = isResourceId(id) ? await deps.store.get(id) : undefined;
+    const rec = isResourceId(id) ? await deps.store.getFor(id, owner) : undefined;
     const stream = rec && (await deps.store.read(id));
     if (!rec || !stream) throw new Error(TEXT.unknownResource);
     if (rec.size > MAX_INLINE_BYTES) {

@@ -100,7 +100,7 @@ export async function submitOperation(
   deps: Deps,
   how: { owner: string | null; client: string; baseUrl: string; track?: boolean; clientSignal?: AbortSignal; notify?: unknown },
 ): Promise<{ id: string; done: Promise<Record<string, unknown>> }> {
-  const inputs = await resolveInputs(op.inputs, body, deps.store, { sniffPdf: op.path !== '/pdf-info' });
+  const inputs = await resolveInputs(op.inputs, body, deps.store, { owner: how.owner, sniffPdf: op.path !== '/pdf-info' });
   const fields = parseFields(op, body.fields);
   const all = Object.values(inputs).flat();
   const outputName = stripExtension((fields as { output?: string }).output || '') || defaultName(op, all[0]);

@@ -33,7 +33,7 @@ export function mountResources(app: Hono<Env>, deps: Deps): void {
   app.get('/resource/:id', async (c) => {
     const format = c.req.query('format') ?? 'file';
     if (!['file', 'url', 'info'].includes(format)) throw new AppError('invalid_request', TEXT.invalidRequest);
-    const rec = await store.get(c.req.param('id'));
+    const rec = await store.getFor(c.req.param('id'), c.get('owner'));
     if (!rec) throw notFound();
     const base = baseUrlOf(config, c.req.url);
     if (format === 'info') return c.json(store.info(rec, base));
@@ -55,7 +55,7 @@ export function mountResources(app: Hono<Env>, deps: Deps): void {
 
   /** Ownership: with keys on, only the key that made a resource may delete it. */
   const deleteOne = async (id: string, owner: string | null): Promise<{ status: number; text: string }> => {
-    const rec = isResourceId(id) ? await store.get(id) : undefined;
+    const rec = isResourceId(id) ? await store.getFor(id, owner) : undefined;
     if (!rec) return { status: 404, text: 'File does not exist' };
     if (config.apiKeys && rec.owner !== owner) return { status: 403, text: 'The provided key does not own this file' };
     await store.remove(id);

@@ -37,7 +37,7 @@ export function mountPipelines(app: Hono<Env>, deps: Deps): void {
       body = await readBody(c.req.raw, { store: deps.store, owner, maxBytes: deps.config.maxUploadBytes, fileFields: new Set(['file']) });
       const { steps, name } = stepsOf(body.fields, deps);
       // Any kind here: the first step checks them as its endpoint would.
-      const { file: inputs } = await resolveInputs({ file: { idField: 'id', kind: 'any', multiple: true } }, body, deps.store);
+      const { file: inputs } = await resolveInputs({ file: { idField: 'id', kind: 'any', multiple: true } }, body, deps.store, { owner });
       const polling = wantsPolling(c) || !!webhook;
       const spec = { kind: 'pipeline' as const, name, steps, inputs, owner, client: clientOf(c), baseUrl: baseUrlOf(deps.config, c.req.url) };
       const { id, done } = await submitPipeline(spec, deps, { track: polling, clientSignal: polling ? undefined : c.req.raw.signal, notify: webhook });

@@ -29,19 +29,19 @@ const idsOf = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : type
 const stepName = (i: number, step: Step) => `steps[${i}] (${step.op.path}): `;
 
 /** Checks files against a step's main input the way the endpoint checks its own (PDF by header, extensions). */
-async function checkFiles(step: Step, files: StoredFile[], i: number, deps: Deps): Promise<void> {
+async function checkFiles(step: Step, files: StoredFile[], i: number, owner: string | null, deps: Deps): Promise<void> {
   try {
-    await resolveInputs({ [step.input]: { ...step.spec, multiple: true } }, { fields: { [step.spec.idField]: files.map((f) => f.id) }, files: {} }, deps.store);
+    await resolveInputs({ [step.input]: { ...step.spec, multiple: true } }, { fields: { [step.spec.idField]: files.map((f) => f.id) }, files: {} }, deps.store, { owner });
   } catch (err) {
     throw prefixedError(err, stepName(i, step));
   }
 }
 
 /** A step's other inputs (an image, a certificate...), given by id in its fields. */
-async function otherInputs(step: Step, i: number, deps: Deps): Promise<Record<string, StoredFile[]>> {
+async function otherInputs(step: Step, i: number, owner: string | null, deps: Deps): Promise<Record<string, StoredFile[]>> {
   const specs = Object.fromEntries(Object.entries(step.op.inputs).filter(([name]) => name !== step.input));
   try {
-    return await resolveInputs(specs, { fields: step.fields, files: {} }, deps.store);
+    return await resolveInputs(specs, { fields: step.fields, files: {} }, deps.store, { owner });
   } catch (err) {
     throw prefixedError(err, stepName(i, step));
   }
@@ -58,8 +58,8 @@ export async function submitPipeline(
 ): Promise<{ id: string; done: Promise<Record<string, unknown>> }> {
   const steps = planSteps(spec.steps, deps);
   if (!spec.inputs.length) throw new AppError('missing_input', 'Either file (an upload) or id (the id of a stored file) is required');
-  await checkFiles(steps[0], spec.inputs, 0, deps);
-  for (const [i, step] of steps.entries()) await otherInputs(step, i, deps);
+  await checkFiles(steps[0], spec.inputs, 0, spec.owner, deps);
+  for (const [i, step] of steps.entries()) await otherInputs(step, i, spec.owner, deps);
   return deps.jobs.submit((job) => runPipeline(spec, job, deps), {
     owner: spec.owner,
     track: opts.track,
@@ -109,8 +109,8 @@ async function runSteps(spec: PipelineSpec, job: JobContext, deps: Deps): Promis
     const started = Date.now();
     if (!files.length) throw new AppError('invalid_input', `${stepName(i - 1, steps[i - 1])}produced no files, so steps[${i}] has nothing to work on`);
     // Files of a kind only the run knew (an archive's contents) are checked as the endpoint would check them.
-    if (i > 0) await checkFiles(step, files, i, deps);
-    const others = await otherInputs(step, i, deps);
+    if (i > 0) await checkFiles(step, files, i, spec.owner, deps);
+    const others = await otherInputs(step, i, spec.owner, deps);
     const groups = step.fanIn ? [files] : files.map((f) => [f]);
     answers = await Promise.all(groups.map((group) => runStep(step, i, group, others, spec, job, deps)));
     const ids = answers.flatMap((a) => idsOf(a.outputId));

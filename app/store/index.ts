@@ -55,13 +55,16 @@ export interface ResourceIndex {
 export class Store {
   readonly workDir: string;
   readonly bytes: ResourceBytes;
+  /** KEY_SCOPE=owner: a resource is visible only to the key that created it. */
+  private readonly ownerScope: boolean;
 
   constructor(
     readonly dataDir: string,
     private readonly ttlMs: number,
     private readonly index: ResourceIndex,
-    opts: { workDir?: string; bytes?: ResourceBytes } = {},
+    opts: { workDir?: string; bytes?: ResourceBytes; ownerScope?: boolean } = {},
   ) {
+    this.ownerScope = opts.ownerScope ?? false;
     this.workDir = opts.workDir ?? join(dataDir, 'work');
     this.bytes = opts.bytes ?? new DirBytes(join(dataDir, 'resources'));
   }
@@ -74,6 +77,12 @@ export class Store {
   }
 
   private readonly known = async (id: string) => !!(await this.index.get(id));
+
+  /** A record as a request by `owner` may see it: under KEY_SCOPE=owner another key's reads as unknown. */
+  async getFor(id: string, owner: string | null): Promise<ResourceRecord | undefined> {
+    const rec = await this.get(id);
+    return rec && this.ownerScope && rec.owner !== owner ? undefined : rec;
+  }
 
   async get(id: string): Promise<ResourceRecord | undefined> {
     if (!isResourceId(id)) return undefined;
