@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alignWords, MAX_GAP_EDITS } from '../app/compare/index.js';
+import { alignWords, MAX_COMPARE_WORDS, MAX_GAP_EDITS } from '../app/compare/index.js';
 import { checkNumberTemplate, fillNumberTemplate } from '../app/compose/index.js';
 import { corpus, pdfPages, pdfWords, startApp, tool, type TestApp } from './helpers.js';
 
@@ -87,6 +87,32 @@ test('page numbers: Bates numbers from start on a page subset, top left, JSON by
   const w = pdfWords(out, 2).find((x) => x.text === 'ABC-047698')!;
   near(w.xMin, 50, 0.5, 'left edge');
   near(w.yMin, 30, 1.5, 'top edge');
+});
+
+test('page numbers: a crop box offset from the media box; the number stays inside what is shown', async () => {
+  // Crop 100 points off the left and 200 off the bottom: the visible page starts at (100, 200) of the media box.
+  const cropped = await ok(await t.form('/pdf-with-page-boxes-set', { file: { file: TEX4 }, boxes: JSON.stringify([{ box: 'crop', pages: [{ range: 'all', left: 100, bottom: 200, top: 0, right: 0 }] }]) }));
+  const body = await ok(await t.json('/pdf-with-page-numbers', { id: cropped.outputId, pages: 'odd', horizontal_alignment: 'left', horizontal_margin: 20, vertical_margin: 10 }));
+  const out = await t.download(body.outputUrl);
+  const { width, height } = shownSize(out, 3);
+  near(width, 595.276 - 100, 1, 'shown width');
+  // pdftotext -bbox places words on the media box (origin top-left), which starts 100 points left of the crop box.
+  const w = pdfWords(out, 3).find((x) => x.text === '2' && x.yMin > height - 40)!;
+  assert.ok(w, pdfWords(out, 3).map((x) => x.text).join(' ').slice(-200));
+  near(w.xMin, 100 + 20, 1, 'left edge in the crop box');
+  near(w.yMax, height - 10, 1.5, 'bottom edge in the crop box');
+  // Even pages are left without (page 2 keeps only LaTeX's own number, centred).
+  assert.not.ok(pdfWords(out, 2).some((x) => Math.abs(x.xMin - 120) < 1 && Math.abs(x.yMax - (height - 10)) < 1.5), 'no number on page 2');
+
+  // /compared-pdf gives its boxes on the page as seen too: the deleted pages 3-4 start 100 points further left.
+  const firstTwo = join(tmp, 'cropped-first-two.pdf');
+  execFileSync('qpdf', ['--empty', '--pages', out, '1-2', '--', firstTwo]);
+  const compared = await ok(await t.form('/compared-pdf', { file: { file: out }, compare_file: { file: firstTwo } }));
+  const deleted = (compared.differences as Record<string, any>[]).find((d) => d.kind === 'deleted' && d.page === 3)!;
+  assert.ok(deleted, JSON.stringify(compared.differences).slice(0, 400));
+  const words = pdfWords(out, 3);
+  near(deleted.box.x, Math.min(...words.map((x) => x.xMin)) - 100, 1, 'deleted box x');
+  near(deleted.box.y, height - Math.max(...words.map((x) => x.yMax)), 1, 'deleted box bottom');
 });
 
 test('page numbers: the 400s name the field', async () => {
@@ -190,6 +216,32 @@ test('compare: identical texts give an empty list, by id; the 400s', async () =>
   assert.is(pageText(out, 1), pageText(first, 1));
   await refused(await t.json('/compared-pdf', { id }), 400, /compare_file|compare_id/);
   await refused(await t.form('/compared-pdf', { file: { file: first }, compare_file: { bytes: Buffer.from('not a pdf at all'), name: 'x.pdf' } }), 400, /not valid input/);
+});
+
+test('compare: a deleted rotated page, its box on the page as seen', async () => {
+  const single = join(tmp, 'rotated-first-page.pdf');
+  execFileSync('qpdf', ['--empty', '--pages', ROTATED, '1', '--', single]);
+  const body = await ok(await t.form('/compared-pdf', { file: { file: ROTATED }, compare_file: { file: single } }));
+  const diffs = body.differences as Record<string, any>[];
+  assert.is(diffs.length, 1, JSON.stringify(diffs));
+  assert.is(diffs[0].kind, 'deleted');
+  assert.is(diffs[0].page, 2);
+  assert.is(diffs[0].other_page, 1);
+  assert.match(diffs[0].text, /^This is my second page\. It will have a landscape layout\./);
+  // Page 2 is 792 x 612 as seen; pdftotext's boxes are in that frame with the origin at the top-left.
+  const words = pdfWords(ROTATED, 2);
+  const left = Math.min(...words.map((w) => w.xMin));
+  const top = Math.min(...words.map((w) => w.yMin));
+  near(diffs[0].box.x, left, 1, 'box x');
+  near(diffs[0].box.y + diffs[0].box.height, 612 - top, 1, 'box top');
+  assert.ok(diffs[0].box.width < 792 && diffs[0].box.width > 100, `box width ${diffs[0].box.width}`);
+});
+
+test('compare: a document over the word limit is refused with a 422 naming it', async () => {
+  // The Federal Register issue 67 times: about 570,000 words on 1,005 pages.
+  const huge = join(tmp, 'huge.pdf');
+  execFileSync('qpdf', ['--empty', '--pages', ...Array.from({ length: 67 }, () => [FED, '1-15']).flat(), '--', huge]);
+  await refused(await t.form('/compared-pdf', { file: { file: ZEN }, compare_file: { file: huge } }), 422, new RegExp(`second document \\(compare_file\\) has more than ${MAX_COMPARE_WORDS} words`));
 });
 
 let renders = 0;
