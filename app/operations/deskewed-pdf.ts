@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { surveyPages } from '../../engines/mupdf-text-layer.js';
 import { list, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
-import { inputError, selectedPages } from '../document/index.js';
+import { inputError, readBudgets, selectedPages } from '../document/index.js';
 import { LANGUAGE_NAMES, MAX_OCR_PIXELS, openForRendering, tesseractLanguages } from '../render/index.js';
 import { MAX_SKEW, MIN_TURN, deskewPages } from '../scan/index.js';
 
@@ -42,11 +42,15 @@ export default operation({
     const others = selected.filter((p) => surveys.get(p)!.cover < 0.5);
     const languages = scans.some((p) => surveys.get(p)!.glyphs > 0) ? await tesseractLanguages(fields.languages, ectx) : [];
     const path = join(dir, 'deskewed.pdf');
-    const measured = scans.length
+    const { pages: measured, untexted } = scans.length
       ? await deskewPages({ input: input.path, boxes, pages: scans, surveys, clean: { despeckle: fields.despeckle, removeBorders: fields.remove_borders }, languages }, path, { dir, signal, timeoutMs, progress })
-      : [];
+      : { pages: [], untexted: [] };
     if (!measured.some((m) => m.changed)) await copyFile(input.path, path);
-    const warning = others.length ? `${listed(others)} ${others.length > 1 ? 'are' : 'is'} not scanned (not mostly images) and ${others.length > 1 ? 'were' : 'was'} left as ${others.length > 1 ? 'they were' : 'it was'}.` : undefined;
+    const warnings = [
+      others.length ? `${listed(others)} ${others.length > 1 ? 'are' : 'is'} not scanned (not mostly images) and ${others.length > 1 ? 'were' : 'was'} left as ${others.length > 1 ? 'they were' : 'it was'}.` : '',
+      untexted.length ? `${listed(untexted)} took longer than ${readBudgets().ocrPageMs / 1000} s (OCR_PAGE_SECONDS) to recognise again and lost ${untexted.length > 1 ? 'their' : 'its'} text layer.` : '',
+    ].filter(Boolean);
+    const warning = warnings.length ? warnings.join(' ') : undefined;
     return {
       files: [{ path, name: `${outputName}.pdf` }],
       json: { skew: measured.map((m) => ({ page: m.page, angle: m.skew, corrected: m.changed })) },

@@ -7,9 +7,12 @@ import { cappedDpi, readGrey, renderGrey } from './pixels.js';
 /** The default share of ink under which a page is blank: about ten characters of 11-point text on a Letter page. */
 export const BLANK_THRESHOLD = 0.0002;
 
+/** Pixels of a page drawn to measure its ink: A3 at 100 dpi; a larger page is drawn coarser. */
+const INK_PIXELS = 2_500_000;
+
 /** Each page's ink (inkFraction), drawn at INK_DPI through the render chain. */
 export async function measureInk(input: string, boxes: PageBox[], pages: number[], ctx: RenderContext): Promise<Map<number, number>> {
-  const files = await renderGrey(input, boxes, pages, cappedDpi(boxes, pages, INK_DPI), ctx);
+  const files = await renderGrey(input, boxes, pages, cappedDpi(boxes, pages, INK_DPI, INK_PIXELS), ctx);
   const ink = new Map<number, number>();
   for (const [page, file] of files) {
     ink.set(page, inkFraction(await readGrey(file)));

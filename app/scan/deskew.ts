@@ -42,8 +42,11 @@ export interface DeskewRequest {
   languages: string[];
 }
 
-/** Writes `output`: the input with its straightened pages replaced; returns what was measured per page. */
-export async function deskewPages(req: DeskewRequest, output: string, ctx: RenderContext): Promise<ScanPage[]> {
+/**
+ * Writes `output`: the input with its straightened pages replaced. Returns what was measured per page, and the
+ * pages whose new text layer Tesseract did not finish within OCR_PAGE_SECONDS (left without text).
+ */
+export async function deskewPages(req: DeskewRequest, output: string, ctx: RenderContext): Promise<{ pages: ScanPage[]; untexted: number[] }> {
   const ectx = { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
   const cleaning = req.clean.despeckle || req.clean.removeBorders;
   const drawn = await drawScans(req, ctx);
@@ -69,24 +72,26 @@ export async function deskewPages(req: DeskewRequest, output: string, ctx: Rende
   );
   results.sort((a, b) => a.page - b.page);
   const changed = results.filter((r) => r.changed).map((r) => r.page);
-  if (!changed.length) return results;
+  if (!changed.length) return { pages: results, untexted: [] };
 
   // One PDF of the new pages (page k = changed[k - 1]), re-OCR'd where the original page had text.
   const fresh = join(ctx.dir, 'straightened.pdf');
   await imagesToPdf(changed.map((p) => images.get(p)!), fresh, { lossless: false, maxDpi: null, jpegQuality: JPEG_QUALITY }, ectx);
   const retext = changed.flatMap((p, k) => ((req.surveys.get(p)?.glyphs ?? 0) > 0 ? [k + 1] : []));
   let pagesFrom = fresh;
+  let untexted: number[] = [];
   if (retext.length) {
     const { boxes } = await openForRendering(fresh, ectx);
     const surveys = await surveyPages(fresh, retext, ectx);
-    const { layers } = await recognizePages({ input: fresh, boxes, pages: retext, surveys, languages: req.languages }, ctx);
+    const { layers, timedOut } = await recognizePages({ input: fresh, boxes, pages: retext, surveys, languages: req.languages }, ctx);
+    untexted = timedOut.map((k) => changed[k - 1]);
     if (layers.length) {
       pagesFrom = join(ctx.dir, 'straightened-text.pdf');
       await addTextLayers(fresh, pagesFrom, layers, ectx);
     }
   }
   await replacePages(req.input, pagesFrom, changed, req.boxes.length, output, ectx);
-  return results;
+  return { pages: results, untexted };
 }
 
 const isColour = (s: PageSurvey | undefined) => s?.colors === 'rgb';

@@ -18,19 +18,19 @@ export async function renderGrey(input: string, boxes: PageBox[], pages: number[
   return new Map(pages.map((p, i) => [p, files[i]]));
 }
 
-/** An image file as grey samples, optionally scaled down to `width` pixels across. */
+/** An image file as grey samples, optionally scaled down to fit `width` pixels across and twice that down. */
 export async function readGrey(file: string, width?: number): Promise<GreyImage> {
   let img = sharp(file, { limitInputPixels: false }).greyscale();
-  if (width) img = img.resize({ width, kernel: 'linear', withoutEnlargement: true });
+  if (width) img = img.resize({ width, height: 2 * width, fit: 'inside', kernel: 'linear', withoutEnlargement: true });
   const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, data };
 }
 
 /**
- * `wanted` dpi, or less where the largest of `pages` would exceed MAX_OCR_PIXELS (the budget of a page drawn
- * for reading): a huge page is read coarser rather than drawn at any size.
+ * `wanted` dpi, or less where the largest of `pages` would exceed `pixels` (by default MAX_OCR_PIXELS, the budget
+ * of a page drawn for reading): a huge page is read coarser rather than drawn at any size.
  */
-export function cappedDpi(boxes: PageBox[], pages: number[], wanted: number): number {
+export function cappedDpi(boxes: PageBox[], pages: number[], wanted: number, pixels = MAX_OCR_PIXELS): number {
   const largest = Math.max(...pages.map((p) => boxes[p - 1].width * boxes[p - 1].height));
-  return Math.max(1, Math.min(wanted, Math.floor(72 * Math.sqrt(MAX_OCR_PIXELS / largest))));
+  return Math.max(1, Math.min(wanted, Math.floor(72 * Math.sqrt(pixels / largest))));
 }
