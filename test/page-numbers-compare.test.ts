@@ -143,6 +143,15 @@ test('alignment: an inserted block far beyond one diff\'s edit bound is found wh
   const r = Array.from({ length: 20_000 }, (_, i) => `r${i % 50}`);
   const inserted = [...r.slice(0, 9_000), ...words(3 * MAX_GAP_EDITS, 'new'), ...r.slice(9_000)];
   assert.equal(alignWords(r, inserted), [{ aFrom: 9_000, aTo: 9_000, bFrom: 9_000, bTo: 9_000 + 3 * MAX_GAP_EDITS }]);
+  // A text told twice has no word unique in the document, but its words are unique within the gap the first
+  // telling makes: that gap, too different for one diff, is cut again there, not replaced whole.
+  const told = Array.from({ length: 3_000 }, (_, i) => `p${i}`);
+  const retold = ['first', ...told.slice(1, 1_500), ...words(1_500, 'new'), ...told.slice(1_500, 2_999), 'last'];
+  assert.equal(alignWords([...told, ...told], [...retold, ...told]), [
+    { aFrom: 0, aTo: 1, bFrom: 0, bTo: 1 },
+    { aFrom: 1_500, aTo: 1_500, bFrom: 1_500, bTo: 3_000 },
+    { aFrom: 2_999, aTo: 3_000, bFrom: 4_499, bTo: 4_500 },
+  ]);
 });
 
 let edited = '';

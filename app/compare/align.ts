@@ -6,7 +6,8 @@ import { diffArrays, type ChangeObject } from 'diff';
  * would hold a worker for minutes. The documents are therefore cut first at anchors, words that occur exactly
  * once in each (as patience diff does): the anchors common to both, in the same order (a diff of the anchor lists,
  * whose edits are only moved or changed unique words), split both documents into small gaps, and each gap is
- * diffed on its own. A gap that differs in more than MAX_GAP_EDITS words is reported as replaced whole.
+ * diffed on its own; one that differs in more than MAX_GAP_EDITS words is cut again at the words unique within
+ * it, and reported as replaced whole only when it has none.
  */
 
 /** The most edits one diff may find before its part is called replaced whole (about 0.2 s of diffing). */
@@ -27,27 +28,34 @@ export function alignWords(a: string[], b: string[]): Hunk[] {
   const idOf = (w: string) => ids.get(w) ?? ids.set(w, ids.size).get(w)!;
   const [x, y] = [a.map(idOf), b.map(idOf)];
   const hunks: Hunk[] = [];
-  let [i, j] = [0, 0];
-  for (const [ai, bj] of [...commonAnchors(x, y), [x.length, y.length]]) {
-    diffGap(x, y, i, ai, j, bj, hunks);
-    [i, j] = [ai + 1, bj + 1];
-  }
+  betweenAnchors(x, y, 0, x.length, 0, y.length, hunks);
   return hunks;
 }
 
-/** Positions [i in a, j in b] of the words unique in both documents that stay in the same order. */
-function commonAnchors(x: number[], y: number[]): [number, number][] {
-  const count = (s: number[]) => {
+/** Cuts x[i0, i1) and y[j0, j1) at their common anchors and diffs each gap between them. */
+function betweenAnchors(x: number[], y: number[], i0: number, i1: number, j0: number, j1: number, out: Hunk[]): void {
+  let [i, j] = [i0, j0];
+  for (const [ai, bj] of [...commonAnchors(x, y, i0, i1, j0, j1), [i1, j1]]) {
+    diffGap(x, y, i, ai, j, bj, out);
+    [i, j] = [ai + 1, bj + 1];
+  }
+}
+
+/** Positions [i, j] of the words unique in both ranges that stay in the same order. */
+function commonAnchors(x: number[], y: number[], i0: number, i1: number, j0: number, j1: number): [number, number][] {
+  const count = (s: number[], from: number, to: number) => {
     const c = new Map<number, number>();
-    for (const v of s) c.set(v, (c.get(v) ?? 0) + 1);
+    for (let k = from; k < to; k++) c.set(s[k], (c.get(s[k]) ?? 0) + 1);
     return c;
   };
-  const [cx, cy] = [count(x), count(y)];
+  const [cx, cy] = [count(x, i0, i1), count(y, j0, j1)];
   const unique = (v: number) => cx.get(v) === 1 && cy.get(v) === 1;
-  const ax = x.flatMap((v, i) => (unique(v) ? [i] : []));
-  const ay = y.flatMap((v, j) => (unique(v) ? [j] : []));
+  const ax: number[] = [];
+  const ay: number[] = [];
+  for (let k = i0; k < i1; k++) if (unique(x[k])) ax.push(k);
+  for (let k = j0; k < j1; k++) if (unique(y[k])) ay.push(k);
   const changes = diffArrays(ax.map((i) => x[i]), ay.map((j) => y[j]), { maxEditLength: MAX_GAP_EDITS });
-  // Unique words moved about in large numbers: no anchors, the whole documents are one gap.
+  // Unique words moved about in large numbers: no anchors, the ranges are one gap.
   if (!changes) return [];
   const pairs: [number, number][] = [];
   let [p, q] = [0, 0];
@@ -59,7 +67,10 @@ function commonAnchors(x: number[], y: number[]): [number, number][] {
   return pairs;
 }
 
-/** Diffs x[i0, i1) against y[j0, j1) and appends its hunks. */
+/**
+ * Diffs x[i0, i1) against y[j0, j1) and appends its hunks. A gap that differs too much for one diff is cut again
+ * at the words unique within it (patience diff's recursion), and only a gap without any is replaced whole.
+ */
 function diffGap(x: number[], y: number[], i0: number, i1: number, j0: number, j1: number, out: Hunk[]): void {
   // The words the gap starts and ends with in both are kept out: what is left of a pure insertion or deletion
   // (whole pages) is one side only, however long, and needs no diff.
@@ -69,8 +80,9 @@ function diffGap(x: number[], y: number[], i0: number, i1: number, j0: number, j
   const whole = { aFrom: i0, aTo: i1, bFrom: j0, bTo: j1 };
   if (i0 === i1 || j0 === j1) return void out.push(whole);
   const changes = diffArrays(x.slice(i0, i1), y.slice(j0, j1), { maxEditLength: MAX_GAP_EDITS });
-  if (!changes) return void out.push(whole);
-  out.push(...hunksOf(changes, i0, j0));
+  if (changes) return void out.push(...hunksOf(changes, i0, j0));
+  if (commonAnchors(x, y, i0, i1, j0, j1).length) betweenAnchors(x, y, i0, i1, j0, j1, out);
+  else out.push(whole);
 }
 
 /** jsdiff's changes as hunks: removed and added runs with no equal words between them form one hunk. */
