@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: dependencies and the TypeScript build.
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -10,7 +10,7 @@ COPY engines ./engines
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev
 
 # Runtime: the engines from Debian (the same list scripts/setup.sh installs), tini as PID 1, a non-root user.
-FROM node:22-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 DATA_DIR=/data
 COPY scripts/apt-packages.txt /tmp/apt-packages.txt
 RUN apt-get update \

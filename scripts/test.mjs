@@ -1,4 +1,5 @@
 // Runs the whole uvu suite (TypeScript through tsx) and ends with one line: "N passed, N failed".
+// QUIRE_TEST_NODE=<path of a node binary> runs the suites on that Node.js instead (CI: Node 22, scripts/fetch-node.sh).
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ let failed = 0;
 // One process per file: a crash or a leaked handle in one suite cannot hide the others' results.
 for (const file of selected) {
   const { code, out } = await new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'test' } });
+    const child = spawn(process.env.QUIRE_TEST_NODE || process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'test' } });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
