@@ -1,4 +1,5 @@
 import type { EngineContext } from './context.js';
+import { EngineError } from './errors.js';
 import { devicePageBudget } from './ghostscript-raster.js';
 import { run } from './run.js';
 
@@ -16,13 +17,15 @@ export async function contentBoxes(input: string, pages: number[], ctx: EngineCo
   const onStderrLine = (line: string) => line.startsWith('%%HiResBoundingBox:') && lines.push(line);
   await run('gs', bboxArgs(input, pages), { ...ctx, onStderrLine, pageBudget: devicePageBudget(ctx) });
   const boxes = parseBoundingBoxes(lines.join('\n'));
-  if (boxes.length !== pages.length) throw new Error(`gs bbox reported ${boxes.length} pages, expected ${pages.length}`);
+  // Ghostscript exits 0 on a file it could not read, reporting fewer pages.
+  if (boxes.length !== pages.length) throw new EngineError('gs', `bbox reported ${boxes.length} pages, expected ${pages.length}`);
   return boxes;
 }
 
 export function bboxArgs(input: string, pages: number[]): string[] {
-  // Page progress ("Page N") and the boxes both go to stderr, where run() watches the per-page budget.
-  return ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-sstdout=%stderr', '-sDEVICE=bbox', '-dUseCropBox', `-sPageList=${pages.join(',')}`, input];
+  // Page progress ("Page N") and the boxes both go to stderr, where run() watches the per-page budget. The
+  // device's own 4000 dpi took 6.2 s for 3 pages of the Federal Register, 720 dpi 0.7 s, boxes within 0.1 pt.
+  return ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-sstdout=%stderr', '-sDEVICE=bbox', '-r720', '-dUseCropBox', `-sPageList=${pages.join(',')}`, input];
 }
 
 export function parseBoundingBoxes(out: string): (DisplayedBox | null)[] {

@@ -87,6 +87,7 @@ test('rotated-pdf: bad rotation or pages are 400s naming the field', async () =>
   await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION }, rotation: '45' }), 400, /rotation/);
   await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION } }), 400, /rotation/);
   await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION }, rotation: '90', pages: '3' }), 400, /3 is not within the acceptable range for pages/);
+  await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION }, rotation: 'auto', min_confidence: '101' }), 400, /min_confidence/);
 });
 
 test('rotated-pdf auto: a scan turned 90/180/270 is turned back, the upright and the empty page are left', async () => {
@@ -155,6 +156,15 @@ test('reordered-pdf: form fields of kept pages stay (repeats renamed), those of 
   const { out: only2 } = await post('/reordered-pdf', { file: { file: FORM }, pages: '2' });
   assert.is(qpdfJson(only2, 'acroform').acroform.fields.length, 0);
   assert.match(tool('pdfinfo', [FORM]), /Form:\s+AcroForm/);
+});
+
+test('reordered-pdf: JSON by id with a pages array', async () => {
+  const id = await uploadId(t, ROTATION);
+  const body = await expectOk(await t.json('/reordered-pdf', { id, pages: ['2', '1', '2'] }));
+  const out = await t.download(body.outputUrl);
+  assert.equal(rotations(out), [90, 0, 90]);
+  assert.match(pageText(out, 2), /This is my first page/);
+  assert.is(body.inputId, id);
 });
 
 test('reordered-pdf: 400s for pages beyond the document or none', async () => {

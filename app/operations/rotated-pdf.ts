@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { output, oneOf, pages } from '../http/fields.js';
+import { num, output, oneOf, pages } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
 import { rotatePages, type QuarterTurn } from '../../engines/qpdf-edit.js';
 import { openPdf, resolvePages } from '../document/index.js';
@@ -13,11 +13,12 @@ export default operation({
   path: '/rotated-pdf',
   tag: 'Assembly and creation',
   summary: 'Rotate pages',
-  description: `rotation 90, 180 or 270 turns the selected pages clockwise, added to the turn they already have (their /Rotate), as viewers do; nothing is drawn again. rotation auto reads each selected page's text orientation with Tesseract's orientation detection (the page drawn in grey at 200 dpi) and turns the pages whose text is not upright; pages already upright, and pages where the detection is not confident enough (below ${MIN_ORIENTATION_CONFIDENCE}) or finds too little text, are left as they are. The warning lists the pages turned and those left undecided.`,
+  description: `rotation 90, 180 or 270 turns the selected pages clockwise, added to the turn they already have (their /Rotate), as viewers do; nothing is drawn again. rotation auto reads each selected page's text orientation with Tesseract's orientation detection (the page drawn in grey at 200 dpi) and turns the pages whose text is not upright; pages already upright, and pages where the detection's confidence is below min_confidence (default ${MIN_ORIENTATION_CONFIDENCE}, OCRmyPDF's default; Tesseract's own arbitrary units) or that hold too little text, are left as they are. The warning lists the pages turned and those left undecided.`,
   inputs: pdfInput(),
   fields: {
     pages: pages(GRAMMAR),
     rotation: oneOf(['90', '180', '270', 'auto'], undefined, { '-90': '270', '-270': '90', '-180': '180' }),
+    min_confidence: num(0, 100, MIN_ORIENTATION_CONFIDENCE),
     output: output(),
   },
   output: 'file',
@@ -34,8 +35,8 @@ export default operation({
     }
     const { boxes } = await openForRendering(input.path, ctx);
     const found = await detectOrientations(input.path, boxes, selected, { dir, signal, timeoutMs, progress });
-    const sure = found.filter((f) => f.found && f.found.confidence >= MIN_ORIENTATION_CONFIDENCE);
-    const unsure = found.filter((f) => !f.found || f.found.confidence < MIN_ORIENTATION_CONFIDENCE).map((f) => f.page);
+    const sure = found.filter((f) => f.found && f.found.confidence >= fields.min_confidence);
+    const unsure = found.filter((f) => !sure.includes(f)).map((f) => f.page);
     const turns = ([90, 180, 270] as const).map((angle) => ({ angle, pages: sure.filter((f) => f.found!.rotate === angle).map((f) => f.page) }));
     await rotatePages(input.path, path, turns, ctx);
     const turned = turns.flatMap((t) => t.pages.map((p) => `${p} (${t.angle})`));
