@@ -1,78 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser } from 'puppeteer-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BROWSER_ARGS } from '../engines/chromium/browser.js';
-import { corpus, startApp, tool, type TestApp } from './helpers.js';
+import { CHROMIUM, chooseOperation, finished, focused, listen, open, tabTo, upload, type Served } from './browser.js';
+import { corpus, tool } from './helpers.js';
 
 const PDF = corpus('pdf/multicolumn-3-pages.pdf');
-const CHROMIUM = ['/usr/bin/chromium', '/usr/lib/chromium/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)) ?? 'chromium';
-
-interface Served {
-  t: TestApp;
-  base: string;
-  close: () => Promise<void>;
-}
-
-/** The app on a real loopback port: the page's fetches need a listening server. */
-async function listen(env: Record<string, string> = {}): Promise<Served> {
-  const t = await startApp(env);
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  const { port } = server.address() as AddressInfo;
-  return { t, base: `http://127.0.0.1:${port}`, close: async () => (server.close(), t.close()) };
-}
-
-/** A page that records every console error, script error, failed request and HTTP error it meets. */
-async function open(browser: Browser, url: string): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.newPage();
-  // A hang guard only: a run that breaks fails instead of waiting forever.
-  page.setDefaultTimeout(300_000);
-  const problems: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e instanceof Error ? e.message : String(e)}`));
-  page.on('requestfailed', (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on('response', (r) => r.status() >= 400 && problems.push(`http ${r.status()}: ${r.url()}`));
-  await page.goto(url);
-  await page.waitForSelector('#op-list input[type=radio]');
-  return { page, problems };
-}
-
-const focused = (page: Page, selector: string) => page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector);
-
-/** Presses Tab until `selector` has the focus: proves it is reachable by keyboard. */
-async function tabTo(page: Page, selector: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await focused(page, selector)) return;
-    await page.keyboard.press('Tab');
-  }
-  assert.unreachable(`Tab never reached ${selector}`);
-}
-
-/** Waits until the running request ends; returns the error shown, or '' when the result is shown. */
-async function finished(page: Page): Promise<string> {
-  await page.waitForFunction(() => !document.querySelector('#progress-box')!.hasAttribute('hidden') || document.querySelector('#error')!.textContent);
-  await page.waitForFunction(() => document.querySelector('#progress-box')!.hasAttribute('hidden'));
-  return page.$eval('#error', (e) => e.textContent ?? '');
-}
-
-async function chooseOperation(page: Page, path: string): Promise<void> {
-  await page.click(`label:has(> #op-${path.slice(1)})`);
-  await page.waitForFunction((p) => document.querySelector('#form-h')!.textContent!.includes(`(${p})`), {}, path);
-}
-
-async function upload(page: Page, file: string): Promise<void> {
-  const before = await page.$$eval('#stored li', (l) => l.length);
-  const input = await page.$('#file-pick');
-  await input!.uploadFile(file);
-  await page.waitForFunction((n) => document.querySelectorAll('#stored li').length > n || document.querySelector('#error')!.textContent, {}, before);
-}
-
 const pngSize = (b: Buffer) => ({ width: b.readUInt32BE(16), height: b.readUInt32BE(20) });
 
 let browser: Browser;

@@ -15,36 +15,13 @@
  * @typedef {{ read: () => unknown }} Reader
  */
 
+import { api, byId, extension, h, ids, runJob, size } from './lib.js';
+import { initWorkbench } from './workbench.js';
+
 const KEY = 'quire.apiKey';
 const FILES = 'quire.files';
 const PREVIEW_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/bmp'];
 const MAX_PREVIEWS = 12;
-
-/**
- * @template {HTMLElement} T
- * @param {string} id
- * @param {{ new (): T }} type
- * @returns {T}
- */
-function byId(id, type) {
-  const el = document.getElementById(id);
-  if (!(el instanceof type)) throw new Error(`#${id} is missing`);
-  return el;
-}
-
-/**
- * @template {keyof HTMLElementTagNameMap} K
- * @param {K} tag
- * @param {Record<string, string | boolean | undefined>} [attrs]
- * @param {(Node | string)[]} [children]
- * @returns {HTMLElementTagNameMap[K]}
- */
-function h(tag, attrs = {}, children = []) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== false) el.setAttribute(k, v === true ? '' : v);
-  el.append(...children);
-  return el;
-}
 
 const ui = {
   key: byId('api-key', HTMLInputElement),
@@ -94,22 +71,6 @@ function readStored() {
   }
 }
 
-/**
- * Calls the API with the key of this tab; a JSON `{error}` becomes the thrown message, as the server words it.
- * @param {string} path
- * @param {RequestInit} [init]
- * @returns {Promise<any>}
- */
-async function api(path, init = {}) {
-  const headers = new Headers(init.headers);
-  const key = ui.key.value.trim();
-  if (key) headers.set('Api-Key', key);
-  const res = await fetch(path, { ...init, headers });
-  const body = (res.headers.get('content-type') ?? '').includes('json') ? await res.json() : await res.text();
-  if (!res.ok) throw new Error(body && typeof body === 'object' && typeof body.error === 'string' ? body.error : `${res.status} ${res.statusText}`);
-  return body;
-}
-
 /** @param {unknown} err */
 function showError(err) {
   ui.error.textContent = err instanceof Error ? err.message : String(err);
@@ -121,12 +82,8 @@ function showError(err) {
  */
 const rich = (text) => text.split('`').map((part, i) => (i % 2 ? h('code', {}, [part]) : part));
 
-/** @param {number | undefined} n */
-const size = (n) => (n === undefined ? '' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
 /** @param {string} name */
 const label = (name) => name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
-/** @param {string} name */
-const extension = (name) => (name.includes('.') ? name.slice(name.lastIndexOf('.') + 1).toLowerCase() : '');
 
 // ---- Operations: the list, grouped by OpenAPI tag as /docs groups them, filtered as one types.
 
@@ -321,6 +278,7 @@ function remember(files) {
   stored = [...stored.filter((f) => !ids.has(f.id)), ...files];
   sessionStorage.setItem(FILES, JSON.stringify(stored));
   renderStored();
+  bench.filesChanged();
 }
 
 function renderStored() {
@@ -364,58 +322,63 @@ function useAsInput(files) {
 
 // ---- Running: polling mode, so progress can be shown and a long job survives a slow connection.
 
-/** @param {number} ms */
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** @param {SubmitEvent} ev */
-async function run(ev) {
-  ev.preventDefault();
-  const op = current;
-  if (!op) return;
+/** The form's values: the inputs' id fields and the parameters, empty ones left out (the server's defaults). */
+function formBody(withInputs = true) {
   /** @type {Record<string, unknown>} */
   const body = {};
-  for (const [name, r] of [...inputReaders, ...fieldReaders]) {
+  for (const [name, r] of [...(withInputs ? inputReaders : []), ...fieldReaders]) {
     const v = r.read();
     if (v !== '' && !(Array.isArray(v) && !v.length)) body[name] = v;
   }
+  return body;
+}
+
+/** @param {SubmitEvent} ev */
+function run(ev) {
+  ev.preventDefault();
+  if (current) void execute(current.path, formBody());
+}
+
+/**
+ * Runs one request with the progress bar and shows its result; the workbench's tools run through here too.
+ * @param {string} path
+ * @param {Record<string, unknown>} body
+ * @param {string} [what] how the status line names the work
+ */
+async function execute(path, body, what = path) {
   ui.error.textContent = '';
   ui.result.hidden = true;
   ui.run.disabled = true;
   ui.form.setAttribute('aria-busy', 'true');
   ui.progress.removeAttribute('value');
   ui.progressBox.hidden = false;
-  ui.status.textContent = `Running ${op.path}…`;
+  ui.status.textContent = `Running ${what}…`;
   try {
-    const { requestId } = await api(op.path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Request-Type': 'requestId' }, body: JSON.stringify(body) });
-    for (let wait = 200; ; wait = Math.min(wait * 1.5, 1500)) {
-      await sleep(wait);
-      const st = await api(`/request-status/${encodeURIComponent(requestId)}`);
-      if (st.status === 'failed') throw new Error(st.error ?? `Failed with status ${st.statusCode}`);
-      if (st.status === 'completed') {
-        ui.progress.value = 1;
-        const { status, requestId: _, ...result } = st;
-        await showResult(result);
-        ui.status.textContent = `${op.path} finished.`;
-        break;
-      }
-      if (typeof st.progress === 'number') ui.progress.value = st.progress;
-    }
+    const result = await runJob(path, body, (p) => (ui.progress.value = p));
+    await showResult(result);
+    ui.status.textContent = `${what} finished.`;
+    return result;
   } catch (err) {
     ui.status.textContent = '';
     showError(err);
+    return undefined;
   } finally {
     ui.progressBox.hidden = true;
-    ui.run.disabled = false;
+    ui.run.disabled = !current;
     ui.form.removeAttribute('aria-busy');
   }
 }
 
+/** @param {string} id */
+const fileInfo = (id) => api(`/resource/${encodeURIComponent(id)}?format=info`).then((i) => /** @type {StoredFile} */ ({ id: i.id, name: i.name, type: i.type, size: i.size }));
+
 /** @param {Record<string, unknown>} result */
 async function showResult(result) {
-  const ids = [result.outputId].flat().filter((x) => typeof x === 'string');
   /** @type {StoredFile[]} */
-  const outputs = await Promise.all(ids.map((id) => api(`/resource/${encodeURIComponent(String(id))}?format=info`).then((i) => ({ id: i.id, name: i.name, type: i.type, size: i.size }))));
+  const outputs = await Promise.all(ids(result.outputId).map(fileInfo));
   remember(outputs);
+  const inputs = ids(result.inputId);
+  const before = inputs.length === 1 ? stored.find((f) => f.id === inputs[0]) : undefined;
   ui.outputs.replaceChildren(
     ...outputs.map((f, i) => {
       const href = `/resource/${f.id}`;
@@ -424,20 +387,49 @@ async function showResult(result) {
       const li = h('li', {}, [h('h3', {}, [f.name]), h('p', { class: 'meta' }, [[f.type, size(f.size)].filter(Boolean).join(', ')])]);
       if (i < MAX_PREVIEWS && f.type === 'application/pdf') li.append(h('iframe', { class: 'pdf', src: `${href}?disposition=inline`, title: `Preview of ${f.name}` }));
       else if (i < MAX_PREVIEWS && PREVIEW_TYPES.includes(f.type ?? '')) li.append(h('img', { class: 'thumb', src: `${href}?disposition=inline`, alt: `Preview of ${f.name}` }));
-      li.append(h('p', { class: 'actions' }, [h('a', { href, download: f.name }, [`Download ${f.name}`]), use]));
+      const actions = h('p', { class: 'actions' }, [h('a', { href, download: f.name }, [`Download ${f.name}`]), use]);
+      if (before && isPdf(before) && isPdf(f)) {
+        const compare = h('button', { type: 'button', class: 'secondary' }, ['Compare with the input', h('span', { class: 'sr' }, [`: ${before.name} and ${f.name}`])]);
+        compare.addEventListener('click', () => bench.compare(before, f));
+        actions.append(compare);
+      }
+      li.append(actions);
       return li;
     }),
   );
   if (outputs.length > 1) {
     const all = h('button', { type: 'button', class: 'secondary' }, [`Use all ${outputs.length} as input`]);
     all.addEventListener('click', () => useAsInput(outputs));
-    ui.outputs.append(h('li', {}, [all]));
+    ui.outputs.append(h('li', { class: 'actions' }, [all, bench.zipButton(outputs)]));
   }
   ui.outputs.hidden = !outputs.length;
   ui.json.textContent = JSON.stringify(result, null, 2);
   ui.result.hidden = false;
   ui.resultHeading.focus();
 }
+
+/** @param {StoredFile} f */
+const isPdf = (f) => f.type === 'application/pdf' || extension(f.name) === 'pdf';
+
+const bench = initWorkbench({
+  files: () => stored,
+  remember,
+  execute,
+  showError,
+  step: () => (current ? { operation: current.path, fields: formBody(false) } : undefined),
+  /** Opens an operation's form with some fields filled in (a signature box placed by hand, say). */
+  openForm: (path, values, input) => {
+    if (input) chosen = [input];
+    location.hash = `#${path}`;
+    selectFromHash();
+    renderInputs();
+    for (const [name, v] of Object.entries(values)) {
+      const el = document.getElementById(`f-${name}`);
+      if (el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement) el.value = v;
+    }
+    ui.formHeading.focus();
+  },
+});
 
 // ---- Wiring.
 
@@ -457,4 +449,5 @@ ui.drop.addEventListener('drop', (e) => {
 });
 ui.form.addEventListener('submit', (e) => void run(/** @type {SubmitEvent} */ (e)));
 renderStored();
+bench.filesChanged();
 loadOperations().catch(showError);

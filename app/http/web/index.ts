@@ -12,7 +12,9 @@ import { PAGE_CSS, ICON_SVG, pageHtml } from './page.js';
 // The script is plain JavaScript (`// @ts-check`, type-checked by tsc through allowJs), so the browser gets the very
 // file tsc checks: under tsx it is read beside this module's source, in production beside the compiled one in dist/.
 // tsc appends a source map reference; the map is not served, so it is dropped.
-const SCRIPT = readFileSync(new URL('./app.js', import.meta.url), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n');
+const script = (name: string) => readFileSync(new URL(`./${name}`, import.meta.url), 'utf8').replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n');
+// app.js imports its siblings by relative URL, so the modules share one directory, versioned by all of them.
+const SCRIPTS = ['app.js', 'lib.js', 'workbench.js'].map((name) => ({ name, body: script(name) }));
 
 const CSP = [
   "default-src 'none'",
@@ -32,11 +34,14 @@ const version = (body: string) => createHash('sha256').update(body).digest('hex'
 
 export function mountWebPage(app: Hono<Env>, deps: Deps): void {
   // Assets are addressed by their content hash, so they can be cached for good and a new build is fetched at once.
+  const scripts = version(SCRIPTS.map((s) => s.body).join('\0'));
   const assets = [
-    { name: 'app.js', body: SCRIPT, type: 'text/javascript; charset=utf-8' },
-    { name: 'app.css', body: PAGE_CSS, type: 'text/css; charset=utf-8' },
-    { name: 'icon.svg', body: ICON_SVG, type: 'image/svg+xml' },
-  ].map((a) => ({ ...a, path: `/web/${version(a.body)}/${a.name}` }));
+    ...SCRIPTS.map((s) => ({ ...s, type: 'text/javascript; charset=utf-8', path: `/web/${scripts}/${s.name}` })),
+    ...[
+      { name: 'app.css', body: PAGE_CSS, type: 'text/css; charset=utf-8' },
+      { name: 'icon.svg', body: ICON_SVG, type: 'image/svg+xml' },
+    ].map((a) => ({ ...a, path: `/web/${version(a.body)}/${a.name}` })),
+  ];
   const url = Object.fromEntries(assets.map((a) => [a.name, a.path]));
   const html = pageHtml({ script: url['app.js'], css: url['app.css'], icon: url['icon.svg'], product: deps.meta.product, keys: deps.config.apiKeys !== null });
 

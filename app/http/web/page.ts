@@ -42,6 +42,53 @@ export function pageHtml(p: { script: string; css: string; icon: string; product
       </div>
       <ul id="stored" class="stored" aria-label="Stored files"></ul>
     </section>
+    <section aria-labelledby="docs-h">
+      <h2 id="docs-h">Pages</h2>
+      <p class="help">Every stored PDF, page by page. Choose a page to place things on it, or take pages into the editor.</p>
+      <p id="bench-status" class="bench-status" role="status" aria-live="polite"></p>
+      <div id="docs"></div>
+    </section>
+    <section id="editor" class="panel" aria-labelledby="editor-h" hidden>
+      <h2 id="editor-h" tabindex="-1">Page editor</h2>
+      <p id="editor-help" class="help">Drag a page to move it. With the keyboard: arrow keys go from page to page, Alt (or Ctrl) with an arrow moves the page, R turns it clockwise (Shift+R the other way), Delete removes it. The server makes the new PDF.</p>
+      <ol id="sheet" class="sheet" aria-label="Pages of the new document" aria-describedby="editor-help"></ol>
+      <p class="actions">
+        <button id="blank-add" type="button" class="secondary">Insert a blank page</button>
+        <button id="sheet-build" type="button">Make the PDF</button>
+        <button id="sheet-clear" type="button" class="secondary">Empty the editor</button>
+      </p>
+    </section>
+    <section id="placer" class="panel" aria-labelledby="placer-h" hidden>
+      <h2 id="placer-h" tabindex="-1">Place on the page</h2>
+      <fieldset id="tools" class="tools">
+        <legend>Tool</legend>
+        <label><input type="radio" name="tool" value="text" checked> Text stamp</label>
+        <label><input type="radio" name="tool" value="watermark"> Watermark</label>
+        <label><input type="radio" name="tool" value="image"> Image</label>
+        <label><input type="radio" name="tool" value="rectangle"> Rectangle</label>
+        <label><input type="radio" name="tool" value="signature"> Signature box</label>
+        <label><input type="radio" name="tool" value="redaction"> Redaction box</label>
+      </fieldset>
+      <div class="tool-opts">
+        <span class="opt for-text"><label for="place-text">Text</label> <input id="place-text" type="text" value="APPROVED" autocomplete="off"></span>
+        <span class="opt for-text"><label for="place-size">Size in points</label> <input id="place-size" type="number" min="5" max="100" value="24"></span>
+        <span class="opt for-image"><label for="place-image">Image</label> <select id="place-image"></select></span>
+      </div>
+      <p id="stage-help" class="help">Text stamps start their first line at the point chosen, images put their lower-left corner there, watermarks are centred on it; boxes are dragged from corner to corner. Keyboard: focus the page, move the cross with the arrow keys (Shift for larger steps) and press Enter (twice for a box, once at each corner).</p>
+      <p class="actions pager">
+        <button id="page-prev" type="button" class="secondary">Previous page</button>
+        <span id="page-label"></span>
+        <button id="page-next" type="button" class="secondary">Next page</button>
+      </p>
+      <div id="stage" class="stage" tabindex="0" aria-describedby="stage-help">
+        <img id="stage-img" alt="">
+        <div id="marks" class="marks" aria-hidden="true"></div>
+        <div id="cross" class="cross" aria-hidden="true"></div>
+      </div>
+      <h3>Placed</h3>
+      <ul id="placed" class="placed"></ul>
+      <button id="place-apply" type="button" disabled>Apply to the PDF</button>
+    </section>
     <form id="op-form" aria-labelledby="form-h">
       <h2 id="form-h" tabindex="-1">Choose an operation</h2>
       <p id="op-desc" class="desc"></p>
@@ -60,6 +107,34 @@ export function pageHtml(p: { script: string; css: string; icon: string; product
       <ul id="outputs" class="outputs"></ul>
       <h3>Response</h3>
       <pre id="result-json" tabindex="0" aria-label="Response JSON"></pre>
+    </section>
+    <section id="compare" class="panel" aria-labelledby="compare-h" hidden>
+      <h2 id="compare-h" tabindex="-1">Before and after</h2>
+      <div id="compare-body" class="compare"></div>
+    </section>
+    <section id="batch" class="panel" aria-labelledby="batch-h">
+      <h2 id="batch-h">Batch and pipelines</h2>
+      <fieldset class="field">
+        <legend>Files of the batch</legend>
+        <div id="batch-files" class="batch-files"></div>
+      </fieldset>
+      <div class="field">
+        <label for="batch-what">What runs on each file</label>
+        <select id="batch-what"></select>
+      </div>
+      <details>
+        <summary>Build a pipeline</summary>
+        <p class="help">Choose an operation and fill its form, then add it as a step: each step takes the files the step before made.</p>
+        <ol id="steps" class="steps" aria-label="Steps"></ol>
+        <p class="actions">
+          <button id="step-add" type="button" class="secondary">Add the chosen operation as a step</button>
+          <label for="pipe-name">Name</label> <input id="pipe-name" type="text" autocomplete="off">
+          <button id="pipe-save" type="button" class="secondary">Save the pipeline</button>
+        </p>
+      </details>
+      <p><button id="batch-run" type="button">Run on the checked files</button></p>
+      <ul id="batch-rows" class="batch-rows" aria-label="Files of the batch and their progress"></ul>
+      <p id="batch-done"></p>
     </section>
   </div>
 </main>
@@ -132,5 +207,59 @@ progress { width: 100%; max-width: 30rem; height: 1rem; }
 .thumb { display: block; max-width: 16rem; max-height: 16rem; border: 1px solid var(--line); margin-top: .5rem; background: #fff; }
 iframe.pdf { width: 100%; height: 32rem; border: 1px solid var(--line); margin-top: .5rem; }
 details pre { max-height: 15rem; }
+.panel { border: 1px solid var(--line); border-radius: 6px; padding: 1rem; }
+.actions { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
+button.tiny { padding: 0 .35rem; font-size: .85rem; line-height: 1.5; }
+.bench-status:empty { display: none; }
+.bench-status { background: var(--soft); border-left: 4px solid var(--accent); padding: .25rem .5rem; }
+.doc { border-top: 1px solid var(--line); padding: .5rem 0; }
+.doc summary { cursor: pointer; font-weight: 600; }
+.doc .meta { font-weight: normal; color: var(--muted); font-size: .85rem; }
+.pages { list-style: none; padding: 0; margin: .5rem 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(7rem, 1fr)); gap: .75rem; }
+.pages.big { grid-template-columns: repeat(auto-fill, minmax(10rem, 1fr)); }
+.pages img, .sheet .frame { display: block; width: 100%; background: #fff; border: 1px solid var(--line); box-shadow: 0 1px 2px #0002; }
+img.loading { background: repeating-linear-gradient(45deg, var(--soft), var(--soft) 6px, #fff 6px, #fff 12px); }
+button.page { display: grid; gap: .15rem; justify-items: center; width: 100%; padding: .25rem; background: none; color: var(--muted); border: 2px solid transparent; font-size: .8rem; }
+button.page:hover { border-color: var(--accent); }
+.sheet { list-style: none; padding: .5rem; margin: .5rem 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(8rem, 1fr)); gap: .75rem; background: var(--soft); border-radius: 6px; min-height: 4rem; }
+.sheet li { display: grid; gap: .25rem; padding: .35rem; background: var(--bg); border: 2px solid var(--line); border-radius: 6px; cursor: grab; touch-action: none; user-select: none; align-content: start; }
+.sheet li.dragging { cursor: grabbing; opacity: .8; z-index: 2; position: relative; box-shadow: 0 4px 12px #0004; }
+.sheet li.drop-before { border-left: 6px solid var(--focus); }
+.sheet li.drop-after { border-right: 6px solid var(--focus); }
+.sheet .frame { overflow: hidden; display: grid; place-items: center; }
+.sheet .frame img { width: 100%; display: block; }
+.sheet .frame.blank { min-height: 3rem; }
+.sheet .cap { font-size: .75rem; color: var(--muted); overflow-wrap: anywhere; }
+.sheet .tools { display: flex; flex-wrap: wrap; gap: .2rem; justify-content: center; }
+img.rot90 { transform: rotate(90deg) scale(var(--fit, 1)); }
+img.rot180 { transform: rotate(180deg); }
+img.rot270 { transform: rotate(270deg) scale(var(--fit, 1)); }
+.tools { border: 0; padding: 0; margin: 0 0 .5rem; display: flex; flex-wrap: wrap; gap: .25rem 1rem; }
+.tools legend { font-weight: 600; }
+.tool-opts { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: center; }
+.opt.for-image { display: none; }
+#placer[data-tool=image] .opt.for-image { display: inline; }
+#placer[data-tool=image] .opt.for-text, #placer[data-tool=rectangle] .opt.for-text, #placer[data-tool=signature] .opt.for-text, #placer[data-tool=redaction] .opt.for-text { display: none; }
+.stage { position: relative; max-width: 100%; width: 42rem; margin: .5rem 0; border: 1px solid #8c959f; cursor: crosshair; container-type: size; background: #fff; }
+.stage img { display: block; width: 100%; height: 100%; }
+.marks { position: absolute; inset: 0; pointer-events: none; }
+.mark { position: absolute; }
+.mark.text, .mark.watermark { color: #c80000; white-space: nowrap; font-family: Helvetica, Arial, "Liberation Sans", sans-serif; line-height: 1; transform: translateY(-80%); }
+.mark.watermark { color: #1f4e8cb0; transform: translate(-50%, -50%); font-size: 5cqh; }
+.mark.image { width: 1.2rem; height: 1.2rem; border-left: 3px solid var(--accent); border-bottom: 3px solid var(--accent); transform: translateY(-100%); }
+.mark.rectangle { border: 2px solid #1f4e8c; }
+.mark.signature { border: 2px dashed #1a7f37; background: #1a7f3722; }
+.mark.redaction { background: #000a; }
+.cross { position: absolute; width: 1.5rem; height: 1.5rem; margin: -.75rem 0 0 -.75rem; border: 2px solid var(--focus); border-radius: 50%; display: none; pointer-events: none; }
+.cross.on { display: block; }
+.placed { padding-left: 1.25rem; }
+.compare { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.batch-files label { display: block; }
+.batch-rows { list-style: none; padding: 0; display: grid; gap: .35rem; }
+.batch-rows li { display: grid; grid-template-columns: minmax(8rem, 14rem) minmax(6rem, 12rem) 1fr; gap: .75rem; align-items: center; border-bottom: 1px solid var(--soft); }
+.batch-rows li.ok .meta { color: #1a7f37; }
+.batch-rows li.bad .meta { color: var(--bad); }
+.steps { padding-left: 1.25rem; }
+.steps .meta { font-size: .8rem; color: var(--muted); word-break: break-all; }
 pre { background: var(--soft); padding: .75rem; border-radius: 6px; overflow: auto; max-height: 30rem; font-size: .85rem; }
 `;
