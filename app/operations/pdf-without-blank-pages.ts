@@ -12,8 +12,8 @@ export default operation({
   tag: 'Assembly and creation',
   summary: 'Remove blank pages',
   description: [
-    `Each page in \`pages\` is drawn in grey at ${INK_DPI} dpi and its ink measured: the share of the page covered by dark marks (darker than mid-grey), leaving out a band of ${EDGE_BAND * 100}% of the width and height along each edge (where scanners leave dark edges and shadows) and specks of about 1 mm^2 or less (dust, toner noise).`,
-    `A page whose ink is below \`threshold\` (default ${BLANK_THRESHOLD}, i.e. ${BLANK_THRESHOLD * 100}% of the page: about ten characters of 11-point text on a Letter page) is removed; pages outside \`pages\` are always kept.`,
+    `Each page in \`pages\` is drawn in grey at ${INK_DPI} dpi and its ink measured: the share of the page covered by dark marks (darker than mid-grey), leaving out a band of ${EDGE_BAND * 100}% of the width and height along each edge (where scanners leave dark edges and shadows) and specks about half a millimetre across or smaller (dust, toner noise).`,
+    `A page whose ink is below \`threshold\` (default ${BLANK_THRESHOLD}, i.e. ${BLANK_THRESHOLD * 100}% of the page: about half a word of 11-point text on a Letter page) is removed; pages outside \`pages\` are always kept.`,
     'The answer lists the removed pages in `removedPages`. A document whose every page would be removed is refused with 400 (a PDF cannot have no pages).',
   ].join(' '),
   inputs: pdfInput(),

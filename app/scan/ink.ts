@@ -2,13 +2,14 @@ import type { GreyImage } from './pixels.js';
 
 /**
  * How much of a page is ink, as a scan reader sees it. Pages are drawn at INK_DPI: low enough that a scanner's
- * single-pixel noise is averaged away, high enough that a line of 8-point text still draws dark strokes.
+ * single-pixel noise is averaged away, high enough that 7-point text still draws dark strokes (at 72 dpi the
+ * small text of the French corpus scan drew mostly grey).
  * A band along each edge (EDGE_BAND of the width and height) is left out, where scanners leave dark edges and
  * shadows of the sheet; dark specks smaller than SPECK_PIXELS (dust, toner dots) are not counted.
  */
 export const INK_DPI = 100;
 export const EDGE_BAND = 0.05;
-/** Connected dark areas up to this many pixels at INK_DPI (~1 mm^2 each) are noise. */
+/** Connected dark areas up to this many pixels at INK_DPI (0.26 mm^2: a speck half a millimetre across) are noise. */
 export const SPECK_PIXELS = 4;
 /** Below this grey level (0-255) a pixel is dark: light show-through from the sheet's other side is not. */
 const DARK = 160;
