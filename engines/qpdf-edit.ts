@@ -214,11 +214,17 @@ export async function rotatePages(input: string, output: string, turns: { angle:
 }
 
 /**
- * The input's pages in a new order, repeats allowed, with the input as qpdf's primary file: its catalog (outlines,
- * form, names, metadata) is kept, form fields of dropped pages go, and a repeated page's fields are copied
- * under new names (`Name+1`). What else pointed to dropped pages is for the caller to prune.
+ * Pages of `sources` in order, with `primary` as qpdf's primary file: its catalog (outlines, form, names,
+ * metadata) is kept, form fields of its pages left out go, and a repeated page's fields are copied under new
+ * names (`Name+1`). What else pointed to pages left out is for the caller to prune.
  */
-export async function reorderPages(input: string, output: string, pages: number[], ctx: EngineContext): Promise<void> {
-  await runJob({ inputFile: input, outputFile: output, pages: [{ file: input, range: rangeText(pages) }] }, ctx);
+export async function arrangePages(primary: string, sources: PageSource[], output: string, ctx: EngineContext): Promise<void> {
+  const { pages } = assembleJob(sources, output);
+  await runJob({ inputFile: primary, outputFile: output, pages }, ctx);
   await expectOutput('qpdf', output);
+}
+
+/** The input's own pages in a new order, repeats allowed (arrangePages with the input as its only source). */
+export async function reorderPages(input: string, output: string, pages: number[], ctx: EngineContext): Promise<void> {
+  await arrangePages(input, [{ path: input, pages }], output, ctx);
 }

@@ -231,8 +231,13 @@ test('resized-pdf fit: each page on A5 in its own orientation, scaled and centre
   const s2 = Math.min(595.28 / 792, 419.53 / 612);
   assert.ok(Math.abs(turned.xMin - ((595.28 - 792 * s2) / 2 + 72 * s2)) < 1, `${turned.xMin}`);
   const { out: square } = await post('/resized-pdf', { file: { file: ROTATION }, width: '300', height: '300', margin: '10', pages: '1' });
-  // Page 2 was not selected: it keeps its look (792 x 612 as shown, now without a /Rotate).
-  assert.equal(sizes(square), [[300, 300], [792, 612]]);
+  // Page 2 was not selected: it is left as it was.
+  assert.equal(sizes(square), [[300, 300], [612, 792]]);
+  assert.equal(rotations(square), [0, 90]);
+  // The input stays the primary file: the outline entries to pages left as they were still lead there.
+  const { out: outlined } = await post('/resized-pdf', { file: { file: OUTLINE }, page_size: 'A5', pages: '1' });
+  assert.equal(sizes(outlined).map((s) => s.map(Math.round)), [[420, 595], [595, 842], [595, 842], [595, 842]]);
+  assert.is(qpdfJson(outlined, 'outlines').outlines.length, 9);
 });
 
 test('resized-pdf crop: the box hugs the drawn content plus the margin (pixels), turned pages too', async () => {

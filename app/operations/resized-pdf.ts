@@ -3,7 +3,8 @@ import { num, oneOf, output, pages, positive } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { AppError } from '../errors.js';
 import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, openPdf, selectedPages } from '../document/index.js';
-import { cropToContent, placePages, type Sheet } from '../impose/index.js';
+import { cropToContent, placePages, pruneDroppedPages, type Sheet } from '../impose/index.js';
+import { arrangePages, type PageSource } from '../../engines/qpdf-edit.js';
 import { openForRendering } from '../render/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
@@ -46,20 +47,29 @@ export default operation({
       return { files: [{ path, name: `${outputName}.pdf` }], warning };
     }
     const { boxes } = await openForRendering(input.path, ctx);
-    const chosen = new Set(selected);
     const m = fields.margin;
-    const sheets: Sheet[] = boxes.map((box, i) => {
-      const shown: [number, number] = [box.width, box.height];
-      let size: [number, number] = shown;
-      if (chosen.has(i + 1)) {
-        size = fields.width !== undefined ? [fields.width, fields.height!] : [...PAGE_SIZES[fields.page_size!]];
-        const landscape = fields.page_orientation === 'landscape' || (fields.page_orientation === 'auto' && fields.width === undefined && shown[0] > shown[1]);
-        if (fields.width === undefined && landscape !== size[0] > size[1]) size = [size[1], size[0]];
-      }
-      const margin = chosen.has(i + 1) ? m : 0;
-      return { size, items: [{ page: i + 1, cell: { x: margin, y: margin, width: size[0] - 2 * margin, height: size[1] - 2 * margin } }] };
+    const sheets: Sheet[] = selected.map((page) => {
+      const shown = [boxes[page - 1].width, boxes[page - 1].height];
+      let size: [number, number] = fields.width !== undefined ? [fields.width, fields.height!] : [...PAGE_SIZES[fields.page_size!]];
+      const landscape = fields.page_orientation === 'landscape' || (fields.page_orientation === 'auto' && shown[0] > shown[1]);
+      if (fields.width === undefined && landscape !== size[0] > size[1]) size = [size[1], size[0]];
+      return { size, items: [{ page, cell: { x: m, y: m, width: size[0] - 2 * m, height: size[1] - 2 * m } }] };
     });
-    await placePages(input.path, path, sheets, { border: false, maxBytes: limits.maxStreamBytes }, ctx);
+    const fitted = join(dir, 'fitted.pdf');
+    await placePages(input.path, fitted, sheets, { border: false, maxBytes: limits.maxStreamBytes }, ctx);
+    // The fitted pages take their places among the pages left as they were; the input stays the primary file,
+    // so its outline, links and fields of the untouched pages are kept (and pointers to replaced pages pruned).
+    const at = new Map(selected.map((p, k) => [p, k + 1]));
+    const sources = boxes.map((_, i) => (at.has(i + 1) ? { path: fitted, pages: [at.get(i + 1)!] } : { path: input.path, pages: [i + 1] }));
+    const merged = sources.reduce<PageSource[]>((runs, s) => {
+      const last = runs[runs.length - 1];
+      if (last?.path === s.path) last.pages.push(...s.pages);
+      else runs.push({ path: s.path, pages: [...s.pages] });
+      return runs;
+    }, []);
+    const arranged = join(dir, 'arranged.pdf');
+    await arrangePages(input.path, merged, arranged, ctx);
+    await pruneDroppedPages(arranged, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ctx);
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });
