@@ -146,6 +146,5 @@ async function replacePages(input: string, from: string, changed: number[], page
   await runJob({ inputFile: input, outputFile: output, pages: runs.map((r) => ({ file: r.file, range: rangeText(r.pages) })) }, ctx).catch((err) => {
     throw inputError(err);
   });
+  await expectOutput('qpdf', output);
 }
-
-const rangeOf = (pages: number[]) => pages.join(',');
