@@ -1,7 +1,7 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument, type PDFEmbeddedPage, type PDFPage, degrees, rgb } from '@cantoo/pdf-lib';
-import { invalidInput, limitExceeded } from '../errors.js';
+import { AppError, invalidInput, limitExceeded } from '../errors.js';
 import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
 import type { EngineContext } from '../../engines/context.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
@@ -15,8 +15,16 @@ export interface Sheet {
 
 /** What a page shows: its crop box clipped to its media box, and /Rotate as a quarter turn. */
 function visibleBox(page: PDFPage) {
-  const m = page.getMediaBox();
-  const c = page.getCropBox();
+  // A page without a usable media box (pdf-lib throws) is taken as Letter, as readers take it.
+  const read = (get: () => { x: number; y: number; width: number; height: number }) => {
+    try {
+      return get();
+    } catch {
+      return { x: 0, y: 0, width: 612, height: 792 };
+    }
+  };
+  const m = read(() => page.getMediaBox());
+  const c = read(() => page.getCropBox());
   const left = Math.max(m.x, c.x);
   const bottom = Math.max(m.y, c.y);
   const right = Math.min(m.x + m.width, c.x + c.width);
@@ -56,13 +64,16 @@ export interface PlaceJob {
  * as it is) and drawn into its cells, scaled to fit keeping its aspect, centred, turned by its /Rotate so it
  * shows as a viewer shows it. Annotations, links and form fields of the pages are not carried over.
  */
-export async function drawSheets({ input, output, sheets, border }: PlaceJob): Promise<void> {
-  let src: PDFDocument;
-  try {
-    src = await PDFDocument.load(await readFile(input), { updateMetadata: false, throwOnInvalidObject: false });
-  } catch {
-    throw invalidInput('pdf-lib could not read the PDF to place its pages');
-  }
+export async function drawSheets(job: PlaceJob): Promise<void> {
+  const bytes = await drawnSheets(job, await readFile(job.input)).catch((err) => {
+    // pdf-lib fails on structures other readers repair (a catalog without a page tree...): the input's fault.
+    throw err instanceof AppError ? err : invalidInput('the pages of this PDF could not be read to place them');
+  });
+  await writeFile(job.output, bytes);
+}
+
+async function drawnSheets({ sheets, border }: PlaceJob, input: Buffer): Promise<Uint8Array> {
+  const src = await PDFDocument.load(input, { updateMetadata: false, throwOnInvalidObject: false });
   const doc = await PDFDocument.create();
   doc.setProducer('Quire');
   const pages = src.getPages();
@@ -72,9 +83,7 @@ export async function drawSheets({ input, output, sheets, border }: PlaceJob): P
   const drawable = used.filter((p) => pages[p - 1].node.Contents() !== undefined);
   const boxes = drawable.map((p) => visibleBox(pages[p - 1]));
   const embedded = new Map<number, { form: PDFEmbeddedPage; rotate: number }>();
-  const forms = await doc.embedPages(drawable.map((p) => pages[p - 1]), boxes.map((b) => b.box)).catch(() => {
-    throw invalidInput('pdf-lib could not copy the content of its pages');
-  });
+  const forms = await doc.embedPages(drawable.map((p) => pages[p - 1]), boxes.map((b) => b.box));
   forms.forEach((form, i) => embedded.set(drawable[i], { form, rotate: boxes[i].rotate }));
   for (const sheet of sheets) {
     const out = doc.addPage(sheet.size);
@@ -91,5 +100,5 @@ export async function drawSheets({ input, output, sheets, border }: PlaceJob): P
       if (border) out.drawRectangle({ ...at, borderColor: rgb(0, 0, 0), borderWidth: 0.5 });
     }
   }
-  await writeFile(output, await doc.save());
+  return doc.save();
 }
