@@ -68,6 +68,8 @@ export interface TraceGlyph {
   y: number;
   space: string;
   values: number[];
+  /** Drawn invisibly (text render mode 3, as an OCR layer under a scan is): MuPDF's trace lists it as ignore_text. */
+  invisible?: boolean;
 }
 
 /**
@@ -124,7 +126,7 @@ export async function pageGeometry(input: string, pages: number[], ctx: EngineCo
   return parsePages(r.stdout);
 }
 
-/** Every glyph drawn, with its colour space and values (one `mutool trace` pass). */
+/** Every glyph drawn, with its colour space and values, and those drawn invisibly (one `mutool trace` pass). */
 export async function glyphColours(input: string, pages: number[], ctx: EngineContext): Promise<Map<number, TraceGlyph[]>> {
   const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
   return parseTrace(r.stdout);
@@ -238,24 +240,26 @@ export function parsePages(xml: string): PageGeometry[] {
 export function parseTrace(xml: string): Map<number, TraceGlyph[]> {
   const out = new Map<number, TraceGlyph[]>();
   let glyphs: TraceGlyph[] | null = null;
-  let colour: { space: string; values: number[]; m: number[] } | null = null;
+  let colour: { space: string; values: number[]; m: number[]; invisible: boolean } | null = null;
+  const drawn = (name: string) => name === 'fill_text' || name === 'stroke_text' || name === 'ignore_text';
   for (const t of tags(xml)) {
     if (t.close) {
-      if (t.name === 'fill_text' || t.name === 'stroke_text') colour = null;
+      if (drawn(t.name)) colour = null;
       continue;
     }
     if (t.name === 'page') {
       glyphs = [];
       out.set(Number(attrs(t.attrs).number), glyphs);
-    } else if (t.name === 'fill_text' || t.name === 'stroke_text') {
+    } else if (drawn(t.name)) {
       const a = attrs(t.attrs);
-      colour = { space: a.colorspace ?? 'DeviceRGB', values: nums(a.color), m: nums(a.transform) };
+      // Invisible text has no colour: it keeps the default black the structured text gives it too.
+      colour = { space: a.colorspace ?? 'DeviceRGB', values: a.color ? nums(a.color) : [0, 0, 0], m: nums(a.transform), invisible: t.name === 'ignore_text' };
     } else if (t.name === 'g' && glyphs && colour) {
       const a = attrs(t.attrs);
       const x = Number(a.x);
       const y = Number(a.y);
       const [ma, mb, mc, md, me, mf] = colour.m.length === 6 ? colour.m : [1, 0, 0, 1, 0, 0];
-      glyphs.push({ c: a.unicode ?? '', x: x * ma + y * mc + me, y: x * mb + y * md + mf, space: colour.space, values: colour.values });
+      glyphs.push({ c: a.unicode ?? '', x: x * ma + y * mc + me, y: x * mb + y * md + mf, space: colour.space, values: colour.values, ...(colour.invisible ? { invisible: true } : {}) });
     }
   }
   return out;

@@ -196,12 +196,55 @@ test('word: text MuPDF misplaces (Type 3 glyphs with broken bounding boxes) is s
   }
 });
 
+test('word: the OCR layer under a scan (invisible text) is hidden text, not printed over the picture', async () => {
+  // demo-text-hidden: a page-wide scan with Tesseract's invisible text (render mode 3) under it, and one visible
+  // sentence. pdftotext reads both in the PDF; the round trip prints only the visible one.
+  const pdf = corpus('word-fidelity/demo-text-hidden.pdf');
+  assert.ok(tool('pdftotext', [pdf, '-']).includes('encouraged'));
+  const docx = await word(pdf);
+  const xml = unzip(docx, 'word/document.xml');
+  const runs = [...xml.matchAll(/<w:r>([\s\S]*?)<\/w:r>/g)].map((m) => m[1]);
+  const hidden = runs.filter((r) => r.includes('<w:vanish/>')).map((r) => /<w:t[^>]*>([^<]*)</.exec(r)?.[1] ?? '').join(' ');
+  assert.ok(hidden.includes('encouraged') && hidden.includes('Presenting'), hidden.slice(0, 300));
+  assert.not.ok(runs.some((r) => r.includes('displayed text') && r.includes('<w:vanish/>')), 'the visible sentence is not hidden');
+  const rendered = await officeToPdf(docx, 'docx');
+  try {
+    const text = tool('pdftotext', [rendered, '-']);
+    assert.ok(text.includes('This is displayed text'), text);
+    assert.not.ok(/encouraged|Presenting/.test(text), text);
+  } finally {
+    rmSync(dirname(rendered), { recursive: true, force: true });
+  }
+});
+
+test('word: a rule dividing a ruled row into cells with rows of their own parts their text (figures beside charts)', async () => {
+  // demo-table-close-underline: a form of figures (x 25-542) beside three charts, parted by a rule at x 543 from
+  // top to bottom; read as one table, its rows ran over two Word pages and lost half their words.
+  const pdf = corpus('word-fidelity/demo-table-close-underline.pdf');
+  const rendered = await officeToPdf(await word(pdf), 'docx');
+  try {
+    assert.match(tool('pdfinfo', [rendered]), /Pages:\s+1\n/);
+    const box = (file: string, text: string) => {
+      const m = new RegExp(`<word xMin="([\\d.]+)" yMin="([\\d.]+)"[^>]*>${text}</word>`).exec(tool('pdftotext', ['-bbox', file, '-']));
+      assert.ok(m, `${text} in ${file}`);
+      return m!.slice(1).map(Number);
+    };
+    // Heads of the form and a chart's axis label, each where the PDF has it (within 3 % of the 792 x 612 pt page).
+    for (const text of ['Cornstalks', 'Nearby', '32\\.00']) {
+      const [[x0, y0], [x1, y1]] = [box(pdf, text), box(rendered, text)];
+      assert.ok(Math.abs(x0 - x1) < 0.03 * 792 && Math.abs(y0 - y1) < 0.03 * 612, `${text}: ${x0},${y0} -> ${x1},${y1}`);
+    }
+  } finally {
+    rmSync(dirname(rendered), { recursive: true, force: true });
+  }
+});
+
 // pdf2docx's test samples (../shared/corpus/word-fidelity): documents nobody here chose, all held to the same
 // floors. Per file: converted (no 500, no refusal), the Word pages the PDF's (off by one at most), and at least
-// 0.4 of its words on their own page (text flowing onto pages that do not exist drops a long document below it).
-// Over the folder, word-weighted: 0.85 of the words in place, 0.95 of those at their size, 90 % of the files with
-// the PDF's page count.
-test('word: every pdf2docx sample keeps its pages and its words on them; the folder keeps 0.85 of its words in place', async () => {
+// 0.6 of its words in place (a page read in the wrong order or text flowing onto pages that do not exist drops a
+// file below it). Over the folder, word-weighted: 0.85 of the words in place, 0.95 of those at their size, 90 %
+// of the files with the PDF's page count.
+test('word: every pdf2docx sample keeps its pages and 0.6 of its words in place; the folder keeps 0.85 of its words in place', async () => {
   const dir = corpus('word-fidelity');
   const names = readdirSync(dir).filter((f) => f.endsWith('.pdf')).sort();
   assert.ok(names.length >= 30, `${names.length} samples`);
@@ -224,7 +267,7 @@ test('word: every pdf2docx sample keeps its pages and its words on them; the fol
       const f = compare(original, back);
       if (original.length === back.length) samePages++;
       else if (Math.abs(original.length - back.length) > 1) problems.push(`${name}: ${original.length} pages became ${back.length}`);
-      if (f.words && f.found / f.words < 0.4) problems.push(`${name}: ${f.found} of ${f.words} words on their page`);
+      if (f.words && f.inPlace / f.words < 0.6) problems.push(`${name}: ${f.inPlace} of ${f.words} words in place`);
       words += f.words;
       inPlace += f.inPlace;
       sized += f.sized;

@@ -135,7 +135,8 @@ const hexColour = (hex: string) => {
 /** Index of trace glyphs by device position, to find each character's original colour. */
 function glyphIndex(glyphs: TraceGlyph[] | undefined) {
   const grid = new Map<string, TraceGlyph[]>();
-  for (const g of glyphs ?? []) {
+  // Invisible glyphs (an OCR layer) lend no colour to a visible glyph drawn at the same place.
+  for (const g of (glyphs ?? []).filter((gl) => !gl.invisible)) {
     const k = `${Math.round(g.x)}|${Math.round(g.y)}`;
     (grid.get(k) ?? grid.set(k, []).get(k)!).push(g);
   }
@@ -361,6 +362,48 @@ export function readingOrder(lines: Line[]): Item[] {
   const vert = lines.filter((l) => l.vertical).sort((a, b) => b.box.x1 - a.box.x1 || a.box.y0 - b.box.y0);
   const em = median(horiz.map((l) => l.size)) || 10;
   return [...joinPieces(cut(horiz, em)), ...vert.map((line) => ({ kind: 'line' as const, line }))];
+}
+
+/**
+ * The page read again with each side of a dividing rule on its own (a vertical rule that parts one ruled row into
+ * cells with rows of their own, found from the line art by the caller): the rows between its ends and on one side
+ * of it get their reading order, columns and tables without the other side's rows; the rows above and below it
+ * come first. A divider some word runs across, or with fewer than three rows of text on one side, divides
+ * nothing. Rows running across it between words are cut there.
+ */
+export function dividedPage(page: PageModel, dividers: { x: number; y0: number; y1: number }[]): PageModel {
+  if (!dividers.length) return page;
+  const order = (lines: Line[], left: typeof dividers): Item[] => {
+    for (const [k, d] of left.entries()) {
+      const band = lines.filter((l) => !l.vertical && (l.box.y0 + l.box.y1) / 2 > d.y0 && (l.box.y0 + l.box.y1) / 2 < d.y1);
+      if (band.some((l) => l.words.some((w) => w.box.x0 < d.x && w.box.x1 > d.x))) continue;
+      const side = (keep: (w: Word) => boolean) =>
+        band.flatMap((l) => {
+          const words = l.words.filter(keep);
+          return !words.length ? [] : words.length === l.words.length ? [l] : [lineFrom(words, l)];
+        });
+      const [before, after] = [side((w) => w.box.x1 <= d.x), side((w) => w.box.x0 >= d.x)];
+      // Cells with rows of their own: a cell one or two rows high beside others is a table's merged cell.
+      if (rowCount(before) < 3 || rowCount(after) < 3) continue;
+      const others = left.slice(k + 1);
+      const rest = lines.filter((l) => !band.includes(l));
+      return [...(rest.length ? order(rest, others) : []), ...order(before, others), ...order(after, others)];
+    }
+    return readingOrder(lines);
+  };
+  const items = order(page.lines, dividers);
+  return { ...page, items, lines: items.flatMap((it) => (it.kind === 'line' ? [it.line] : it.lines)) };
+}
+
+/** Rows the lines make, top to bottom (lines overlapping the row above by more than half their height join it). */
+function rowCount(lines: Line[]): number {
+  let rows = 0;
+  let bottom = -Infinity;
+  for (const l of [...lines].sort((a, b) => a.box.y0 - b.box.y0)) {
+    if (l.box.y0 > bottom - 0.5 * (l.box.y1 - l.box.y0)) rows++;
+    bottom = Math.max(bottom, l.box.y1);
+  }
+  return rows;
 }
 
 const sameRow = (a: Line, b: Line) => Math.min(a.box.y1, b.box.y1) - Math.max(a.box.y0, b.box.y0) > 0.5 * Math.min(a.box.y1 - a.box.y0, b.box.y1 - b.box.y0);

@@ -14,6 +14,8 @@ export interface RunStyle {
   color: string;
   /** A rule drawn under the word (see underlinedWords). */
   underline: boolean;
+  /** Drawn invisibly in the PDF: Word's hidden text. */
+  hidden: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ export function colourHex(values: number[]): string {
 /** Text lighter than this sat on a fill (a table header, a banner) that is not kept: it is written black. */
 const LIGHTEST = 0.85;
 
-export const runStyle = (w: Word, underline = false): RunStyle => {
+export const runStyle = (w: Word, underline = false, hidden = false): RunStyle => {
   const color = colourHex(w.color.values);
   const [r, g, b] = [0, 2, 4].map((i) => parseInt(color.slice(i, i + 2), 16) / 255);
   return {
@@ -67,7 +69,8 @@ export const runStyle = (w: Word, underline = false): RunStyle => {
     italic: w.italic,
     color: 0.2126 * r + 0.7152 * g + 0.0722 * b > LIGHTEST ? '000000' : color,
     underline,
+    hidden,
   };
 };
 
-export const sameStyle = (a: RunStyle, b: RunStyle) => a.font === b.font && a.halfPoints === b.halfPoints && a.bold === b.bold && a.italic === b.italic && a.color === b.color && a.underline === b.underline;
+export const sameStyle = (a: RunStyle, b: RunStyle) => a.font === b.font && a.halfPoints === b.halfPoints && a.bold === b.bold && a.italic === b.italic && a.color === b.color && a.underline === b.underline && a.hidden === b.hidden;

@@ -35,11 +35,11 @@ import {
   WidthType,
   type ISectionOptions,
 } from 'docx';
-import { median, textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
+import { dividedPage, median, textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
 import { runningLines } from './docx-layout.js';
 import { colourHex, runStyle, sameStyle, type RunStyle } from './docx-style.js';
 import { naturalWidth } from './text-style.js';
-import { cellArt, clipSpans, groupHeaders, isThin, rowSpans, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
+import { cellArt, cellDividers, clipSpans, groupHeaders, isThin, rowSpans, invisibleWords, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
 
 /**
  * PDF to a Word document that looks like the PDF and edits like a document. The structure (reading order,
@@ -75,10 +75,12 @@ type Inline = TextRun | ExternalHyperlink;
 interface Marks {
   links: PageLink[];
   underlined: Set<Word>;
+  /** Words drawn invisibly (an OCR layer under a scan): hidden text in Word, not printed over the picture. */
+  invisible: Set<Word>;
 }
 
 /** Runs of a row's words: consecutive words of one look share a run; words inside a link area become a hyperlink. */
-function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean } = {}): Inline[] {
+function rowRuns(words: Word[], { links, underlined, invisible }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean } = {}): Inline[] {
   const out: Inline[] = [];
   const gapAt = new Set(opts.tabs ? words.flatMap((w, i) => (i && (!opts.skipFirst || i > 1) && w.box.x0 - words[i - 1].box.x1 > TAB_GAP_EM * w.font.size ? [i] : [])) : []);
   const condensed = gapAt.size ? 0 : condensing(opts.skipFirst ? words.slice(1) : words, !opts.justified);
@@ -92,7 +94,7 @@ function rowRuns(words: Word[], { links, underlined }: Marks, opts: { skipFirst?
   };
   words.forEach((w, i) => {
     if (opts.skipFirst && i === 0) return;
-    const style = runStyle(w, underlined.has(w));
+    const style = runStyle(w, underlined.has(w), invisible.has(w));
     const cx = (w.box.x0 + w.box.x1) / 2;
     const cy = (w.box.y0 + w.box.y1) / 2;
     const uri = links.find((l) => cx >= l.box.x0 && cx <= l.box.x1 && cy >= l.box.y0 && cy <= l.box.y1)?.uri;
@@ -173,7 +175,7 @@ function condensing(words: Word[], spread: boolean): number {
   return Math.round(Math.min(0.25 * size, Math.max(-0.15 * size, (target - natural) / chars)) * 20);
 }
 
-const runOptions = (s: RunStyle) => ({ font: s.font, size: s.halfPoints, bold: s.bold, italics: s.italic, color: s.color, ...(s.underline ? { underline: { type: UnderlineType.SINGLE } } : {}) });
+const runOptions = (s: RunStyle) => ({ font: s.font, size: s.halfPoints, bold: s.bold, italics: s.italic, color: s.color, ...(s.underline ? { underline: { type: UnderlineType.SINGLE } } : {}), ...(s.hidden ? { vanish: true } : {}) });
 
 type Align = (typeof AlignmentType)[keyof typeof AlignmentType];
 
@@ -210,7 +212,9 @@ const pitchOf = (lines: Line[], ratio: number) => {
   return gaps.length ? Math.max(median(gaps), 0.8 * size) : ratio * size;
 };
 
-export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], links: PageLink[] = [], art: Map<number, PageArt> = new Map()): Promise<Buffer> {
+export async function pagesToDocx(read: PageModel[], images: PlacedImage[], links: PageLink[] = [], art: Map<number, PageArt> = new Map()): Promise<Buffer> {
+  // Each side of a rule dividing a ruled row into cells with rows of their own is laid out on its own.
+  const pages = read.map((p) => dividedPage(p, cellDividers(art.get(p.page)?.rects ?? [])));
   const blocksByPage = textBlocks(pages);
   const running = runningLines(pages);
   const lists: Lists = { starts: new Set<number>(), count: 0 };
@@ -222,7 +226,8 @@ export async function pagesToDocx(pages: PageModel[], images: PlacedImage[], lin
   for (const [pi, page] of pages.entries()) {
     const pageLinks = links.filter((l) => l.page === page.page);
     const rects = art.get(page.page)?.rects ?? [];
-    const marks: Marks = { links: pageLinks, underlined: underlinedWords(page.lines.flatMap((l) => l.words), rects) };
+    const words = page.lines.flatMap((l) => l.words);
+    const marks: Marks = { links: pageLinks, underlined: underlinedWords(words, rects), invisible: invisibleWords(words, art.get(page.page)?.invisible ?? []) };
     const blocks = blocksByPage[pi]
       .map((b) => (b.lines.some((l) => running.lines.has(l)) ? { ...b, lines: b.lines.filter((l) => !running.lines.has(l)) } : b))
       .filter((b) => b.lines.length) as TextBlock[];

@@ -1,6 +1,6 @@
-import { deviceToUser, type Point, type Word } from '../document/index.js';
+import { deviceToUser, unlessUnreadable, type Point, type Word } from '../document/index.js';
 import type { EngineContext } from '../../engines/context.js';
-import { pageGeometry } from '../../engines/mupdf-stext.js';
+import { glyphColours, pageGeometry, type TraceGlyph } from '../../engines/mupdf-stext.js';
 import { traceDrawings, type DrawnRect } from '../../engines/mupdf-paths.js';
 import type { DrawnImage } from '../../engines/page-images.js';
 
@@ -30,14 +30,27 @@ export interface PageArt {
   images: DrawnImage[];
   /** Paths of any shape the page draws (curves and diagrams too, which `rects` leaves out). */
   paths: number;
+  /** Where glyphs drawn invisibly start (device space): the text layer OCR puts under a scan. */
+  invisible: Point[];
   toUser: (p: Point) => Point;
 }
 
-/** Line art and image placements of the pages, for cell fills and borders and for pictures (one MuPDF trace). */
+/**
+ * Line art and image placements of the pages, for cell fills and borders and for pictures (one MuPDF trace), and
+ * on pages that place an image, where invisible text is (an OCR layer under a scan; a second trace of those pages
+ * only, since the first does not keep the glyphs; a page it fails on keeps its text as it is).
+ */
 export async function readPageArt(path: string, pages: number[], ctx: EngineContext): Promise<Map<number, PageArt>> {
   const [{ rects, images, paths }, geometry] = await Promise.all([traceDrawings(path, pages, ctx), pageGeometry(path, pages, ctx)]);
+  const scans = [...new Set(images.map((im) => im.page))].sort((a, b) => a - b);
+  const glyphs = scans.length ? await glyphColours(path, scans, ctx).catch(unlessUnreadable(new Map<number, TraceGlyph[]>())) : new Map<number, TraceGlyph[]>();
   const on = <T extends { page: number }>(xs: T[], page: number) => xs.filter((x) => x.page === page);
-  return new Map(geometry.map((g) => [g.page, { rects: on(rects, g.page), images: on(images, g.page), paths: paths.get(g.page) ?? 0, toUser: deviceToUser(g) }]));
+  return new Map(
+    geometry.map((g) => [
+      g.page,
+      { rects: on(rects, g.page), images: on(images, g.page), paths: paths.get(g.page) ?? 0, invisible: (glyphs.get(g.page) ?? []).filter((gl) => gl.invisible).map(({ x, y }) => ({ x, y })), toUser: deviceToUser(g) },
+    ]),
+  );
 }
 
 export const isWhite = (rgb: number[]) => rgb.every((v) => v > 0.97);
@@ -191,6 +204,12 @@ export function underlinedWords(words: Word[], rules: Frame[]): Set<Word> {
   return out;
 }
 
+/** Words where glyphs drawn invisibly start (`origins`, in the words' frame): an OCR layer under a scan. */
+export function invisibleWords(words: Word[], origins: Point[]): Set<Word> {
+  if (!origins.length) return new Set();
+  return new Set(words.filter((w) => origins.some(({ x, y }) => x >= w.box.x0 - 1 && x <= w.box.x1 + 1 && y >= w.box.y0 - 1 && y <= w.box.y1 + 1)));
+}
+
 /** A cell reaches over the columns its text crosses only up to the next filled one (both exporters' rule). */
 export function clipSpans<T extends { span: number }>(row: (T | undefined)[]): (T | undefined)[] {
   row.forEach((cell, c) => {
@@ -200,4 +219,38 @@ export function clipSpans<T extends { span: number }>(row: (T | undefined)[]): (
     cell.span = span;
   });
   return row;
+}
+
+/** A vertical rule at `x` from `y0` to `y1` (device space) that parts the text beside it (see cellDividers). */
+export interface Divider {
+  x: number;
+  y0: number;
+  y1: number;
+}
+
+/**
+ * Vertical rules that divide one ruled row into cells with rows of their own (a form's column of figures beside a
+ * column of charts, each side ruled into rows at heights of its own): rules across meet the vertical one at its
+ * top and at its bottom from both sides, and inside it rules across meet it (end at it) from one side only, at
+ * heights where none meets or crosses it from the other (a ruled table's column rule has the table's rows across
+ * it, or is one row high). The text on either side of such a rule is read on its own (dividedPage).
+ */
+export function cellDividers(rects: Frame[]): Divider[] {
+  const thin = rects.filter(isThin);
+  const across = thin.filter((f) => f.x1 - f.x0 > f.y1 - f.y0).map((f) => ({ y: (f.y0 + f.y1) / 2, x0: f.x0, x1: f.x1 }));
+  const out: Divider[] = [];
+  for (const v of thin.filter((f) => f.y1 - f.y0 > f.x1 - f.x0)) {
+    // A rule across reaches the vertical one when it ends on it (within a point of its edge) or runs through it.
+    const fromLeft = (h: { x0: number; x1: number }) => h.x0 < v.x0 - 3 && h.x1 >= v.x0 - 1;
+    const fromRight = (h: { x0: number; x1: number }) => h.x1 > v.x1 + 3 && h.x0 <= v.x1 + 1;
+    const bothSides = (y: number, within: number) => {
+      const at = across.filter((h) => Math.abs(h.y - y) <= within);
+      return at.some(fromLeft) && at.some(fromRight);
+    };
+    // Its ends are a row's top and bottom rules (their thickness apart).
+    if (!bothSides(v.y0, 3) || !bothSides(v.y1, 3)) continue;
+    const inside = across.filter((h) => h.y > v.y0 + 3 && h.y < v.y1 - 3 && (fromLeft(h) || fromRight(h)));
+    if (inside.length && !inside.some((h) => bothSides(h.y, 1))) out.push({ x: (v.x0 + v.x1) / 2, y0: v.y0, y1: v.y1 });
+  }
+  return out;
 }

@@ -54,11 +54,35 @@ function plausible(q: number[], x: number, y: number, size: number): number[] {
   return [top[0], top[1], top[0] + advance * dx, top[1] + advance * dy, bottom[0], bottom[1], bottom[0] + advance * dx, bottom[1] + advance * dy];
 }
 
-/** Words of every page (device space) from MuPDF's structured text, as an independent reader sees them. */
+/**
+ * Where each page draws glyphs invisibly (text render mode 3, the OCR layer under a scan): MuPDF's structured text
+ * has them like any other, its trace lists them apart (ignore_text), with their origins in text space.
+ */
+async function invisibleOrigins(pdf: string): Promise<[number, number][][]> {
+  const { stdout } = await sh('mutool', ['trace', pdf], { maxBuffer: 1 << 30 });
+  const pages: [number, number][][] = [];
+  let m: number[] | null = null;
+  for (const t of stdout.matchAll(/<(\/?)(page|ignore_text|g)\b([^>]*)>/g)) {
+    if (t[2] === 'page') {
+      if (!t[1]) pages.push([]);
+    } else if (t[2] === 'ignore_text') m = t[1] ? null : attr(t[3], 'transform').split(' ').map(Number);
+    else if (m && pages.length) {
+      const [x, y] = [Number(attr(t[3], 'x')), Number(attr(t[3], 'y'))];
+      pages[pages.length - 1].push([x * m[0] + y * m[2] + m[4], x * m[1] + y * m[3] + m[5]]);
+    }
+  }
+  return pages;
+}
+
+/**
+ * Words of every page (device space) from MuPDF's structured text, as an independent reader sees them; text the
+ * page draws invisibly is not part of its look and is left out.
+ */
 export async function stextWords(pdf: string): Promise<MPage[]> {
-  const { stdout } = await sh('mutool', ['draw', '-F', 'stext', '-o', '-', pdf], { maxBuffer: 1 << 30 });
+  const [{ stdout }, hidden] = await Promise.all([sh('mutool', ['draw', '-F', 'stext', '-o', '-', pdf], { maxBuffer: 1 << 30 }), invisibleOrigins(pdf)]);
   const pages: MPage[] = [];
   for (const pm of stdout.matchAll(/<page [^>]*>[\s\S]*?<\/page>/g)) {
+    const invisible = hidden[pages.length] ?? [];
     const head = /<page [^>]*>/.exec(pm[0])![0];
     const page: MPage = { width: Number(attr(head, 'width')), height: Number(attr(head, 'height')), words: [] };
     for (const lm of pm[0].matchAll(/<line [^>]*>[\s\S]*?<\/line>/g)) {
@@ -74,11 +98,12 @@ export async function stextWords(pdf: string): Promise<MPage[]> {
         const size = Number(attr(fm[1], 'size'));
         for (const cm of fm[2].matchAll(/<char ([^>]*)\/>/g)) {
           const c = unxml(attr(cm[1], 'c'));
-          if (/^\s*$/u.test(c)) {
+          const [ox, oy] = [Number(attr(cm[1], 'x')), Number(attr(cm[1], 'y'))];
+          if (/^\s*$/u.test(c) || invisible.some(([x, y]) => Math.abs(x - ox) < 0.5 && Math.abs(y - oy) < 0.5)) {
             flush();
             continue;
           }
-          const q = plausible(attr(cm[1], 'quad').split(' ').map(Number), Number(attr(cm[1], 'x')), Number(attr(cm[1], 'y')), size);
+          const q = plausible(attr(cm[1], 'quad').split(' ').map(Number), ox, oy, size);
           const xs = [q[0], q[2], q[4], q[6]];
           const ys = [q[1], q[3], q[5], q[7]];
           cur ??= { text: '', x0: Infinity, y0: Infinity, x1: -Infinity, y1: -Infinity, size, font };
