@@ -1,10 +1,11 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { assemblePages } from '../../engines/qpdf-edit.js';
 import { invalidInput } from '../errors.js';
 import { num, oneOf, output, pages, text } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
 import { inputError, selectedPages } from '../document/index.js';
-import { openForRendering } from '../render/index.js';
+import { inParallel, openForRendering, splitRuns } from '../render/index.js';
 import { BARCODE_DPI, BLANK_THRESHOLD, blankPages, compileBarcodePattern, pagesBetween, readPageBarcodes, separatorPages } from '../scan/index.js';
 
 export default operation({
@@ -43,14 +44,17 @@ export default operation({
         : await blankPages(input.path, boxes, candidates, fields.threshold, rctx);
     const groups = pagesBetween(boxes.length, separators);
     if (!groups.length) throw invalidInput(`every page is a separator sheet (pages ${separators.join(', ')}), so no document is left`);
-    const files = [];
-    for (const [i, group] of groups.entries()) {
-      const path = join(dir, `part-${i + 1}.pdf`);
-      await assemblePages([{ path: input.path, pages: group }], path, ectx).catch((err) => {
-        throw inputError(err);
-      });
-      files.push({ path, name: `${outputName}_${i + 1}.pdf` });
-    }
+    // One qpdf per output, the outputs spread over the cores (the job holds them all: perCore).
+    const files = groups.map((_, i) => ({ path: join(dir, `part-${i + 1}.pdf`), name: `${outputName}_${i + 1}.pdf` }));
+    await inParallel(
+      splitRuns(groups.map((_, i) => i), availableParallelism()),
+      async (run, _k, runSignal) => {
+        for (const i of run.items) await assemblePages([{ path: input.path, pages: groups[i] }], files[i].path, { ...ectx, signal: runSignal });
+      },
+      signal,
+    ).catch((err) => {
+      throw inputError(err);
+    });
     const json: Record<string, unknown> = { separatorPages: separators };
     if (fields.separator === 'barcode') json.barcodes = barcodes;
     const warning = separators.length ? undefined : `No separator sheet was found (separator=${fields.separator}${fields.barcode_text !== undefined ? `, barcode_text=${fields.barcode_text}` : ''}): the document comes back whole.`;
