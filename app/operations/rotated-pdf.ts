@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { num, output, oneOf, pages } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
 import { rotatePages, type QuarterTurn } from '../../engines/qpdf-edit.js';
-import { openPdf, resolvePages } from '../document/index.js';
+import { openPdf, selectedPages } from '../document/index.js';
 import { openForRendering } from '../render/index.js';
 import { MIN_ORIENTATION_CONFIDENCE, detectOrientations } from '../impose/index.js';
 
@@ -27,7 +27,7 @@ export default operation({
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const { pageCount } = await openPdf(input.path, ctx);
-    const selected = [...new Set(resolvePages(fields.pages, pageCount, GRAMMAR))].sort((a, b) => a - b);
+    const selected = selectedPages(fields.pages, pageCount, GRAMMAR);
     const path = join(dir, 'rotated.pdf');
     if (fields.rotation !== 'auto') {
       await rotatePages(input.path, path, [{ angle: Number(fields.rotation) as QuarterTurn, pages: selected }], ctx);
