@@ -231,9 +231,11 @@ button.page:hover { border-color: var(--accent); }
 .sheet .frame.blank { min-height: 3rem; }
 .sheet .cap { font-size: .75rem; color: var(--muted); overflow-wrap: anywhere; }
 .sheet .tools { display: flex; flex-wrap: wrap; gap: .2rem; justify-content: center; }
-img.rot90 { transform: rotate(90deg) scale(var(--fit, 1)); }
 img.rot180 { transform: rotate(180deg); }
-img.rot270 { transform: rotate(270deg) scale(var(--fit, 1)); }
+.sheet .frame { position: relative; }
+/* Turned a quarter, the picture's width is the frame's height (width x page width / page height, in --fit). */
+.sheet .frame img.rot90, .sheet .frame img.rot270 { position: absolute; left: 50%; top: 50%; width: calc(100% * var(--fit, 1)); max-width: none; transform: translate(-50%, -50%) rotate(90deg); }
+.sheet .frame img.rot270 { transform: translate(-50%, -50%) rotate(270deg); }
 .tools { border: 0; padding: 0; margin: 0 0 .5rem; display: flex; flex-wrap: wrap; gap: .25rem 1rem; }
 .tools legend { font-weight: 600; }
 .tool-opts { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: center; }
@@ -245,7 +247,7 @@ img.rot270 { transform: rotate(270deg) scale(var(--fit, 1)); }
 .marks { position: absolute; inset: 0; pointer-events: none; }
 .mark { position: absolute; }
 .mark.text, .mark.watermark { color: #c80000; white-space: nowrap; font-family: Helvetica, Arial, "Liberation Sans", sans-serif; line-height: 1; transform: translateY(-80%); }
-.mark.watermark { color: #1f4e8cb0; transform: translate(-50%, -50%); font-size: 5cqh; }
+.mark.watermark { color: #1f4e8cb0; transform: translate(-50%, -50%); }
 .mark.image { width: 1.2rem; height: 1.2rem; border-left: 3px solid var(--accent); border-bottom: 3px solid var(--accent); transform: translateY(-100%); }
 .mark.rectangle { border: 2px solid #1f4e8c; }
 .mark.signature { border: 2px dashed #1a7f37; background: #1a7f3722; }

@@ -25,8 +25,10 @@ import { api, byId, extension, h, ids, post, runJob } from './lib.js';
 const PAGE_CHUNK = 60;
 /** Pages per /png request: one engine start renders a row or two of thumbnails. */
 const RENDER_BATCH = 8;
-/** Thumbnails are rendered about twice their shown width (7rem), for sharp screens. */
-const THUMB_PX = 224;
+/** /png requests in flight: more would only share the server's cores and finish the first rows later. */
+const RENDERING = 2;
+/** Thumbnails are rendered at their shown width (7rem) in device pixels. */
+const THUMB_PX = Math.round(120 * Math.min(2, Math.max(1, devicePixelRatio)));
 const STAGE_PX = 900;
 const PIPELINES = 'quire.pipelines';
 const TOOLS = { text: 'Text stamp', watermark: 'Watermark', image: 'Image', rectangle: 'Rectangle', signature: 'Signature box', redaction: 'Redaction box' };
@@ -149,7 +151,7 @@ export function initWorkbench(hooks) {
         if (id && page && dpi) want(e.target, id, Number(page), Number(dpi));
       }
     },
-    { rootMargin: '300px' },
+    { rootMargin: '200px' },
   );
 
   /**
@@ -184,20 +186,30 @@ export function initWorkbench(hooks) {
     if (!flushing) {
       flushing = true;
       // Gathers the images of one layout pass into few requests.
-      setTimeout(() => void flush(), 0);
+      setTimeout(flush, 0);
     }
   }
 
-  async function flush() {
+  /** @type {{ id: string, dpi: number, pages: number[] }[]} */
+  const pending = [];
+  let active = 0;
+
+  function flush() {
     flushing = false;
-    const jobs = [];
     for (const [k, q] of queue) {
       const id = k.slice(0, k.lastIndexOf(':'));
       const pages = [...q.pages].sort((a, b) => a - b);
-      for (let i = 0; i < pages.length; i += RENDER_BATCH) jobs.push({ id, dpi: q.dpi, pages: pages.slice(i, i + RENDER_BATCH) });
+      for (let i = 0; i < pages.length; i += RENDER_BATCH) pending.push({ id, dpi: q.dpi, pages: pages.slice(i, i + RENDER_BATCH) });
     }
     queue.clear();
-    await Promise.all(jobs.map(renderBatch));
+    // A few requests at a time, first asked first: the rows in view are drawn before the ones below them.
+    while (active < RENDERING && pending.length) {
+      active++;
+      void renderBatch(/** @type {{ id: string, dpi: number, pages: number[] }} */ (pending.shift())).finally(() => {
+        active--;
+        flush();
+      });
+    }
   }
 
   /** @param {{ id: string, dpi: number, pages: number[] }} job */
@@ -324,7 +336,7 @@ export function initWorkbench(hooks) {
         const img = pageImage(file.id, s.page, dpiFor(b, THUMB_PX), '');
         img.classList.add(`rot${s.rot}`);
         const [w, hgt] = seenSize(b[s.page - 1]);
-        // Turned a quarter, the picture must shrink to fit the frame's width.
+        // Turned a quarter, the picture's width becomes the frame's height (see the style sheet).
         img.style.setProperty('--fit', String(w / hgt));
         shape(frame, b[s.page - 1], s.rot);
         frame.append(img);
@@ -530,7 +542,7 @@ export function initWorkbench(hooks) {
       ...marks.filter((m) => m.page === page).map((m) => {
         const el = h('div', { class: `mark ${m.kind}` }, [m.kind === 'text' || m.kind === 'watermark' ? m.text ?? '' : '']);
         Object.assign(el.style, { left: `${m.fx * 100}%`, top: `${m.fy * 100}%`, width: m.fw ? `${m.fw * 100}%` : '', height: m.fh ? `${m.fh * 100}%` : '' });
-        if (m.kind === 'text' && m.size) el.style.fontSize = `${(m.size / tall) * 100}cqh`;
+        if (m.kind !== 'image' && m.size) el.style.fontSize = `${(m.size / tall) * 100}cqh`;
         return el;
       }),
     );
