@@ -6,6 +6,7 @@ import { operation, pdfInput, perCore } from '../http/operation.js';
 import { inputError, selectedPages } from '../document/index.js';
 import { openForRendering } from '../render/index.js';
 import { BLANK_THRESHOLD, EDGE_BAND, INK_DPI, blankPages } from '../scan/index.js';
+import { pruneDroppedPages } from '../impose/index.js';
 
 export default operation({
   path: '/pdf-without-blank-pages',
@@ -25,17 +26,20 @@ export default operation({
   output: 'file',
   engines: ['mupdf', 'qpdf'],
   cost: perCore,
-  run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
+  run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const { boxes } = await openForRendering(input.path, ectx);
     const blank = new Set(await blankPages(input.path, boxes, selectedPages(fields.pages, boxes.length), fields.threshold, { dir, signal, timeoutMs, progress }));
     const kept = boxes.map((b) => b.page).filter((p) => !blank.has(p));
     if (!kept.length) throw invalidInput(`every page is blank (ink below threshold ${fields.threshold}), and a PDF cannot have no pages`);
+    const assembled = join(dir, 'kept.pdf');
     const path = join(dir, 'without-blank-pages.pdf');
-    // The input stays qpdf's primary file: outlines, form fields and metadata of the kept pages stay.
-    await reorderPages(input.path, path, kept, ectx).catch((err) => {
+    // The input stays qpdf's primary file: outlines, form fields and metadata of the kept pages stay; outline entries
+    // and links to removed pages are pruned (as /reordered-pdf does).
+    await reorderPages(input.path, assembled, kept, ectx).catch((err) => {
       throw inputError(err);
     });
+    await pruneDroppedPages(assembled, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ectx);
     return { files: [{ path, name: `${outputName}.pdf` }], json: { removedPages: [...blank] } };
   },
 });
