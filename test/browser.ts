@@ -39,6 +39,17 @@ export async function open(browser: Browser, url: string): Promise<{ page: Page;
   return { page, problems };
 }
 
+/** Runs `body` on a fresh page and, when it passes, checks that the page met no problem on the way. */
+export async function onPage(browser: Browser, url: string, body: (page: Page) => Promise<void>): Promise<void> {
+  const { page, problems } = await open(browser, url);
+  try {
+    await body(page);
+    assert.equal(problems, []);
+  } finally {
+    await page.close();
+  }
+}
+
 export const focused = (page: Page, selector: string) => page.evaluate((s) => document.activeElement?.matches(s) ?? false, selector);
 
 /** Presses Tab until `selector` has the focus: proves it is reachable by keyboard. */

@@ -234,6 +234,10 @@ test('API_KEYS: the page loads without a key, a wrong key shows the error, the r
     assert.is(await page.evaluate(() => sessionStorage.getItem('quire.apiKey')), 'right-key-0123456789');
     await upload(page, PDF);
     assert.is(await page.$eval('#error', (e) => e.textContent), '');
+    // The workbench's own calls (/pdf-info, /png) carry the key too: the thumbnails appear.
+    await page.waitForFunction(() => document.querySelectorAll('details.doc ol.pages li').length === 3);
+    await page.$eval('details.doc', (e) => e.scrollIntoView());
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('details.doc ol.pages img')].every((i) => i.naturalWidth > 0));
     await chooseOperation(page, '/pdf-info');
     await page.type('#f-queries', 'page_count');
     await page.click('#run');

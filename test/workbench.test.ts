@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BROWSER_ARGS } from '../engines/chromium/browser.js';
-import { CHROMIUM, chooseOperation, finished, focused, listen, open, upload, type Served } from './browser.js';
+import { CHROMIUM, chooseOperation, finished, focused, listen, onPage, upload, type Served } from './browser.js';
 import { corpus, tool } from './helpers.js';
 
 const FOUR = corpus('pdf/text-4-pages-pdflatex.pdf');
@@ -62,8 +62,7 @@ async function resultFile(page: Page, name: string): Promise<string> {
 }
 
 test('thumbnails: every page of a stored PDF, lazily, shaped like its pages; a 100-page file is shown in chunks', async () => {
-  const { page, problems } = await open(browser, `${served.base}/`);
-  try {
+  await onPage(browser, `${served.base}/`, async (page) => {
     await upload(page, TURNED);
     const id = await storedId(page, 'rotation-2-pages.pdf');
     const thumbs = await thumbnails(page, id);
@@ -89,15 +88,11 @@ test('thumbnails: every page of a stored PDF, lazily, shaped like its pages; a 1
     assert.is((await thumbnails(page, bigId)).length, 100);
     assert.ok(await focused(page, `details.doc[data-id="${bigId}"] ol.pages li:nth-child(61) button`), 'focus goes to the first new page');
     await shot(page, 'thumbnails');
-    assert.equal(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('page editor: drag with the mouse, move and turn by keyboard, delete, pages of a second file and a blank page', async () => {
-  const { page, problems } = await open(browser, `${served.base}/`);
-  try {
+  await onPage(browser, `${served.base}/`, async (page) => {
     await upload(page, FOUR, THREE);
     const four = await storedId(page, 'text-4-pages-pdflatex.pdf');
     const three = await storedId(page, 'multicolumn-3-pages.pdf');
@@ -171,10 +166,7 @@ test('page editor: drag with the mouse, move and turn by keyboard, delete, pages
     assert.ok(await focused(page, '#compare-h'));
     await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#compare-body img')].slice(0, 2).every((i) => i.naturalWidth > 0));
     assert.equal(await page.$$eval('#compare-body h3', (l) => l.map((e) => e.textContent)), ['Before: text-4-pages-pdflatex.pdf (4 pages)', 'After: text-4-pages-pdflatex_service_rotated-pdf.pdf (4 pages)']);
-    assert.equal(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 /** The bounding box of the red ink of a rendered page: the stamps are drawn in rgb(200,0,0). */
@@ -192,8 +184,7 @@ async function redInk(pdf: string, p: number): Promise<{ left: number; right: nu
 }
 
 test('a text stamp placed by clicking lands where clicked, on an upright and on a turned page; a box by keyboard', async () => {
-  const { page, problems } = await open(browser, `${served.base}/`);
-  try {
+  await onPage(browser, `${served.base}/`, async (page) => {
     await upload(page, TURNED);
     const id = await storedId(page, 'rotation-2-pages.pdf');
     await page.waitForSelector(`details.doc[data-id="${id}"] ol.pages li:nth-child(2) button`);
@@ -237,15 +228,11 @@ test('a text stamp placed by clicking lands where clicked, on an upright and on 
       assert.ok(ink.bottom - ink.top > 15 && ink.bottom - ink.top < 30, `page ${p}: 30 pt capitals, ${ink.bottom - ink.top} px tall`);
       assert.match(norm(tool('pdftotext', ['-f', String(p), '-l', String(p), out, '-'])), `XHX${p}`);
     }
-    assert.equal(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test('batch: one operation on three files with progress per file, a pipeline saved by name and run, all as one ZIP', async () => {
-  const { page, problems } = await open(browser, `${served.base}/`);
-  try {
+  await onPage(browser, `${served.base}/`, async (page) => {
     await upload(page, FOUR, THREE, TURNED);
     await chooseOperation(page, '/rotated-pdf');
     await page.select('#f-rotation', '180');
@@ -290,10 +277,7 @@ test('batch: one operation on three files with progress per file, a pipeline sav
     writeFileSync(file, Buffer.from(await (await fetch(href)).arrayBuffer()));
     assert.equal(rotations(file), [180, 180, 180, 180]);
     assert.is(pageText(file, 1), pageText(FOUR, 4));
-    assert.equal(problems, []);
-  } finally {
-    await page.close();
-  }
+  });
 });
 
 test.run();
