@@ -252,7 +252,11 @@ test('batch: one operation on three files with progress per file, a pipeline sav
       assert.equal(rotations(file), expected[i]);
     }
     // Download all: /zip holds the three outputs.
+    const zipped = page.waitForResponse((r) => new URL(r.url()).pathname === '/zip' && r.request().method() === 'POST');
     await page.click('#batch-done button');
+    const zip = join(dir, 'all.zip');
+    writeFileSync(zip, Buffer.from(await (await fetch((await (await zipped).json()).outputUrl)).arrayBuffer()));
+    assert.equal(tool('unzip', ['-Z1', zip]).trim().split('\n').sort(), ['multicolumn-3-pages_service_rotated-pdf.pdf', 'rotation-2-pages_service_rotated-pdf.pdf', 'text-4-pages-pdflatex_service_rotated-pdf.pdf']);
     await page.waitForFunction(() => /ZIP is being downloaded/.test(document.querySelector('#bench-status')!.textContent ?? ''));
     await shot(page, 'batch');
 

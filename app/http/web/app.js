@@ -60,6 +60,8 @@ let chosen = stored.length ? [stored[stored.length - 1].id] : [];
 const inputReaders = new Map();
 /** @type {Map<string, Reader>} */
 const fieldReaders = new Map();
+/** The id field of the operation's main input: the file a batch or a pipeline step feeds in. */
+let mainInput = '';
 
 /** @returns {StoredFile[]} */
 function readStored() {
@@ -162,6 +164,7 @@ function renderInputs() {
     if (!meta) continue;
     // The chosen files go to the main (first) input; secondary ones (an image to add, form data...) are picked by hand.
     const preset = first ? chosen : [];
+    if (first) mainInput = idField;
     first = false;
     const many = s.type === 'array';
     const files = stored.filter((f) => !meta.extensions?.length || meta.extensions.includes(extension(f.name)));
@@ -323,10 +326,11 @@ function useAsInput(files) {
 // ---- Running: polling mode, so progress can be shown and a long job survives a slow connection.
 
 /** The form's values: the inputs' id fields and the parameters, empty ones left out (the server's defaults). */
-function formBody(withInputs = true) {
+function formBody(withMain = true) {
   /** @type {Record<string, unknown>} */
   const body = {};
-  for (const [name, r] of [...(withInputs ? inputReaders : []), ...fieldReaders]) {
+  for (const [name, r] of [...inputReaders, ...fieldReaders]) {
+    if (!withMain && name === mainInput) continue;
     const v = r.read();
     if (v !== '' && !(Array.isArray(v) && !v.length)) body[name] = v;
   }

@@ -80,7 +80,7 @@ export function pageHtml(p: { script: string; css: string; icon: string; product
         <span id="page-label"></span>
         <button id="page-next" type="button" class="secondary">Next page</button>
       </p>
-      <div id="stage" class="stage" tabindex="0" aria-describedby="stage-help">
+      <div id="stage" class="stage" tabindex="0" role="application" aria-describedby="stage-help">
         <img id="stage-img" alt="">
         <div id="marks" class="marks" aria-hidden="true"></div>
         <div id="cross" class="cross" aria-hidden="true"></div>
