@@ -215,7 +215,8 @@ export function initWorkbench(hooks) {
   /** @param {{ id: string, dpi: number, pages: number[] }} job */
   async function renderBatch({ id, dpi, pages }) {
     try {
-      const res = await post('/png', { id, pages: pages.join(','), resolution: dpi });
+      // Smoothed: small pictures of text are unreadable without anti-aliasing, and it costs no measurable time.
+      const res = await post('/png', { id, pages: pages.join(','), resolution: dpi, smoothing: ['all'] });
       ids(res.outputId).forEach((out, i) => {
         const key = `${id}:${pages[i]}:${dpi}`;
         const url = `/resource/${out}?disposition=inline`;
@@ -752,7 +753,7 @@ export function initWorkbench(hooks) {
     const was = ui.batchWhat.value;
     const mine = Object.keys(savedPipelines());
     ui.batchWhat.replaceChildren(
-      h('option', { value: 'op' }, ['The operation chosen below, with its form']),
+      h('option', { value: 'op' }, ['The operation chosen in the form above, with its values']),
       ...(steps.length ? [h('option', { value: 'steps' }, [`The pipeline being built (${steps.length} steps)`])] : []),
       ...mine.map((n) => h('option', { value: `mine:${n}` }, [`Saved in this browser: ${n}`])),
       ...Object.keys(serverPipelines).map((n) => h('option', { value: `server:${n}` }, [`On the server: ${n}`])),
@@ -784,7 +785,7 @@ export function initWorkbench(hooks) {
   async function runBatch() {
     const files = hooks.files().filter((f) => /** @type {HTMLInputElement | null} */ (ui.batchFiles.querySelector(`input[value="${f.id}"]`))?.checked);
     if (!files.length) return say('Check the files the batch runs on.');
-    if (!batchRequest(files[0].id)) return say('Choose an operation below (or build a pipeline) first.');
+    if (!batchRequest(files[0].id)) return say('Choose an operation in the form above (or build a pipeline) first.');
     ui.batchRun.disabled = true;
     ui.batchDone.replaceChildren();
     /** @type {StoredFile[]} */
