@@ -231,6 +231,54 @@ test('a text stamp placed by clicking lands where clicked, on an upright and on 
   });
 });
 
+/** Pixels that differ between two renderings of the same page, as a bounding box and a count. */
+async function changed(a: string, b: string, p: number) {
+  const raw = async (pdf: string) => sharp(execFileSync('pdftoppm', ['-png', '-r', '72', '-f', String(p), '-l', String(p), pdf])).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const [x, y] = await Promise.all([raw(a), raw(b)]);
+  const box = { left: Infinity, right: -1, top: Infinity, bottom: -1, count: 0, width: x.info.width, height: x.info.height };
+  for (let i = 0; i < x.data.length; i += 3) {
+    if (Math.abs(x.data[i] - y.data[i]) + Math.abs(x.data[i + 1] - y.data[i + 1]) + Math.abs(x.data[i + 2] - y.data[i + 2]) < 60) continue;
+    const px = (i / 3) % x.info.width;
+    const py = Math.floor(i / 3 / x.info.width);
+    Object.assign(box, { left: Math.min(box.left, px), right: Math.max(box.right, px), top: Math.min(box.top, py), bottom: Math.max(box.bottom, py), count: box.count + 1 });
+  }
+  return box;
+}
+
+test('a signature box dragged on a turned page: the signing form is filled, the signature is drawn inside the box', async () => {
+  const keys = mkdtempSync(join(dir, 'keys-'));
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(keys, 'signer.key'), '-out', join(keys, 'signer.pem'), '-days', '2', '-subj', '/CN=Workbench Signer'], { stdio: 'ignore' });
+  await onPage(browser, `${served.base}/`, async (page) => {
+    await upload(page, TURNED, join(keys, 'signer.pem'), join(keys, 'signer.key'));
+    const id = await storedId(page, 'rotation-2-pages.pdf');
+    await (await page.waitForSelector(`details.doc[data-id="${id}"] ol.pages li:nth-child(2) button`))!.click();
+    await page.waitForFunction(() => document.querySelector<HTMLImageElement>('#stage-img')!.naturalWidth > 0);
+    await page.click('#tools input[value=signature]');
+    await page.$eval('#stage', (e) => e.scrollIntoView({ block: 'center' }));
+    const r = (await (await page.$('#stage-img'))!.boundingBox())!;
+    const [a, b] = [[0.5, 0.6], [0.9, 0.85]];
+    await page.mouse.move(r.x + r.width * a[0], r.y + r.height * a[1]);
+    await page.mouse.down();
+    await page.mouse.move(r.x + r.width * b[0], r.y + r.height * b[1], { steps: 8 });
+    await page.mouse.up();
+    await page.click('#place-apply');
+    await page.waitForFunction(() => document.querySelector('#form-h')!.textContent!.includes('(/signed-pdf)'));
+    assert.ok(await focused(page, '#form-h'));
+    assert.is(await page.$eval('#in-id', (e) => (e as HTMLSelectElement).value), id, 'the page signed is the input');
+    await page.select('#in-certificate_id', await storedId(page, 'signer.pem'));
+    await page.select('#in-private_key_id', await storedId(page, 'signer.key'));
+    await page.click('#run');
+    assert.is(await finished(page), '');
+    const out = await resultFile(page, 'signed.pdf');
+    const ink = await changed(TURNED, out, 2);
+    // The appearance lies inside the box dragged on the page as seen (a landscape page: /Rotate 90).
+    assert.ok(ink.count > 100, `${ink.count} pixels changed`);
+    const [left, top, right, bottom] = [a[0] * ink.width, a[1] * ink.height, b[0] * ink.width, b[1] * ink.height];
+    assert.ok(ink.left >= left - 2 && ink.right <= right + 2 && ink.top >= top - 2 && ink.bottom <= bottom + 2, JSON.stringify({ ink, box: { left, top, right, bottom } }));
+    assert.ok(ink.right - ink.left > (right - left) / 2, 'the appearance fills the box, not a corner of it');
+  });
+});
+
 test('batch: one operation on three files with progress per file, a pipeline saved by name and run, all as one ZIP', async () => {
   await onPage(browser, `${served.base}/`, async (page) => {
     await upload(page, FOUR, THREE, TURNED);
