@@ -1,19 +1,16 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
-const int = (min: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min));
+const int = (min: number) => z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min));
 
-const list = z
-  .string()
-  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+const list = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
 
 const schema = z.object({
   PORT: int(1).pipe(z.number().max(65535)).default(3000),
@@ -66,12 +63,20 @@ const schema = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   ROLE: z.enum(['api', 'worker', 'all']).default('all'),
   // A bucket name as S3 and the stores compatible with it accept (never a path: objects go under resources/).
-  S3_BUCKET: z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{1,254}$/, 'must be a bucket name (letters, digits, dots, hyphens, underscores)').optional(),
+  S3_BUCKET: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{1,254}$/, 'must be a bucket name (letters, digits, dots, hyphens, underscores)')
+    .optional(),
   S3_ENDPOINT: z
     .url({ protocol: /^https?$/ })
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
-  S3_REGION: z.string().trim().regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1').default('us-east-1'),
+  S3_REGION: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9-]+$/, 'must be a region name such as us-east-1')
+    .default('us-east-1'),
   METRICS: z.enum(['on', 'off']).default('off'),
   METRICS_TOKEN: z.string().trim().min(16, 'must be at least 16 characters').optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -220,11 +225,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (parsed.success && parsed.data.API_KEYS) {
     apiKeys = readKeys(parsed.data.API_KEYS, problems);
   }
-  if (parsed.success && parsed.data.ROLE !== 'all' && !parsed.data.REDIS_URL) problems.push(`ROLE=${parsed.data.ROLE}: needs REDIS_URL (replicas share work through Redis)`);
-  if (parsed.success && parsed.data.S3_ENDPOINT && !parsed.data.S3_BUCKET && !/^s3:\/\//.test(parsed.data.WATCH_DIR ?? '')) problems.push('S3_ENDPOINT: needs S3_BUCKET (the bucket that holds the resources) or an s3:// WATCH_DIR');
-  if (parsed.success && parsed.data.KEY_SCOPE === 'owner' && !parsed.data.API_KEYS) problems.push('KEY_SCOPE=owner: needs API_KEYS (resources belong to the key that created them)');
-  if (parsed.success && parsed.data.WATCH_DIR && !parsed.data.PIPELINES_DIR) problems.push('WATCH_DIR: needs PIPELINES_DIR (each named pipeline gets a watched folder)');
-  if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL) problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
+  if (parsed.success && parsed.data.ROLE !== 'all' && !parsed.data.REDIS_URL)
+    problems.push(`ROLE=${parsed.data.ROLE}: needs REDIS_URL (replicas share work through Redis)`);
+  if (parsed.success && parsed.data.S3_ENDPOINT && !parsed.data.S3_BUCKET && !/^s3:\/\//.test(parsed.data.WATCH_DIR ?? ''))
+    problems.push('S3_ENDPOINT: needs S3_BUCKET (the bucket that holds the resources) or an s3:// WATCH_DIR');
+  if (parsed.success && parsed.data.KEY_SCOPE === 'owner' && !parsed.data.API_KEYS)
+    problems.push('KEY_SCOPE=owner: needs API_KEYS (resources belong to the key that created them)');
+  if (parsed.success && parsed.data.WATCH_DIR && !parsed.data.PIPELINES_DIR)
+    problems.push('WATCH_DIR: needs PIPELINES_DIR (each named pipeline gets a watched folder)');
+  if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL)
+    problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
   if (problems.length) throw new ConfigError(problems);
   const d = parsed.data!;
   return {
@@ -298,7 +308,10 @@ function readKeys(value: string, problems: string[]): Set<string> | null {
       .map((l) => l.replace(/#.*/, '').trim())
       .filter(Boolean);
   } else {
-    keys = value.split(',').map((k) => k.trim()).filter(Boolean);
+    keys = value
+      .split(',')
+      .map((k) => k.trim())
+      .filter(Boolean);
   }
   if (!keys.length) problems.push('API_KEYS: no keys found');
   const short = keys.filter((k) => k.length < 16);

@@ -1,20 +1,20 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { configurePool } from '../engines/libreoffice/pool.js';
 import { onRun } from '../engines/run.js';
 import { probeTools } from '../engines/tools.js';
-import { configurePool } from '../engines/libreoffice/pool.js';
 import type { Config } from './config.js';
 import type { Deps } from './http/context.js';
-import { Jobs, type JobQueue } from './jobs/index.js';
 import { ClusterJobs } from './jobs/cluster.js';
-import { loadNamedPipelines, runSpec } from './pipelines/index.js';
-import { LowdbIndex } from './store/lowdb-index.js';
-import { RedisIndex } from './store/redis-index.js';
+import { type JobQueue, Jobs } from './jobs/index.js';
 import { createLogger } from './log.js';
 import { META } from './meta.js';
 import { operations } from './operations/index.js';
-import { Store } from './store/index.js';
+import { loadNamedPipelines, runSpec } from './pipelines/index.js';
 import type { ResourceBytes } from './store/bytes.js';
+import { Store } from './store/index.js';
+import { LowdbIndex } from './store/lowdb-index.js';
+import { RedisIndex } from './store/redis-index.js';
 
 /** Builds everything the app needs (also used by tests, which call app.request() instead of listening). */
 export async function createDeps(config: Config): Promise<Deps> {
@@ -48,10 +48,17 @@ export async function createDeps(config: Config): Promise<Deps> {
       workDir,
       onError,
     });
-    store = new Store(config.dataDir, config.resourceTtlMs, new RedisIndex(cluster.redis), { workDir, bytes: await bytesFor(workDir), ownerScope: config.keyScope === 'owner' });
+    store = new Store(config.dataDir, config.resourceTtlMs, new RedisIndex(cluster.redis), {
+      workDir,
+      bytes: await bytesFor(workDir),
+      ownerScope: config.keyScope === 'owner',
+    });
     jobs = cluster;
   } else {
-    store = new Store(config.dataDir, config.resourceTtlMs, new LowdbIndex(join(config.dataDir, 'index')), { bytes: await bytesFor(join(config.dataDir, 'work')), ownerScope: config.keyScope === 'owner' });
+    store = new Store(config.dataDir, config.resourceTtlMs, new LowdbIndex(join(config.dataDir, 'index')), {
+      bytes: await bytesFor(join(config.dataDir, 'work')),
+      ownerScope: config.keyScope === 'owner',
+    });
     const local = new Jobs({
       concurrency: config.concurrency,
       cpuBudget: config.cpuBudget,

@@ -56,8 +56,7 @@ export const TEXT = {
 export const outOfRange = (value: unknown, parameter: string) =>
   new AppError('out_of_range', `${display(value)} is not within the acceptable range for ${parameter}`);
 
-export const invalidInput = (detail?: string) =>
-  new AppError('invalid_input', detail ? `${TEXT.invalidInput}: ${detail}` : TEXT.invalidInput);
+export const invalidInput = (detail?: string) => new AppError('invalid_input', detail ? `${TEXT.invalidInput}: ${detail}` : TEXT.invalidInput);
 
 /**
  * A job cut by one of the per-engine limits: 422 (the client's input, so clients do not resubmit it), naming

@@ -6,7 +6,18 @@ export function createLogger(level: string): Logger {
     level,
     base: { service: 'quire' },
     redact: {
-      paths: ['headers["api-key"]', 'headers.authorization', 'headers.cookie', '*.password', '*.apiKey', 'fields.*password*', 'fields.current_open_password', 'fields.current_permissions_password', 'fields.new_open_password', 'fields.new_permissions_password'],
+      paths: [
+        'headers["api-key"]',
+        'headers.authorization',
+        'headers.cookie',
+        '*.password',
+        '*.apiKey',
+        'fields.*password*',
+        'fields.current_open_password',
+        'fields.current_permissions_password',
+        'fields.new_open_password',
+        'fields.new_permissions_password',
+      ],
       censor: '[redacted]',
     },
   });

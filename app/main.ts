@@ -1,10 +1,10 @@
 import { serve } from '@hono/node-server';
-import { loadConfig, ConfigError, type Config } from './config.js';
-import { createDeps } from './deps.js';
 import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
-import { createApp, createWorkerApp } from './server.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { createDeps } from './deps.js';
 import { watchFolders } from './pipelines/index.js';
+import { createApp, createWorkerApp } from './server.js';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -21,12 +21,27 @@ async function main(): Promise<void> {
   const { log, store, jobs } = deps;
   const app = config.role === 'worker' ? createWorkerApp(deps) : createApp(deps);
   const sweep = setInterval(
-    () => store.sweepExpired().then((n) => n && log.info({ removed: n }, 'expired resources removed'), (err) => log.error({ err }, 'sweep failed')),
+    () =>
+      store.sweepExpired().then(
+        (n) => n && log.info({ removed: n }, 'expired resources removed'),
+        (err) => log.error({ err }, 'sweep failed'),
+      ),
     Math.min(60_000, Math.max(1000, config.resourceTtlMs / 4 || 60_000)),
   );
   sweep.unref();
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    log.info({ port: info.port, host: config.host, engines: deps.tools, role: config.role, mode: config.redisUrl ? 'redis' : 'embedded', concurrency: config.concurrency, keys: config.apiKeys ? config.apiKeys.size : 'open' }, 'Quire listening');
+    log.info(
+      {
+        port: info.port,
+        host: config.host,
+        engines: deps.tools,
+        role: config.role,
+        mode: config.redisUrl ? 'redis' : 'embedded',
+        concurrency: config.concurrency,
+        keys: config.apiKeys ? config.apiKeys.size : 'open',
+      },
+      'Quire listening',
+    );
   });
   const watcher = await watchFolders(deps);
   // Long conversions must not be cut by Node's default request timeout; the job limit governs instead.

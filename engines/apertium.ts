@@ -15,7 +15,12 @@ let modes: Promise<string[]> | undefined;
 /** Installed translation directions (mode names such as `eng-spa`, `en-gl`, `eng-cat_valencia`), read once. */
 export function apertiumModes(): Promise<string[]> {
   modes ??= run('apertium', ['-l'], { cwd: tmpdir(), timeoutMs: 20_000 })
-    .then((r) => r.stdout.split('\n').map((l) => l.trim()).filter(Boolean))
+    .then((r) =>
+      r.stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    )
     // Not installed: no offline pairs.
     .catch(() => []);
   return modes;

@@ -7,7 +7,12 @@ import { renderWithDevice } from './ghostscript-raster.js';
  * the order of `pages` (1-based, strictly increasing); returns the files in that order.
  */
 export async function textlessPages(input: string, pattern: string, pages: number[], resolution: number, ctx: EngineContext): Promise<string[]> {
-  return renderWithDevice(input, pattern, { device: 'jpeg', pages, resolution, smoothText: true, smoothLines: true, smoothImages: true, jpegQuality: 85, leaveOut: ['TEXT'] }, ctx);
+  return renderWithDevice(
+    input,
+    pattern,
+    { device: 'jpeg', pages, resolution, smoothText: true, smoothLines: true, smoothImages: true, jpegQuality: 85, leaveOut: ['TEXT'] },
+    ctx,
+  );
 }
 
 /**
@@ -16,5 +21,10 @@ export async function textlessPages(input: string, pattern: string, pages: numbe
  * textlessPages.
  */
 export async function lineArtPages(input: string, pattern: string, pages: number[], resolution: number, ctx: EngineContext): Promise<string[]> {
-  return renderWithDevice(input, pattern, { device: 'pngalpha', pages, resolution, smoothText: true, smoothLines: true, smoothImages: false, leaveOut: ['TEXT', 'IMAGE'] }, ctx);
+  return renderWithDevice(
+    input,
+    pattern,
+    { device: 'pngalpha', pages, resolution, smoothText: true, smoothLines: true, smoothImages: false, leaveOut: ['TEXT', 'IMAGE'] },
+    ctx,
+  );
 }

@@ -88,7 +88,11 @@ export function pdfwriteArgs(input: string, output: string, o: PdfwriteOptions =
   const im = o.images;
   const ps: string[] = [];
   if (im) {
-    for (const [kind, dpi] of [['Color', im.colorDpi], ['Gray', im.grayDpi], ['Mono', im.monoDpi]] as const) {
+    for (const [kind, dpi] of [
+      ['Color', im.colorDpi],
+      ['Gray', im.grayDpi],
+      ['Mono', im.monoDpi],
+    ] as const) {
       a.push(`-dDownsample${kind}Images=${bool(dpi !== undefined)}`);
       if (dpi !== undefined) {
         a.push(`-d${kind}ImageResolution=${dpi}`, `-d${kind}ImageDownsampleType=/${kind === 'Mono' ? 'Subsample' : (im.method ?? 'Bicubic')}`);
@@ -139,7 +143,8 @@ export async function rewritePdf(input: string, output: string, opts: PdfwriteOp
   if (/Couldn't initialise file|No pages will be processed/.test(r.stderr)) throw new EngineError('gs', 'could not read the input', { stderr: r.stderr });
   const written = await pageCount(output, ctx).catch(() => 0);
   // Without the count expected (a file qpdf cannot count, being repaired), any page at all.
-  if (ctx.pages === undefined ? written < 1 : written !== ctx.pages) throw new EngineError('gs', `wrote ${written} of ${ctx.pages ?? 'some'} pages`, { stderr: r.stderr });
+  if (ctx.pages === undefined ? written < 1 : written !== ctx.pages)
+    throw new EngineError('gs', `wrote ${written} of ${ctx.pages ?? 'some'} pages`, { stderr: r.stderr });
   return { stderr: r.stderr };
 }
 
@@ -182,8 +187,18 @@ export function outputIntentProlog(intent: OutputIntent, docinfo: Record<string,
 /** Arguments of the pdfimage24 device for some pages only: each becomes one RGB image page. */
 export function rasterPagesArgs(input: string, output: string, pages: number[], resolution: number): string[] {
   return [
-    '-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sstdout=%stderr', '-sDEVICE=pdfimage24', `-r${resolution}`,
-    '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4', `-sPageList=${pages.join(',')}`, `-sOutputFile=${output}`, input,
+    '-dSAFER',
+    '-dBATCH',
+    '-dNOPAUSE',
+    '-q',
+    '-sstdout=%stderr',
+    '-sDEVICE=pdfimage24',
+    `-r${resolution}`,
+    '-dTextAlphaBits=4',
+    '-dGraphicsAlphaBits=4',
+    `-sPageList=${pages.join(',')}`,
+    `-sOutputFile=${output}`,
+    input,
   ];
 }
 

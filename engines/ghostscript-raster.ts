@@ -1,14 +1,18 @@
-import { pageTimeout, type EngineContext } from './context.js';
+import { type EngineContext, pageTimeout } from './context.js';
 import { expectOutput, run } from './run.js';
 
 /** Arguments of Ghostscript's pdfimage24 device: each page becomes one RGB Flate image in a PDF of the same page size. */
 export function rasterizePdfArgs(input: string, output: string, opts: { resolution: number }): string[] {
   return [
-    '-dSAFER', '-dBATCH', '-dNOPAUSE', '-q',
+    '-dSAFER',
+    '-dBATCH',
+    '-dNOPAUSE',
+    '-q',
     '-sDEVICE=pdfimage24',
     `-r${opts.resolution}`,
     // Anti-aliased text and line art: at 150 dpi aliased glyphs are hard to read.
-    '-dTextAlphaBits=4', '-dGraphicsAlphaBits=4',
+    '-dTextAlphaBits=4',
+    '-dGraphicsAlphaBits=4',
     `-sOutputFile=${output}`,
     input,
   ];
@@ -42,7 +46,9 @@ export interface DeviceOptions {
 /** `pattern` holds %d, numbered from 1 in the order of `pages`. Page progress goes to stderr as `Page N`. */
 export function deviceArgs(input: string, pattern: string, opts: DeviceOptions): string[] {
   return [
-    '-dSAFER', '-dBATCH', '-dNOPAUSE',
+    '-dSAFER',
+    '-dBATCH',
+    '-dNOPAUSE',
     '-sstdout=%stderr',
     `-sDEVICE=${opts.device}`,
     `-r${opts.resolution}`,
@@ -63,12 +69,7 @@ export function deviceArgs(input: string, pattern: string, opts: DeviceOptions):
 export const devicePageBudget = (ctx: EngineContext) => (ctx.pageMs ? { ms: ctx.pageMs, starts: /^Page (\d+)$/gm } : undefined);
 
 /** Renders the pages to files; returns their paths in the order of `pages`. */
-export async function renderWithDevice(
-  input: string,
-  pattern: string,
-  opts: DeviceOptions,
-  ctx: EngineContext & { onPage?: () => void },
-): Promise<string[]> {
+export async function renderWithDevice(input: string, pattern: string, opts: DeviceOptions, ctx: EngineContext & { onPage?: () => void }): Promise<string[]> {
   const onStderrLine = ctx.onPage ? (line: string) => /^Page \d+$/.test(line) && ctx.onPage!() : undefined;
   await run('gs', deviceArgs(input, pattern, opts), { ...ctx, onStderrLine, pageBudget: devicePageBudget(ctx) });
   const files = opts.pages.map((_, i) => pattern.replace('%d', String(i + 1)));
@@ -81,8 +82,30 @@ export async function renderWithDevice(
  * One page drawn by Ghostscript to a PNG file: the last engine for pixels, when MuPDF and Poppler both fail on
  * the page. The crop box, turned by /Rotate, as the others draw it.
  */
-export async function ghostscriptDrawPage(input: string, page: number, output: string, opts: { resolution: number; colour: 'rgb' | 'gray' | 'rgba' }, ctx: EngineContext): Promise<void> {
+export async function ghostscriptDrawPage(
+  input: string,
+  page: number,
+  output: string,
+  opts: { resolution: number; colour: 'rgb' | 'gray' | 'rgba' },
+  ctx: EngineContext,
+): Promise<void> {
   const device = { rgb: 'png16m', gray: 'pnggray', rgba: 'pngalpha' }[opts.colour];
-  await run('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', `-sDEVICE=${device}`, `-r${opts.resolution}`, '-dUseCropBox', `-dFirstPage=${page}`, `-dLastPage=${page}`, `-sOutputFile=${output}`, input], { ...ctx, timeoutMs: pageTimeout(ctx) });
+  await run(
+    'gs',
+    [
+      '-dSAFER',
+      '-dBATCH',
+      '-dNOPAUSE',
+      '-q',
+      `-sDEVICE=${device}`,
+      `-r${opts.resolution}`,
+      '-dUseCropBox',
+      `-dFirstPage=${page}`,
+      `-dLastPage=${page}`,
+      `-sOutputFile=${output}`,
+      input,
+    ],
+    { ...ctx, timeoutMs: pageTimeout(ctx) },
+  );
   await expectOutput('gs', output);
 }

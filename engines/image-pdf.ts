@@ -1,14 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { deflateSync } from 'node:zlib';
-import {
-  PDFDocument,
-  PDFName,
-  PDFRef,
-  concatTransformationMatrix,
-  drawObject,
-  popGraphicsState,
-  pushGraphicsState,
-} from '@cantoo/pdf-lib';
+import { concatTransformationMatrix, drawObject, PDFDocument, PDFName, type PDFRef, popGraphicsState, pushGraphicsState } from '@cantoo/pdf-lib';
 import sharp, { type Metadata } from 'sharp';
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
@@ -77,14 +69,22 @@ export function pageSizeFor(width: number, height: number, dpi: number, orientat
 /** Maps the unit square to the page so the stored image appears as EXIF orientation `o` says it should. */
 export function orientationMatrix(o: number, pw: number, ph: number): [number, number, number, number, number, number] {
   switch (o) {
-    case 2: return [-pw, 0, 0, ph, pw, 0]; // mirrored horizontally
-    case 3: return [-pw, 0, 0, -ph, pw, ph]; // 180
-    case 4: return [pw, 0, 0, -ph, 0, ph]; // mirrored vertically
-    case 5: return [0, -ph, -pw, 0, pw, ph]; // transposed
-    case 6: return [0, -ph, pw, 0, 0, ph]; // 90 clockwise
-    case 7: return [0, ph, pw, 0, 0, 0]; // transversed
-    case 8: return [0, ph, -pw, 0, pw, 0]; // 90 counter-clockwise
-    default: return [pw, 0, 0, ph, 0, 0];
+    case 2:
+      return [-pw, 0, 0, ph, pw, 0]; // mirrored horizontally
+    case 3:
+      return [-pw, 0, 0, -ph, pw, ph]; // 180
+    case 4:
+      return [pw, 0, 0, -ph, 0, ph]; // mirrored vertically
+    case 5:
+      return [0, -ph, -pw, 0, pw, ph]; // transposed
+    case 6:
+      return [0, -ph, pw, 0, 0, ph]; // 90 clockwise
+    case 7:
+      return [0, ph, pw, 0, 0, 0]; // transversed
+    case 8:
+      return [0, ph, -pw, 0, pw, 0]; // 90 counter-clockwise
+    default:
+      return [pw, 0, 0, ph, 0, 0];
   }
 }
 
@@ -119,7 +119,12 @@ export async function imagesToPdf(inputs: string[], output: string, opts: ImageP
       const [pw, ph] = pageSizeFor(placed.width, placed.height, placed.dpi, placed.orientation);
       const page = doc.addPage([pw, ph]);
       const name = page.node.newXObject('Im', placed.ref);
-      page.pushOperators(pushGraphicsState(), concatTransformationMatrix(...orientationMatrix(placed.orientation, pw, ph)), drawObject(name), popGraphicsState());
+      page.pushOperators(
+        pushGraphicsState(),
+        concatTransformationMatrix(...orientationMatrix(placed.orientation, pw, ph)),
+        drawObject(name),
+        popGraphicsState(),
+      );
       pages++;
     }
   }
@@ -172,10 +177,14 @@ export function decodeBmp(b: Buffer): Source {
       const o = (y * width + x) * channels;
       if (bpp === 8) {
         const p = palette + b[row + x] * 4;
-        out[o] = b[p + 2]; out[o + 1] = b[p + 1]; out[o + 2] = b[p];
+        out[o] = b[p + 2];
+        out[o + 1] = b[p + 1];
+        out[o + 2] = b[p];
       } else {
         const i = row + (x * bpp) / 8;
-        out[o] = b[i + 2]; out[o + 1] = b[i + 1]; out[o + 2] = b[i];
+        out[o] = b[i + 2];
+        out[o + 1] = b[i + 1];
+        out[o + 2] = b[i];
         if (channels === 4) out[o + 3] = b[i + 3];
       }
     }
@@ -237,9 +246,17 @@ async function embedFrame(doc: PDFDocument, path: Source, index: number, frames:
   }
   const ctx = doc.context;
   let smask: PDFRef | undefined;
-  if (mask && mask.some((a) => a !== 255)) {
+  if (mask?.some((a) => a !== 255)) {
     smask = ctx.register(
-      ctx.stream(deflateSync(mask), { Type: 'XObject', Subtype: 'Image', Width: info.width, Height: info.height, ColorSpace: 'DeviceGray', BitsPerComponent: 8, Filter: 'FlateDecode' }),
+      ctx.stream(deflateSync(mask), {
+        Type: 'XObject',
+        Subtype: 'Image',
+        Width: info.width,
+        Height: info.height,
+        ColorSpace: 'DeviceGray',
+        BitsPerComponent: 8,
+        Filter: 'FlateDecode',
+      }),
     );
   }
   const dict: Record<string, unknown> = {

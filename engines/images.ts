@@ -113,16 +113,19 @@ export function bmpBytes(image: RawImage, dpi: number): Buffer {
 }
 
 export const PHOTOMETRIC = { minIsBlack: 1, rgb: 2, separated: 5, cielab: 8 } as const;
-const TIFF_PHOTOMETRIC: Record<ColorModel, number> = { gray: PHOTOMETRIC.minIsBlack, rgb: PHOTOMETRIC.rgb, rgba: PHOTOMETRIC.rgb, cmyk: PHOTOMETRIC.separated, lab: PHOTOMETRIC.cielab };
+const TIFF_PHOTOMETRIC: Record<ColorModel, number> = {
+  gray: PHOTOMETRIC.minIsBlack,
+  rgb: PHOTOMETRIC.rgb,
+  rgba: PHOTOMETRIC.rgb,
+  cmyk: PHOTOMETRIC.separated,
+  lab: PHOTOMETRIC.cielab,
+};
 
 /**
  * A baseline little-endian TIFF, one IFD, 8 bits per sample, chunky. With `compress`, Adobe Deflate strips of
  * about 1 MiB, compressed in parallel on libuv's pool. CIELAB gets a D50 white point (our Lab is D50-relative).
  */
-export async function tiffBytes(
-  image: RawImage,
-  opts: { photometric: number; dpi: number; compress: boolean },
-): Promise<Buffer> {
+export async function tiffBytes(image: RawImage, opts: { photometric: number; dpi: number; compress: boolean }): Promise<Buffer> {
   const { width, height, channels, data } = image;
   const rowBytes = width * channels;
   const rowsPerStrip = opts.compress ? Math.max(1, Math.min(height, Math.floor((1 << 20) / rowBytes))) : height;
@@ -204,7 +207,7 @@ export function rgbToLab8(rgb: Buffer): Buffer {
     const c = i / 255;
     lin[i] = c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
   }
-  const f = (t: number) => (t > 216 / 24389 ? Math.cbrt(t) : (24389 / 27 * t + 16) / 116);
+  const f = (t: number) => (t > 216 / 24389 ? Math.cbrt(t) : ((24389 / 27) * t + 16) / 116);
   const out = Buffer.allocUnsafe(rgb.length);
   // Documents have few distinct colours: a small direct-mapped cache skips most cube roots.
   const CACHE = 1 << 16;
@@ -242,7 +245,14 @@ export function rgbToLab8(rgb: Buffer): Buffer {
  */
 export async function decodeToRaw(image: Buffer | string, colour: 'rgb' | 'gray' | 'rgba' | 'cmyk'): Promise<RawImage> {
   let img = sharp(image, { limitInputPixels: false });
-  img = colour === 'gray' ? img.toColourspace('b-w') : colour === 'cmyk' ? img.removeAlpha().toColourspace('cmyk') : colour === 'rgba' ? img.ensureAlpha().toColourspace('srgb') : img.removeAlpha().toColourspace('srgb');
+  img =
+    colour === 'gray'
+      ? img.toColourspace('b-w')
+      : colour === 'cmyk'
+        ? img.removeAlpha().toColourspace('cmyk')
+        : colour === 'rgba'
+          ? img.ensureAlpha().toColourspace('srgb')
+          : img.removeAlpha().toColourspace('srgb');
   const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, channels: info.channels, data };
 }

@@ -46,5 +46,10 @@ export async function extractImagesMupdf(input: string, objects: number[], dir: 
   const files = await written(['-a'], objects);
   const cmyk = [...files].filter(([, path]) => path.endsWith('.pam'));
   for (const [, path] of cmyk) await rm(path);
-  return cmyk.length ? written(['-a', '-r'], cmyk.map(([id]) => id)) : files;
+  return cmyk.length
+    ? written(
+        ['-a', '-r'],
+        cmyk.map(([id]) => id),
+      )
+    : files;
 }

@@ -1,6 +1,6 @@
 import type { EngineContext } from './context.js';
 import { pageArg } from './mupdf-stext.js';
-import { parseDrawnImages, type DrawnImage } from './page-images.js';
+import { type DrawnImage, parseDrawnImages } from './page-images.js';
 import { run } from './run.js';
 
 /**
@@ -23,7 +23,11 @@ export interface DrawnRect {
  * rectangles and straight strokes (curves, rotated rectangles and other shapes are not tables' cells or rules,
  * and are left out), and where images are placed.
  */
-export async function traceDrawings(input: string, pages: number[], ctx: EngineContext): Promise<{ rects: DrawnRect[]; images: DrawnImage[]; paths: Map<number, number> }> {
+export async function traceDrawings(
+  input: string,
+  pages: number[],
+  ctx: EngineContext,
+): Promise<{ rects: DrawnRect[]; images: DrawnImage[]; paths: Map<number, number> }> {
   const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
   return { rects: parseDrawnRects(r.stdout), images: parseDrawnImages(r.stdout), paths: countPaths(r.stdout) };
 }
@@ -76,7 +80,12 @@ export function parseDrawnRects(xml: string): DrawnRect[] {
         // A stroked rectangle is its four edges, not a filled area.
         if (pts.length >= 4 && x1 - x0 > 4 * half + 1 && y1 - y0 > 4 * half + 1) {
           const h = 2 * half;
-          out.push({ page, x0, y0, x1, y1: y0 + h, rgb: cur.rgb }, { page, x0, y0: y1 - h, x1, y1, rgb: cur.rgb }, { page, x0, y0, x1: x0 + h, y1, rgb: cur.rgb }, { page, x0: x1 - h, y0, x1, y1, rgb: cur.rgb });
+          out.push(
+            { page, x0, y0, x1, y1: y0 + h, rgb: cur.rgb },
+            { page, x0, y0: y1 - h, x1, y1, rgb: cur.rgb },
+            { page, x0, y0, x1: x0 + h, y1, rgb: cur.rgb },
+            { page, x0: x1 - h, y0, x1, y1, rgb: cur.rgb },
+          );
           continue;
         }
       } else if (pts.length < 3) continue;
@@ -87,7 +96,14 @@ export function parseDrawnRects(xml: string): DrawnRect[] {
     const [, tag, rest] = m;
     if (tag === 'page') page = Number(attr(rest, 'number') ?? 0);
     else if (tag === 'fill_path' || tag === 'stroke_path') {
-      cur = { stroke: tag === 'stroke_path', m: nums(attr(rest, 'transform')), rgb: toRgb(nums(attr(rest, 'color'))), width: Number(attr(rest, 'linewidth') ?? 1), sub: [], curved: false };
+      cur = {
+        stroke: tag === 'stroke_path',
+        m: nums(attr(rest, 'transform')),
+        rgb: toRgb(nums(attr(rest, 'color'))),
+        width: Number(attr(rest, 'linewidth') ?? 1),
+        sub: [],
+        curved: false,
+      };
     } else if (tag === '/fill_path' || tag === '/stroke_path') {
       finish();
       cur = null;

@@ -36,7 +36,9 @@ function polygons(q) {
  * (the text stays readable for review); /IC black is what other tools fill with when they apply the mark.
  * Saved incrementally when possible: the original bytes stay as they were.
  */
-const MARK = COMMON + String.raw`
+const MARK =
+  COMMON +
+  String.raw`
 var doc = new PDFDocument(scriptArgs[0]);
 var plan = JSON.parse(read(scriptArgs[2]));
 var gs = doc.newDictionary();
@@ -105,7 +107,9 @@ print(JSON.stringify({ marks: count }));
  * a name. Links and comments that overlap an area are deleted (their URI or note may repeat the text);
  * form fields are kept. Prints a summary; with no redaction annotation at all nothing is written.
  */
-const APPLY = COMMON + String.raw`
+const APPLY =
+  COMMON +
+  String.raw`
 var doc = new PDFDocument(scriptArgs[0]);
 var fill = scriptArgs[2];
 var areas = 0, removed = 0, pages = [], texts = [], scrubbed = [];
@@ -209,7 +213,12 @@ export interface AppliedRedactions {
 export async function applyRedactions(input: string, output: string, rgb: [number, number, number], ctx: EngineContext): Promise<AppliedRedactions> {
   const fill = rgb.map((v) => String(Math.round((v / 255) * 1000) / 1000)).join(' ');
   const r = await runScript('apply-redactions.js', APPLY, [input, output, fill], ctx, true);
-  const result = { areas: Number(r.areas) || 0, pages: (r.pages as number[]) ?? [], scrubbed: (r.scrubbed as string[]) ?? [], annotations: Number(r.annotations) || 0 };
+  const result = {
+    areas: Number(r.areas) || 0,
+    pages: (r.pages as number[]) ?? [],
+    scrubbed: (r.scrubbed as string[]) ?? [],
+    annotations: Number(r.annotations) || 0,
+  };
   if (result.areas) await expectOutput('mutool', output);
   return result;
 }

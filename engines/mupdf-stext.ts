@@ -259,7 +259,14 @@ export function parseTrace(xml: string): Map<number, TraceGlyph[]> {
       const x = Number(a.x);
       const y = Number(a.y);
       const [ma, mb, mc, md, me, mf] = colour.m.length === 6 ? colour.m : [1, 0, 0, 1, 0, 0];
-      glyphs.push({ c: a.unicode ?? '', x: x * ma + y * mc + me, y: x * mb + y * md + mf, space: colour.space, values: colour.values, ...(colour.invisible ? { invisible: true } : {}) });
+      glyphs.push({
+        c: a.unicode ?? '',
+        x: x * ma + y * mc + me,
+        y: x * mb + y * md + mf,
+        space: colour.space,
+        values: colour.values,
+        ...(colour.invisible ? { invisible: true } : {}),
+      });
     }
   }
   return out;

@@ -1,7 +1,7 @@
-import type { EngineContext } from './context.js';
-import { EngineError } from './errors.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { EngineContext } from './context.js';
+import { EngineError } from './errors.js';
 import { run, stream } from './run.js';
 
 /** One page as MuPDF sees it: the visible (crop) box in PDF units after /Rotate, and the rotation. */
@@ -51,8 +51,8 @@ export async function cleanPdf(input: string, output: string, ctx: EngineContext
  * written in MuPDF's process, never in ours. With `summary`, the last line the program printed is its JSON result.
  */
 export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary: true): Promise<Record<string, unknown>>;
-export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary?: false): Promise<void>;
-export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary = false): Promise<Record<string, unknown> | void> {
+export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary?: false): Promise<undefined>;
+export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary = false): Promise<Record<string, unknown> | undefined> {
   const file = join(ctx.cwd, name);
   await writeFile(file, script);
   const r = await run('mutool', ['run', file, ...args], ctx);
@@ -84,12 +84,18 @@ export function drawArgs(input: string, output: string, opts: DrawOptions): stri
   return [
     // Not -q: the page lines on stderr time each page (pageStarts).
     'draw',
-    '-F', 'pam',
-    '-o', output,
-    '-r', String(opts.resolution),
-    '-c', opts.colorspace,
-    '-A', `${opts.graphicsAa}/${opts.textAa}`,
-    '-B', String(BAND_ROWS),
+    '-F',
+    'pam',
+    '-o',
+    output,
+    '-r',
+    String(opts.resolution),
+    '-c',
+    opts.colorspace,
+    '-A',
+    `${opts.graphicsAa}/${opts.textAa}`,
+    '-B',
+    String(BAND_ROWS),
     input,
     opts.pages.join(','),
   ];

@@ -49,7 +49,25 @@ export interface CmsSignFiles {
 
 /** Detached CMS SignedData, SHA-256, signed attributes content-type, signing-time and message-digest. */
 export function cmsSignArgs(f: CmsSignFiles, output: string): string[] {
-  return ['cms', '-sign', '-binary', '-in', f.content, '-signer', f.signer, '-inkey', f.key, ...(f.chain ? ['-certfile', f.chain] : []), '-md', 'sha256', '-nosmimecap', '-outform', 'DER', '-out', output];
+  return [
+    'cms',
+    '-sign',
+    '-binary',
+    '-in',
+    f.content,
+    '-signer',
+    f.signer,
+    '-inkey',
+    f.key,
+    ...(f.chain ? ['-certfile', f.chain] : []),
+    '-md',
+    'sha256',
+    '-nosmimecap',
+    '-outform',
+    'DER',
+    '-out',
+    output,
+  ];
 }
 
 export async function cmsSign(f: CmsSignFiles, ctx: EngineContext): Promise<Buffer> {

@@ -39,13 +39,39 @@ export function parseDrawnImages(xml: string): DrawnImage[] {
  * soft masks, colour spaces and every encoding (JBIG2, CCITT, JPX) resolved, which extracting the stored
  * image would not give.
  */
-export async function renderRegion(input: string, page: number, box: Omit<DrawnImage, 'page'>, dpi: number, outputPrefix: string, ctx: EngineContext): Promise<string> {
+export async function renderRegion(
+  input: string,
+  page: number,
+  box: Omit<DrawnImage, 'page'>,
+  dpi: number,
+  outputPrefix: string,
+  ctx: EngineContext,
+): Promise<string> {
   const s = dpi / 72;
   const x = Math.max(0, Math.floor(box.x0 * s));
   const y = Math.max(0, Math.floor(box.y0 * s));
   const w = Math.max(1, Math.ceil(box.x1 * s) - x);
   const h = Math.max(1, Math.ceil(box.y1 * s) - y);
-  const args = ['-png', '-r', String(dpi), '-f', String(page), '-l', String(page), '-x', String(x), '-y', String(y), '-W', String(w), '-H', String(h), '-singlefile', input, outputPrefix];
+  const args = [
+    '-png',
+    '-r',
+    String(dpi),
+    '-f',
+    String(page),
+    '-l',
+    String(page),
+    '-x',
+    String(x),
+    '-y',
+    String(y),
+    '-W',
+    String(w),
+    '-H',
+    String(h),
+    '-singlefile',
+    input,
+    outputPrefix,
+  ];
   await run('pdftoppm', args, ctx);
   return `${outputPrefix}.png`;
 }

@@ -1,4 +1,4 @@
-import { pageTimeout, type EngineContext } from './context.js';
+import { type EngineContext, pageTimeout } from './context.js';
 import { EngineError } from './errors.js';
 import { expectOutput, run } from './run.js';
 
@@ -63,7 +63,7 @@ export interface PopplerWord {
 const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 const unescapeXml = (s: string) =>
   s.replace(/&(#x[0-9a-f]+|#\d+|\w+);/gi, (m, e: string) =>
-    e[0] === '#' ? String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1))) : XML_ENTITIES[e] ?? m,
+    e[0] === '#' ? String.fromCodePoint(e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : Number(e.slice(1))) : (XML_ENTITIES[e] ?? m),
   );
 
 /** `pdftotext -bbox-layout` words of one page: Poppler decodes CMaps MuPDF 1.21 cannot (non-embedded Shift-JIS). */
@@ -83,7 +83,10 @@ export async function popplerPageWords(input: string, pages: number[], ctx: Engi
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
     const r = await run('pdftotext', ['-q', '-bbox-layout', '-f', String(sorted[i]), '-l', String(sorted[j]), input, '-'], ctx);
     // One <page> element per page of the run, in order.
-    r.stdout.split(/<page\b/).slice(1).forEach((xml, k) => out.set(sorted[i] + k, parseWords(xml)));
+    r.stdout
+      .split(/<page\b/)
+      .slice(1)
+      .forEach((xml, k) => out.set(sorted[i] + k, parseWords(xml)));
     i = j + 1;
   }
   return out;
@@ -99,7 +102,12 @@ const parseWords = (xml: string): PopplerWord[] =>
  * One page drawn by Poppler, as PNG bytes (pdftoppm writes a single page to stdout without an output root):
  * the second engine for pixels when MuPDF fails on a page. `rgba` draws with cairo on a transparent background.
  */
-export async function popplerDrawPage(input: string, page: number, opts: { resolution: number; colour: 'rgb' | 'gray' | 'rgba' }, ctx: EngineContext): Promise<Buffer> {
+export async function popplerDrawPage(
+  input: string,
+  page: number,
+  opts: { resolution: number; colour: 'rgb' | 'gray' | 'rgba' },
+  ctx: EngineContext,
+): Promise<Buffer> {
   const range = ['-r', String(opts.resolution), '-f', String(page), '-l', String(page), '-singlefile', '-png'];
   const r =
     opts.colour === 'rgba'
@@ -126,8 +134,17 @@ export async function popplerPageCount(input: string, ctx: EngineContext): Promi
  * One page as the image file Tesseract reads (PBM, PGM or PPM by `colors`, `output` ending in that extension),
  * drawn by Poppler: the second engine when MuPDF fails on the page.
  */
-export async function popplerPageImage(input: string, page: number, output: string, opts: { dpi: number; colors: 'mono' | 'gray' | 'rgb' }, ctx: EngineContext): Promise<void> {
+export async function popplerPageImage(
+  input: string,
+  page: number,
+  output: string,
+  opts: { dpi: number; colors: 'mono' | 'gray' | 'rgb' },
+  ctx: EngineContext,
+): Promise<void> {
   const colour = opts.colors === 'mono' ? ['-mono'] : opts.colors === 'gray' ? ['-gray'] : [];
-  await run('pdftoppm', ['-r', String(opts.dpi), '-f', String(page), '-l', String(page), '-singlefile', ...colour, input, output.replace(/\.p[bgp]m$/, '')], { ...ctx, timeoutMs: pageTimeout(ctx) });
+  await run('pdftoppm', ['-r', String(opts.dpi), '-f', String(page), '-l', String(page), '-singlefile', ...colour, input, output.replace(/\.p[bgp]m$/, '')], {
+    ...ctx,
+    timeoutMs: pageTimeout(ctx),
+  });
   await expectOutput('pdftoppm', output);
 }

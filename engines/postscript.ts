@@ -179,7 +179,13 @@ export function psPrepassArgs(input: string, output: string, o: PdfToPsOptions):
 }
 
 /** pdftops: each page on paper of its own size (never shrunk onto Letter), at the level asked for. */
-export const pdfToPsArgs = (input: string, output: string, o: Pick<PdfToPsOptions, 'level'>): string[] => [`-level${o.level}`, '-paper', 'match', input, output];
+export const pdfToPsArgs = (input: string, output: string, o: Pick<PdfToPsOptions, 'level'>): string[] => [
+  `-level${o.level}`,
+  '-paper',
+  'match',
+  input,
+  output,
+];
 
 export async function pdfToPs(input: string, output: string, o: PdfToPsOptions, ctx: EngineContext): Promise<void> {
   const opts = { cwd: ctx.cwd, signal: ctx.signal, timeoutMs: ctx.timeoutMs };

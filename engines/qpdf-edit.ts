@@ -3,7 +3,7 @@ import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from './context.js';
 import { classify, passwordArgs, type QpdfJson } from './qpdf.js';
-import { expectOutput, run, type RunResult } from './run.js';
+import { expectOutput, type RunResult, run } from './run.js';
 
 /**
  * qpdf as a writer: merge, split, linearize, encrypt, decrypt, attach, update objects. Every write goes
@@ -78,7 +78,8 @@ export async function splitPages(source: PageSource, pattern: string, size: numb
   // qpdf names each part by its first page, zero-padded: sort numerically to be safe.
   const first = (n: string) => Number(/^(\d+)/.exec(n.slice(prefix.length))?.[1] ?? 0);
   const files = names.sort((a, b) => first(a) - first(b)).map((n) => join(dir, n));
-  if (files.length !== Math.ceil(source.pages.length / size)) throw new Error(`qpdf wrote ${files.length} parts, expected ${Math.ceil(source.pages.length / size)}`);
+  if (files.length !== Math.ceil(source.pages.length / size))
+    throw new Error(`qpdf wrote ${files.length} parts, expected ${Math.ceil(source.pages.length / size)}`);
   return files;
 }
 

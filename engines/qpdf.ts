@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EngineError } from './errors.js';
 import type { EngineContext } from './context.js';
-import { run, stream, type RunResult } from './run.js';
+import { EngineError } from './errors.js';
+import { type RunResult, run, stream } from './run.js';
 
 // qpdf exits 3 when it succeeded with warnings (a damaged file it could recover).
 const WARNINGS = [3];
@@ -58,7 +58,13 @@ export class ReadLimitError extends EngineError {
  * Runs qpdf with its stdout read as it comes: `take` sees each piece, and when it returns an error the process
  * group is killed and that error thrown. Nothing is kept here; stderr is held up to `maxBuffer`.
  */
-async function readStdout(args: string[], ctx: EngineContext, maxBuffer: number, take: (chunk: Buffer) => EngineError | void, onStderrLine?: (line: string) => void): Promise<RunResult> {
+async function readStdout(
+  args: string[],
+  ctx: EngineContext,
+  maxBuffer: number,
+  take: (chunk: Buffer) => EngineError | undefined,
+  onStderrLine?: (line: string) => void,
+): Promise<RunResult> {
   const stop = new AbortController();
   const cancel = () => stop.abort();
   if (ctx.signal?.aborted) stop.abort();
@@ -229,7 +235,8 @@ export async function streamData(input: string, ref: string, ctx: EngineContext,
     const r = await run('qpdf', args, { ...ctx, okExitCodes: WARNINGS, binary: true, maxBuffer: maxBytes });
     return r.stdoutBuffer;
   } catch (err) {
-    if (err instanceof EngineError && err.details.limit === 'bytes' && !(err instanceof ReadLimitError)) throw bytesLimit(maxBytes, `stream ${num} ${gen ?? 0} decoded`);
+    if (err instanceof EngineError && err.details.limit === 'bytes' && !(err instanceof ReadLimitError))
+      throw bytesLimit(maxBytes, `stream ${num} ${gen ?? 0} decoded`);
     throw classify(err);
   }
 }
@@ -257,8 +264,16 @@ export async function streamSize(input: string, ref: string, ctx: EngineContext,
  * ASCII85 4:1 (z), ASCIIHex 1:2. Other filters (images, crypt) are not bounded here: such streams are decoded.
  */
 const EXPANSION: Record<string, number> = {
-  '/FlateDecode': 1032, '/Fl': 1032, '/LZWDecode': 2600, '/LZW': 2600, '/RunLengthDecode': 64, '/RL': 64,
-  '/ASCII85Decode': 4, '/A85': 4, '/ASCIIHexDecode': 0.5, '/AHx': 0.5,
+  '/FlateDecode': 1032,
+  '/Fl': 1032,
+  '/LZWDecode': 2600,
+  '/LZW': 2600,
+  '/RunLengthDecode': 64,
+  '/RL': 64,
+  '/ASCII85Decode': 4,
+  '/A85': 4,
+  '/ASCIIHexDecode': 0.5,
+  '/AHx': 0.5,
 };
 
 /**
@@ -278,7 +293,12 @@ export function decodedSizeBound(dict: Record<string, unknown>, rawLength: unkno
  * that decodes to more than `maxBytes`, or null. Most are settled by decodedSizeBound; only streams whose
  * bound is above the limit are decoded, counted and dropped, and cut at the limit.
  */
-export async function oversizedContentStream(input: string, read: Pick<PdfJsonRead, 'json' | 'recoveredLengths'>, ctx: EngineContext, opts: { password?: string; maxBytes?: number } = {}): Promise<string | null> {
+export async function oversizedContentStream(
+  input: string,
+  read: Pick<PdfJsonRead, 'json' | 'recoveredLengths'>,
+  ctx: EngineContext,
+  opts: { password?: string; maxBytes?: number } = {},
+): Promise<string | null> {
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const objects = read.json.qpdf?.[1] ?? {};
   const resolve = (v: unknown): unknown => {

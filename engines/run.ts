@@ -162,7 +162,7 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     if (result.timedOut) throw new EngineError(tool, `timed out after ${opts.timeoutMs} ms`, { timedOut: true, stderr });
     if (result.isCanceled || opts.signal?.aborted) throw new EngineError(tool, 'cancelled', { aborted: true, stderr });
     if (result.isMaxBuffer) throw new EngineError(tool, `wrote more than ${opts.maxBuffer ?? MAX_BUFFER} bytes of output`, { limit: 'bytes', stderr });
-    if ((result as { code?: string }).code === 'ENOENT' || /ENOENT/.test(String(result.message ?? '')) && result.exitCode === undefined) {
+    if ((result as { code?: string }).code === 'ENOENT' || (/ENOENT/.test(String(result.message ?? '')) && result.exitCode === undefined)) {
       throw new EngineError(tool, 'not installed', { missing: true });
     }
     const ok = exitCode === 0 || (opts.okExitCodes ?? []).includes(exitCode);

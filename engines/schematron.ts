@@ -41,7 +41,8 @@ export function compileSchematron(schema: string): Promise<string> {
 }
 
 async function compile(schema: string): Promise<string> {
-  if (!existsSync(ISO_SCHEMATRON_XSLT1)) throw new EngineError('xsltproc', `not installed: the ISO Schematron XSLT (python3-lxml) is missing at ${ISO_SCHEMATRON_XSLT1}`, { missing: true });
+  if (!existsSync(ISO_SCHEMATRON_XSLT1))
+    throw new EngineError('xsltproc', `not installed: the ISO Schematron XSLT (python3-lxml) is missing at ${ISO_SCHEMATRON_XSLT1}`, { missing: true });
   const dir = await mkdtemp(join(tmpdir(), 'quire-sch-'));
   try {
     const ctx = { cwd: dir, timeoutMs: 60_000 };
@@ -72,7 +73,8 @@ const FULL_PATH = /<axsl:template match="\*" mode="schematron-get-full-path">[\s
 const NS_PREFIX = /<svrl:ns-prefix-in-attribute-values uri="([^"']*)" prefix="([\w.-]+)"\/>/g;
 
 function fastPaths(xsl: string): string {
-  if (!FULL_PATH.test(xsl)) throw new EngineError('xsltproc', 'the ISO Schematron implementation wrote no location template where one was expected (another version of python3-lxml?)');
+  if (!FULL_PATH.test(xsl))
+    throw new EngineError('xsltproc', 'the ISO Schematron implementation wrote no location template where one was expected (another version of python3-lxml?)');
   const known = [...xsl.matchAll(NS_PREFIX)].map(
     ([, uri, prefix]) => `<axsl:when test="namespace-uri()='${uri}'"><axsl:text>/${prefix}:</axsl:text><axsl:value-of select="local-name()"/></axsl:when>`,
   );
@@ -114,7 +116,12 @@ function parseSvrl(xml: string): SchematronFinding[] {
   return items.map((a) => {
     const t = a.text as unknown;
     const text = typeof t === 'object' && t !== null ? String((t as Record<string, unknown>)['#text'] ?? '') : String(t ?? '');
-    return { id: String(a['@id'] ?? ''), flag: String(a['@flag'] ?? ''), location: prefixed(String(a['@location'] ?? ''), prefixes), text: text.replace(/\s+/g, ' ').trim() };
+    return {
+      id: String(a['@id'] ?? ''),
+      flag: String(a['@flag'] ?? ''),
+      location: prefixed(String(a['@location'] ?? ''), prefixes),
+      text: text.replace(/\s+/g, ' ').trim(),
+    };
   });
 }
 
@@ -128,12 +135,19 @@ async function refuseDoctype(file: string): Promise<void> {
   try {
     const head = Buffer.alloc(256 * 1024);
     const { bytesRead } = await f.read(head, 0, head.length, 0);
-    let prolog = head.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '');
+    let prolog = head
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '');
     for (let before = ''; before !== prolog; ) {
       before = prolog;
-      prolog = prolog.replace(/^\s+/, '').replace(/^<\?[\s\S]*?\?>/, '').replace(/^<!--[\s\S]*?-->/, '');
+      prolog = prolog
+        .replace(/^\s+/, '')
+        .replace(/^<\?[\s\S]*?\?>/, '')
+        .replace(/^<!--[\s\S]*?-->/, '');
     }
-    if (!/^<[^!?]/.test(prolog)) throw new EngineError('xsltproc', 'the document has a DOCTYPE, or no root element in its first 256 KB: not checked (entities would be expanded)');
+    if (!/^<[^!?]/.test(prolog))
+      throw new EngineError('xsltproc', 'the document has a DOCTYPE, or no root element in its first 256 KB: not checked (entities would be expanded)');
   } finally {
     await f.close();
   }

@@ -40,7 +40,13 @@ let installed: Promise<Set<string>> | null = null;
 export function installedLanguages(ctx: EngineContext): Promise<Set<string>> {
   installed ??= run('tesseract', ['--list-langs'], { ...ctx, env: ENV }).then(
     // A header line, then one code per line.
-    (r) => new Set(r.stdout.split('\n').map((l) => l.trim()).filter((l) => /^[\w/]+$/.test(l))),
+    (r) =>
+      new Set(
+        r.stdout
+          .split('\n')
+          .map((l) => l.trim())
+          .filter((l) => /^[\w/]+$/.test(l)),
+      ),
     (err) => {
       installed = null;
       throw err;

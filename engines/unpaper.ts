@@ -28,7 +28,8 @@ export function unpaperArgs(input: string, output: string, opts: CleanOptions, s
   const [x, y] = [Math.round(size.width * BORDER_ZONE), Math.round(size.height * BORDER_ZONE)];
   return [
     '--overwrite',
-    '--layout', 'none',
+    '--layout',
+    'none',
     '--no-mask-scan',
     '--no-mask-center',
     '--no-deskew',
@@ -59,7 +60,7 @@ export const pnmBytes = (img: PnmPixels): Buffer =>
 /** Reads a binary PGM or PPM (what unpaper writes for grey and colour input). */
 export function parsePnm(b: Buffer): PnmPixels {
   const m = /^P([56])\s+(?:#[^\n]*\s+)*(\d+)\s+(\d+)\s+(\d+)\s/.exec(b.subarray(0, 200).toString('latin1'));
-  if (!m || m[4] !== '255') throw new EngineError('unpaper', 'wrote an image that is not 8-bit PGM or PPM');
+  if (m?.[4] !== '255') throw new EngineError('unpaper', 'wrote an image that is not 8-bit PGM or PPM');
   const [channels, width, height] = [m[1] === '5' ? 1 : 3, Number(m[2]), Number(m[3])];
   const data = b.subarray(m[0].length, m[0].length + width * height * channels);
   if (data.length !== width * height * channels) throw new EngineError('unpaper', 'wrote a truncated image');

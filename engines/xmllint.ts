@@ -31,5 +31,8 @@ export async function validateSchema(file: string, schema: string, ctx: EngineCo
   const r = await run('xmllint', ['--noout', '--nonet', '--schema', schema, file], { ...ctx, okExitCodes: [0, 1, 3], maxBuffer: 8 * 1024 * 1024 });
   if (r.exitCode === 0) return { wellFormed: true, errors: [] };
   const errors = parseSchemaErrors(r.stderr);
-  return { wellFormed: r.exitCode !== 1, errors: errors.length ? errors : [{ line: null, message: r.stderr.trim().split('\n')[0] || 'the document does not conform to the schema' }] };
+  return {
+    wellFormed: r.exitCode !== 1,
+    errors: errors.length ? errors : [{ line: null, message: r.stderr.trim().split('\n')[0] || 'the document does not conform to the schema' }],
+  };
 }

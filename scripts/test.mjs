@@ -21,7 +21,10 @@ let failed = 0;
 // One process per file: a crash or a leaked handle in one suite cannot hide the others' results.
 for (const file of selected) {
   const { code, out } = await new Promise((resolve) => {
-    const child = spawn(process.env.QUIRE_TEST_NODE || process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'test' } });
+    const child = spawn(process.env.QUIRE_TEST_NODE || process.execPath, ['--import', 'tsx', file], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, NODE_ENV: 'test' },
+    });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;

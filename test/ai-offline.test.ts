@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { countWords, detectLanguages, documentText } from '../app/ai/index.js';
-import { corpus, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, startApp, type TestApp, tool } from './helpers.js';
 
 /** The AI endpoints on a server without LLM_URL: extractive summaries, Apertium translation, language detection. */
 
@@ -21,7 +21,13 @@ test.after(async () => {
 
 /** The document text as the endpoints read it. */
 const read = async (pdf: string, pages = '1-last') =>
-  (await documentText({ name: 'a.pdf', type: 'application/pdf', path: corpus(pdf) }, pages, { cwd: dir, signal: new AbortController().signal, timeoutMs: 60_000 })).blocks;
+  (
+    await documentText({ name: 'a.pdf', type: 'application/pdf', path: corpus(pdf) }, pages, {
+      cwd: dir,
+      signal: new AbortController().signal,
+      timeoutMs: 60_000,
+    })
+  ).blocks;
 
 async function call(path: string, fields: Record<string, FormValue | FormValue[]>, status = 200) {
   const res = await t.form(path, fields);
@@ -33,10 +39,17 @@ async function call(path: string, fields: Record<string, FormValue | FormValue[]
 /** pdftotext's text with whitespace collapsed and line-end hyphenation undone, as a reader would quote it. */
 const normalised = (s: string) => s.replace(/\s+/g, ' ').replace(/(\p{Ll})- (\p{Ll})/gu, '$1$2');
 const docText = (pdf: string) => normalised(tool('pdftotext', [corpus(pdf), '-']));
-const items = (summary: string) => summary.split('\n').map((l) => l.replace(/^\s*(-|\d+\.)\s+/, '').trim()).filter(Boolean);
+const items = (summary: string) =>
+  summary
+    .split('\n')
+    .map((l) => l.replace(/^\s*(-|\d+\.)\s+/, '').trim())
+    .filter(Boolean);
 
-test('extractive overview and lists: only the document\'s sentences, in its order, within the word count; engine named', async () => {
-  for (const [pdf, words] of [['pdf/google-docs-export.pdf', 60], ['pdf/text-4-pages-pdflatex.pdf', 45]] as const) {
+test("extractive overview and lists: only the document's sentences, in its order, within the word count; engine named", async () => {
+  for (const [pdf, words] of [
+    ['pdf/google-docs-export.pdf', 60],
+    ['pdf/text-4-pages-pdflatex.pdf', 45],
+  ] as const) {
     const text = docText(pdf);
     for (const format of ['overview', 'bullet_points', 'numbered_list', 'highlight']) {
       const body = await call('/summarized-pdf-text', { file: { file: corpus(pdf) }, summary_format: format, target_word_count: String(words) });
@@ -54,7 +67,11 @@ test('extractive overview and lists: only the document\'s sentences, in its orde
         assert.ok(text.indexOf(s.trim(), at + 1) > at, `${format}: in document order`);
         at = text.indexOf(s.trim(), at + 1);
       }
-      if (format === 'bullet_points' || format === 'highlight') assert.ok(summary.split('\n').every((l) => l.startsWith('- ')), summary);
+      if (format === 'bullet_points' || format === 'highlight')
+        assert.ok(
+          summary.split('\n').every((l) => l.startsWith('- ')),
+          summary,
+        );
       if (format === 'numbered_list') summary.split('\n').forEach((l, i) => assert.ok(l.startsWith(`${i + 1}. `), l));
       if (format === 'overview') assert.not.match(summary, /^\s*(-|\d+\.)\s/m);
     }
@@ -78,13 +95,16 @@ test('the 15-page Federal Register (three-column pages): every summary sentence 
   for (const s of sentences) assert.ok(found(s), s);
 });
 
-test('table_of_contents and outline come from the headings, in the order of the PDF\'s own bookmarks', async () => {
+test("table_of_contents and outline come from the headings, in the order of the PDF's own bookmarks", async () => {
   const pdf = corpus('pdf/outline-bookmarks-links.pdf');
   const bookmarks = [...tool('mutool', ['show', pdf, 'outline']).matchAll(/"([^"]+)"/g)].map((m) => m[1]);
   assert.is(bookmarks.length, 9);
   const toc = await call('/summarized-pdf-text', { file: { file: pdf }, summary_format: 'table_of_contents', output_format: 'plaintext' });
   const lines: string[] = toc.summary.split('\n');
-  assert.ok(lines.every((l) => /^\s*- \S/.test(l)), toc.summary);
+  assert.ok(
+    lines.every((l) => /^\s*- \S/.test(l)),
+    toc.summary,
+  );
   const titled = lines.filter((l) => /^- \d+ /.test(l)).map((l) => l.replace(/^- \d+ /, ''));
   assert.equal(titled, bookmarks);
   // pages select the text: page 4 holds the last two bookmarks.
@@ -133,15 +153,24 @@ test('an English PDF translates to Spanish offline: Spanish function words, no E
   const headings = (titled.translated_text as string).split('\n').filter((l) => /^#{1,6} /.test(l));
   const source = (await read('pdf/outline-bookmarks-links.pdf', '2-3')).filter((b) => /^#{1,6} /.test(b));
   assert.is(headings.length, source.length);
-  assert.ok(headings.some((h) => /^# \d+ (Foo|Bar|Baz)$/.test(h)), headings.join('|'));
+  assert.ok(
+    headings.some((h) => /^# \d+ (Foo|Bar|Baz)$/.test(h)),
+    headings.join('|'),
+  );
   // Plain text: the same translation without Markdown marks.
-  const plain = await call('/translated-pdf-text', { file: { file: corpus('pdf/outline-bookmarks-links.pdf') }, output_language: 'es-419', pages: '2', output_format: 'plaintext' });
+  const plain = await call('/translated-pdf-text', {
+    file: { file: corpus('pdf/outline-bookmarks-links.pdf') },
+    output_language: 'es-419',
+    pages: '2',
+    output_format: 'plaintext',
+  });
   assert.not.match(plain.translated_text, /^#/m);
   assert.match(plain.translated_text, /\bque\b/);
 });
 
 test('Markdown structure survives offline translation: lists, tables, emphasis, links, code', async () => {
-  const md = '# Annual report\n\nThe house of the city is **very big** and the *old* town is small. See [the website](https://example.com/a_b) and run `npm start`.\n\n- First item of the list\n- Second item\n\n| Name | Description |\n| --- | --- |\n| House | The red house |\n\n```\nthe code stays\n```\n';
+  const md =
+    '# Annual report\n\nThe house of the city is **very big** and the *old* town is small. See [the website](https://example.com/a_b) and run `npm start`.\n\n- First item of the list\n- Second item\n\n| Name | Description |\n| --- | --- |\n| House | The red house |\n\n```\nthe code stays\n```\n';
   const body = await call('/translated-pdf-text', { file: { bytes: Buffer.from(md), name: 'report.md' }, output_language: 'es' });
   const out: string = body.translated_text;
   assert.match(out, /^# \S/);
@@ -167,7 +196,7 @@ test('pairs Apertium lacks answer 503 naming LLM_URL and listing the offline pai
   assert.ok(same.translated_text.startsWith('All work and no play makes Johhny a dull boy.'), same.translated_text.slice(0, 80));
 });
 
-test('detection names the language of the corpus\'s German, French, Arabic, Chinese and Japanese texts', async () => {
+test("detection names the language of the corpus's German, French, Arabic, Chinese and Japanese texts", async () => {
   const euro = readFileSync(corpus('scans/tesseract-eurotext-multilingual.expected.txt'), 'utf8').replace(/\s+/g, ' ');
   assert.equal(await detectLanguages([/Der „schnelle”.*?Hund\./.exec(euro)![0]]), ['de']);
   assert.equal(await detectLanguages([/Le renard.*?paresseux\./.exec(euro)![0]]), ['fr']);

@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chunk, estimateTokens } from '../app/ai/index.js';
-import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, startApp, type TestApp } from './helpers.js';
 
 /**
  * A real OpenAI-compatible server in its own process, on loopback. Its answers are derived from the request,
@@ -87,12 +87,18 @@ test('chunk: parts fit the budget, keep every word in order, and cut oversized b
   const blocks = ['alpha '.repeat(50), 'beta '.repeat(400), 'gamma', '日本語'.repeat(300)];
   const parts = chunk(blocks, 100);
   assert.ok(parts.length > 5);
-  assert.ok(parts.every((p) => estimateTokens(p) <= 100), 'each part within budget');
+  assert.ok(
+    parts.every((p) => estimateTokens(p) <= 100),
+    'each part within budget',
+  );
   assert.is(parts.join(' ').replace(/\s+/g, ''), blocks.join('').replace(/\s+/g, ''));
 });
 
 test('without LLM_URL: what needs a model answers 503 naming the setting (the offline rest: ai-offline.test.ts)', async () => {
-  for (const [path, extra] of [['/summarized-pdf-text', { summary_format: 'abstract' }], ['/translated-pdf-text', { output_language: 'fr' }]] as const) {
+  for (const [path, extra] of [
+    ['/summarized-pdf-text', { summary_format: 'abstract' }],
+    ['/translated-pdf-text', { output_language: 'fr' }],
+  ] as const) {
     const { body } = await call(none, path, { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, ...extra }, 503);
     assert.match(body.error, /LLM_URL/);
   }
@@ -100,7 +106,11 @@ test('without LLM_URL: what needs a model answers 503 naming the setting (the of
 
 test('summarize a PDF: one request with the document text, the model, the key, format and length; {summary}', async () => {
   await reset();
-  const { body } = await call(t, '/summarized-pdf-text', { file: { file: corpus('pdf/google-docs-export.pdf') }, target_word_count: '120', summary_format: 'bullet_points' });
+  const { body } = await call(t, '/summarized-pdf-text', {
+    file: { file: corpus('pdf/google-docs-export.pdf') },
+    target_word_count: '120',
+    summary_format: 'bullet_points',
+  });
   assert.is(body.summary, '[summary] # Example document Beautiful is better than ugly. Explicit is better than');
   assert.is(body.engine, 'llm');
   assert.is(typeof body.inputId, 'string');
@@ -120,7 +130,13 @@ test('summarize a PDF: one request with the document text, the model, the key, f
 
 test('summarize: pages select the text, plaintext asks for no markup, output_type=file stores a .md', async () => {
   await reset();
-  const { body } = await call(t, '/summarized-pdf-text', { file: { file: corpus('pdf/standard-14-fonts-14-pages.pdf') }, pages: '2-3', output_format: 'plaintext', output_type: 'file', output: 'fonts-summary' });
+  const { body } = await call(t, '/summarized-pdf-text', {
+    file: { file: corpus('pdf/standard-14-fonts-14-pages.pdf') },
+    pages: '2-3',
+    output_format: 'plaintext',
+    output_type: 'file',
+    output: 'fonts-summary',
+  });
   const user = (await requests())[0].body.messages[1].content;
   assert.match(user, /FONT: courierB/);
   assert.match(user, /FONT: courierI/);
@@ -133,9 +149,14 @@ test('summarize: pages select the text, plaintext asks for no markup, output_typ
 
 test('summarize a long document in a small window: parts, then merge rounds, then one final summary', async () => {
   await reset();
-  const { body } = await call(small, '/summarized-pdf-text', { file: { file: corpus('pdf/multicolumn-3-pages.pdf') }, target_word_count: '50', summary_format: 'abstract' });
+  const { body } = await call(small, '/summarized-pdf-text', {
+    file: { file: corpus('pdf/multicolumn-3-pages.pdf') },
+    target_word_count: '50',
+    summary_format: 'abstract',
+  });
   const seen = (await requests()).map((s) => s.body);
-  const kind = (b: Seen['body']) => /^This is part/.test(b.messages[1].content) ? 'part' : /^These are summaries/.test(b.messages[1].content) ? 'merge' : 'final';
+  const kind = (b: Seen['body']) =>
+    /^This is part/.test(b.messages[1].content) ? 'part' : /^These are summaries/.test(b.messages[1].content) ? 'merge' : 'final';
   const kinds = seen.map(kind);
   const parts = kinds.filter((k) => k === 'part').length;
   assert.ok(parts >= 3, `${parts} parts`);
@@ -168,7 +189,11 @@ test('translate a .txt: target language in the prompt, source languages from the
 
 test('translate a long PDF in a small window: several parts, joined in order; file output keeps the language fields', async () => {
   await reset();
-  const { body } = await call(small, '/translated-pdf-text', { file: { file: corpus('pdf/text-4-pages-pdflatex.pdf') }, output_language: 'fr', output_type: 'file' });
+  const { body } = await call(small, '/translated-pdf-text', {
+    file: { file: corpus('pdf/text-4-pages-pdflatex.pdf') },
+    output_language: 'fr',
+    output_type: 'file',
+  });
   assert.is(body.output_language, 'fr');
   assert.equal(body.source_languages, ['en']);
   // Parts go two at a time, so they may reach the server in either order: sort them by the part they name.
@@ -190,7 +215,7 @@ test('translate a long PDF in a small window: several parts, joined in order; fi
   }
 });
 
-test('translate: source_languages come from Quire\'s own detection, not the model\'s SOURCE line', async () => {
+test("translate: source_languages come from Quire's own detection, not the model's SOURCE line", async () => {
   await reset();
   // The test model always answers "SOURCE: en"; the document is Chinese.
   const { body } = await call(t, '/translated-pdf-text', { file: { file: corpus('pdf/cjk-chinese-gbk-nonembedded.pdf') }, output_language: 'en' });
@@ -215,7 +240,12 @@ test('bad parameters and inputs are 4xx with the texts clients match', async () 
     const { body } = await call(t, path, fields, status);
     assert.match(body.error, pattern);
   };
-  await fails('/translated-pdf-text', { ...pdf, output_language: 'fr', output_format: 'invalid-format' }, 400, /^invalid-format is not a valid input for 'output_format'$/);
+  await fails(
+    '/translated-pdf-text',
+    { ...pdf, output_language: 'fr', output_format: 'invalid-format' },
+    400,
+    /^invalid-format is not a valid input for 'output_format'$/,
+  );
   await fails('/summarized-pdf-text', { ...pdf, output_format: 'html' }, 400, /output_format/);
   await fails('/translated-pdf-text', { ...pdf }, 400, /output_language is required/);
   await fails('/translated-pdf-text', { ...pdf, output_language: 'zz' }, 400, /zz is not within the acceptable range for output_language/);
@@ -224,14 +254,14 @@ test('bad parameters and inputs are 4xx with the texts clients match', async () 
   await fails('/summarized-pdf-text', { ...pdf, target_word_count: '0' }, 400, /target_word_count/);
   await fails('/summarized-pdf-text', { ...pdf, target_word_count: '9000' }, 400, /target_word_count: the language model's context window allows at most/);
   await fails('/summarized-pdf-text', { ...pdf, pages: '5' }, 400, /page/);
-  await fails('/summarized-pdf-text', { file: { file: corpus('images/') + 'hopper-exif-orientation-6.jpg' } }, 400, /not a PDF, Markdown/);
+  await fails('/summarized-pdf-text', { file: { file: `${corpus('images/')}hopper-exif-orientation-6.jpg` } }, 400, /not a PDF, Markdown/);
   await fails('/summarized-pdf-text', { file: { file: corpus('encrypted/rc4-128-user-view-owner-master.pdf') } }, 401, /password protected/);
   await fails('/translated-pdf-text', { file: { file: corpus('scans/huckleberry-finn-p22-scan.pdf') }, output_language: 'fr' }, 400, /No text was found/);
 });
 
-test('model failures: 503 (retryable, not the client\'s fault) saying what happened; a context overflow is the client\'s 400', async () => {
+test("model failures: 503 (retryable, not the client's fault) saying what happened; a context overflow is the client's 400", async () => {
   const up = async (marker: string, path = '/summarized-pdf-text', extra: Record<string, FormValue> = {}) =>
-    (await call(t, path, { file: textFile(`${marker}.txt`, `Some text. ${marker}`), ...extra }, marker === 'CTX_400' ? 400 : 503));
+    await call(t, path, { file: textFile(`${marker}.txt`, `Some text. ${marker}`), ...extra }, marker === 'CTX_400' ? 400 : 503);
   assert.match((await up('FAIL_500')).body.error, /^The language model at LLM_URL answered HTTP 500\. Try again later\.$/);
   const limited = await up('RATE_429', '/translated-pdf-text', { output_language: 'it' });
   assert.match(limited.body.error, /HTTP 429/);

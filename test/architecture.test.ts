@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, sep } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { run } from '../engines/run.js';
 import { EngineError } from '../engines/errors.js';
-import { tmpdir } from 'node:os';
+import { run } from '../engines/run.js';
 
 const files = (dir: string): string[] =>
   readdirSync(dir).flatMap((n) => {
@@ -15,7 +15,10 @@ const imports = (file: string) => [...readFileSync(file, 'utf8').matchAll(/from 
 
 test('engines never import app code; only engines/run.ts imports execa', () => {
   for (const f of files('engines')) {
-    assert.not.ok(imports(f).some((i) => i.includes('/app/') || i.startsWith('../app')), f);
+    assert.not.ok(
+      imports(f).some((i) => i.includes('/app/') || i.startsWith('../app')),
+      f,
+    );
     if (f !== join('engines', 'run.ts')) assert.not.ok(imports(f).includes('execa'), `${f} imports execa`);
   }
   for (const f of files('app')) assert.not.ok(imports(f).includes('execa') || imports(f).includes('node:child_process'), `${f} starts processes`);
@@ -85,6 +88,7 @@ test('operations do not reach into http parsing, store or jobs', () => {
 
 test('run: minimal environment, job dir as cwd and HOME, typed error with stderr tail', async () => {
   const cwd = tmpdir();
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
   const r = await run('sh', ['-c', 'echo "$HOME|$PWD|${API_KEYS:-unset}|$LANG"'], { cwd });
   assert.is(r.stdout.trim(), `${cwd}|${cwd}|unset|C.UTF-8`);
   try {

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rangeText } from '../engines/qpdf-edit.js';
 import { interleave } from '../app/operations/merged-pdf.js';
 import { runsBySize } from '../app/operations/split-pdf.js';
+import { rangeText } from '../engines/qpdf-edit.js';
 import { corpus, pdfPages, pdfText, startApp, type TestApp } from './helpers.js';
 
 let t: TestApp;
@@ -34,7 +34,10 @@ const upload = async (path: string) => {
 };
 /** The 'Potato N' numbers on each page of a corpus-derived output, read with pdftotext. */
 const potatoes = (path: string) =>
-  Array.from({ length: pdfPages(path) }, (_, i) => /Potato (\d+)/.exec(execFileSync('pdftotext', ['-f', `${i + 1}`, '-l', `${i + 1}`, path, '-'], { encoding: 'utf8' }))?.[1]).map(Number);
+  Array.from(
+    { length: pdfPages(path) },
+    (_, i) => /Potato (\d+)/.exec(execFileSync('pdftotext', ['-f', `${i + 1}`, '-l', `${i + 1}`, path, '-'], { encoding: 'utf8' }))?.[1],
+  ).map(Number);
 
 test('rangeText folds runs both ways and keeps repeats', () => {
   assert.is(rangeText([1, 2, 3, 5, 9, 8, 7, 7]), '1-3,5,9-7,7');
@@ -49,7 +52,10 @@ test('interleave follows type[]', () => {
 });
 
 test('runsBySize groups equal-sized splits', () => {
-  assert.equal(runsBySize([[1], [2, 3], [4], [5, 6]]), [{ size: 1, members: [0, 2] }, { size: 2, members: [1, 3] }]);
+  assert.equal(runsBySize([[1], [2, 3], [4], [5, 6]]), [
+    { size: 1, members: [0, 2] },
+    { size: 2, members: [1, 3] },
+  ]);
 });
 
 test('merge: uploads and ids interleaved by type[], pages per input, reversal, even/odd, same file twice', async () => {
@@ -67,7 +73,10 @@ test('merge: uploads and ids interleaved by type[], pages per input, reversal, e
   assert.is(pdfPages(out), 3 + 15 + 1);
   const nums = potatoes(out);
   assert.equal(nums.slice(0, 3), [2, 1, 0]);
-  assert.equal(nums.slice(3, 18), Array.from({ length: 15 }, (_, i) => 2 * i + 1));
+  assert.equal(
+    nums.slice(3, 18),
+    Array.from({ length: 15 }, (_, i) => 2 * i + 1),
+  );
   assert.equal((body.inputId as string[]).length, 3);
   assert.ok((body.inputId as string[]).includes(id));
   const info = await ok(await t.request(`/resource/${body.outputId}?format=info`));
@@ -94,10 +103,18 @@ test('merge errors: page outside, page 0, malformed, count mismatch, password, b
   let res = await t.form('/merged-pdf', { file: [{ file: TEX4 }, { file: TEX4 }], 'pages[]': ['1'], 'type[]': ['file', 'file'] });
   assert.is(res.status, 400);
   assert.match(((await res.json()) as { error: string }).error, /pages/);
-  res = await t.form('/merged-pdf', { file: [{ file: TEX4 }, { file: corpus('encrypted/rc4-128-user-view-owner-master.pdf') }], 'pages[]': ['1', '1'], 'type[]': ['file', 'file'] });
+  res = await t.form('/merged-pdf', {
+    file: [{ file: TEX4 }, { file: corpus('encrypted/rc4-128-user-view-owner-master.pdf') }],
+    'pages[]': ['1', '1'],
+    'type[]': ['file', 'file'],
+  });
   assert.is(res.status, 401);
   assert.match(((await res.json()) as { error: string }).error, /password protected/);
-  res = await t.form('/merged-pdf', { file: [{ file: TEX4 }, { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') }], 'pages[]': ['1', '1'], 'type[]': ['file', 'file'] });
+  res = await t.form('/merged-pdf', {
+    file: [{ file: TEX4 }, { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') }],
+    'pages[]': ['1', '1'],
+    'type[]': ['file', 'file'],
+  });
   assert.is(res.status, 400);
 });
 

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PRESETS } from '../app/operations/pdf-with-converted-colors.js';
-import { pdfImages, corpus, pdfText, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, pdfImages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 /**
  * /pdf-with-converted-colors: every preset the pdfRest SDK sends (PDFREST-NEXT-DETAILS.md section 13) answers 200
@@ -49,12 +49,14 @@ const CASES: [preset: string, family: Family, desc: RegExp][] = [
 const images = pdfImages;
 
 type Objects = Record<string, { value?: any; stream?: { dict: any } }>;
-const objects = (p: string) => JSON.parse(spawnSync('qpdf', ['--json', '--json-stream-data=none', p], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout).qpdf[1] as Objects;
+const objects = (p: string) =>
+  JSON.parse(spawnSync('qpdf', ['--json', '--json-stream-data=none', p], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout).qpdf[1] as Objects;
 const resolve = (objs: Objects, v: any) => (typeof v === 'string' && / R$/.test(v) ? (objs[`obj:${v}`]?.value ?? objs[`obj:${v}`]?.stream?.dict) : v);
 
 /** The ICC profile's bytes, read back by qpdf, and its description (v2 'desc' or v4 'mluc'). */
 function icc(p: string, ref: string): { bytes: Buffer; desc: string } {
-  const bytes = spawnSync('qpdf', [`--show-object=${ref.replace(/ R$/, '').replace(' ', ',')}`, '--filtered-stream-data', p], { maxBuffer: 1 << 26 }).stdout as Buffer;
+  const bytes = spawnSync('qpdf', [`--show-object=${ref.replace(/ R$/, '').replace(' ', ',')}`, '--filtered-stream-data', p], { maxBuffer: 1 << 26 })
+    .stdout as Buffer;
   assert.is(bytes.toString('latin1', 36, 40), 'acsp', `ICC header of ${ref}`);
   const n = bytes.readUInt32BE(128);
   for (let i = 0; i < n; i++) {
@@ -66,7 +68,13 @@ function icc(p: string, ref: string): { bytes: Buffer; desc: string } {
     if (type === 'mluc') {
       const len = bytes.readUInt32BE(off + 20);
       const start = off + bytes.readUInt32BE(off + 24);
-      return { bytes, desc: bytes.subarray(start, start + len).swap16().toString('utf16le') };
+      return {
+        bytes,
+        desc: bytes
+          .subarray(start, start + len)
+          .swap16()
+          .toString('utf16le'),
+      };
     }
   }
   throw new Error(`no desc tag in ${ref}`);
@@ -103,7 +111,18 @@ async function render(p: string): Promise<{ mean: number[]; spread: number; grey
 }
 
 test('every SDK preset is known: none answers 400 any more', () => {
-  for (const name of ['srgb', 'vendor-rgb', 'color-match-rgb', 'monitor-rgb', 'gamma-18', 'gamma-22', 'lab-d50', 'viewer5-cmyk', 'viewer9-cmyk', ...[10, 15, 20, 25, 30].map((n) => `dot-gain-${n}`)]) {
+  for (const name of [
+    'srgb',
+    'vendor-rgb',
+    'color-match-rgb',
+    'monitor-rgb',
+    'gamma-18',
+    'gamma-22',
+    'lab-d50',
+    'viewer5-cmyk',
+    'viewer9-cmyk',
+    ...[10, 15, 20, 25, 30].map((n) => `dot-gain-${n}`),
+  ]) {
     assert.ok(PRESETS[name] && 'file' in PRESETS[name], name);
   }
 });
@@ -161,7 +180,11 @@ for (const [preset, family, desc] of CASES) {
     const [a, b] = await Promise.all([originals.get(input)!, render(out)]);
     assert.ok(b.spread > 40, `not blank: ${b.spread}`);
     if (family === 'gray') assert.ok(b.greyness <= 2, `grey: channel spread ${b.greyness}`);
-    else assert.ok(a.mean.every((v, k) => Math.abs(v - b.mean[k]) < 20), `rendered like the original: ${a.mean} vs ${b.mean}`);
+    else
+      assert.ok(
+        a.mean.every((v, k) => Math.abs(v - b.mean[k]) < 20),
+        `rendered like the original: ${a.mean} vs ${b.mean}`,
+      );
     if (input === RGB_TEXT) assert.match(pdfText(out), /Lorem ipsum/);
   });
 }

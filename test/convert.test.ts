@@ -2,15 +2,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateRawSync, crc32 } from 'node:zlib';
+import { crc32, deflateRawSync } from 'node:zlib';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { inspectZip, parseMargin } from '../app/convert/index.js';
-import { orientationMatrix, pageSizeFor } from '../engines/image-pdf.js';
 import { browserStats, shutdownBrowser } from '../engines/chromium/browser.js';
+import { orientationMatrix, pageSizeFor } from '../engines/image-pdf.js';
 import { configurePool, poolSize, poolStats, shutdownPool } from '../engines/libreoffice/pool.js';
-import { convertToPdf, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { convertToPdf, corpus, type FormValue, fontsEmbedded, pdfPages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 const test = suite('convert');
 let t: TestApp;
@@ -39,18 +39,34 @@ function zipBomb(n: number, size: number): Buffer {
   for (let i = 0; i < n; i++) {
     const name = Buffer.from(`word/part${i}.xml`);
     const lh = Buffer.alloc(30);
-    lh.writeUInt32LE(0x04034b50, 0); lh.writeUInt16LE(20, 4); lh.writeUInt16LE(8, 8);
-    lh.writeUInt32LE(crc, 14); lh.writeUInt32LE(data.length, 18); lh.writeUInt32LE(size, 22); lh.writeUInt16LE(name.length, 26);
+    lh.writeUInt32LE(0x04034b50, 0);
+    lh.writeUInt16LE(20, 4);
+    lh.writeUInt16LE(8, 8);
+    lh.writeUInt32LE(crc, 14);
+    lh.writeUInt32LE(data.length, 18);
+    lh.writeUInt32LE(size, 22);
+    lh.writeUInt16LE(name.length, 26);
     const ch = Buffer.alloc(46);
-    ch.writeUInt32LE(0x02014b50, 0); ch.writeUInt16LE(20, 4); ch.writeUInt16LE(20, 6); ch.writeUInt16LE(8, 10);
-    ch.writeUInt32LE(crc, 16); ch.writeUInt32LE(data.length, 20); ch.writeUInt32LE(size, 24); ch.writeUInt16LE(name.length, 28); ch.writeUInt32LE(offset, 42);
+    ch.writeUInt32LE(0x02014b50, 0);
+    ch.writeUInt16LE(20, 4);
+    ch.writeUInt16LE(20, 6);
+    ch.writeUInt16LE(8, 10);
+    ch.writeUInt32LE(crc, 16);
+    ch.writeUInt32LE(data.length, 20);
+    ch.writeUInt32LE(size, 24);
+    ch.writeUInt16LE(name.length, 28);
+    ch.writeUInt32LE(offset, 42);
     locals.push(lh, name, data);
     centrals.push(ch, name);
     offset += 30 + name.length + data.length;
   }
   const cd = Buffer.concat(centrals);
   const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0); end.writeUInt16LE(n, 8); end.writeUInt16LE(n, 10); end.writeUInt32LE(cd.length, 12); end.writeUInt32LE(offset, 16);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(n, 8);
+  end.writeUInt16LE(n, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
 }
 
@@ -174,7 +190,9 @@ test('multi-page TIFFs, CMYK JPEG, alpha PNG, GIF, BMP, WebP', async () => {
   // The corpus RGBA PNG is fully opaque (alpha 255 everywhere): no mask is needed, and none is written.
   const opaque = (await convert({ file: { file: corpus('images/baiona-rgba-alpha.png') } })).path;
   assert.not.match(tool('pdfimages', ['-list', opaque]), /\bsmask\b/);
-  const seeThrough = await sharp({ create: { width: 40, height: 30, channels: 4, background: { r: 200, g: 0, b: 0, alpha: 0.5 } } }).png().toBuffer();
+  const seeThrough = await sharp({ create: { width: 40, height: 30, channels: 4, background: { r: 200, g: 0, b: 0, alpha: 0.5 } } })
+    .png()
+    .toBuffer();
   const alpha = (await convert({ file: { bytes: seeThrough, name: 'half.png' } })).path;
   assert.match(tool('pdfimages', ['-list', alpha]), /smask\s+40\s+30\s+gray\s+1\s+8/, tool('pdfimages', ['-list', alpha]));
   assert.is(pdfPages((await convert({ file: { file: corpus('images/animated-dispose-bgnd.gif') } })).path), 5);
@@ -193,7 +211,8 @@ test('HTML: page breaks, page_size, orientation, no local files', async () => {
   assert.match(pdfText(path), /Page 2/);
   const [w, h] = pageSizeOf(path);
   assert.ok(Math.abs(w - 595.3) < 1.5 && Math.abs(h - 841.9) < 1.5, `${w}x${h}`);
-  const land = (await convert({ file: { file: corpus('web/habibi-arabic.html') }, page_size: 'ledger', page_orientation: 'landscape', page_margin: '10mm' })).path;
+  const land = (await convert({ file: { file: corpus('web/habibi-arabic.html') }, page_size: 'ledger', page_orientation: 'landscape', page_margin: '10mm' }))
+    .path;
   assert.equal(pageSizeOf(land).map(Math.round), [1224, 792]);
   assert.match(pdfText(land), /habibi/);
   const rich = (await convert({ file: { file: corpus('web/gotenberg-feature-rich-js-media.html') } })).path;
@@ -206,16 +225,22 @@ test('HTML: page breaks, page_size, orientation, no local files', async () => {
 });
 
 test('HTML: what a script adds shortly after the load event is printed; a page without scripts prints as loaded', async () => {
-  const late = Buffer.from('<html><body><p>Loaded text</p><script>setTimeout(() => { const p = document.createElement("p"); p.textContent = "Late text"; document.body.append(p); }, 150)</script></body></html>');
+  const late = Buffer.from(
+    '<html><body><p>Loaded text</p><script>setTimeout(() => { const p = document.createElement("p"); p.textContent = "Late text"; document.body.append(p); }, 150)</script></body></html>',
+  );
   assert.match(pdfText((await convert({ file: { bytes: late, name: 'late.html' } })).path), /Loaded text[\s\S]*Late text/);
   const still = Buffer.from('<html><body><h1>Static page</h1><p>No script here.</p></body></html>');
   assert.match(pdfText((await convert({ file: { bytes: still, name: 'static.html' } })).path), /Static page[\s\S]*No script here/);
 });
 
 test('HTML jobs share nothing: storage written by one page is not seen by the next (a fresh context each)', async () => {
-  const writer = Buffer.from('<html><body><p>Writer</p><script>localStorage.setItem("k", "secret-of-job-one"); document.cookie = "c=cookie-of-job-one"</script></body></html>');
+  const writer = Buffer.from(
+    '<html><body><p>Writer</p><script>localStorage.setItem("k", "secret-of-job-one"); document.cookie = "c=cookie-of-job-one"</script></body></html>',
+  );
   await convert({ file: { bytes: writer, name: 'writer.html' } });
-  const reader = Buffer.from('<html><body><p id="o">none</p><script>document.getElementById("o").textContent = "seen:" + (localStorage.getItem("k") ?? "nothing") + "/" + (document.cookie || "no-cookie")</script></body></html>');
+  const reader = Buffer.from(
+    '<html><body><p id="o">none</p><script>document.getElementById("o").textContent = "seen:" + (localStorage.getItem("k") ?? "nothing") + "/" + (document.cookie || "no-cookie")</script></body></html>',
+  );
   const text = pdfText((await convert({ file: { bytes: reader, name: 'reader.html' } })).path);
   assert.match(text, /seen:nothing\/no-cookie/);
 });
@@ -234,7 +259,10 @@ test('web_layout: a mobile layout prints larger than a desktop one', async () =>
 
 test('web_layout: width media queries see the layout viewport', async () => {
   const html = join(work, 'media.html');
-  writeFileSync(html, '<style>@media (max-width: 900px) { .wide { display: none } } @media (min-width: 901px) { .narrow { display: none } }</style><p class="wide">Wide layout</p><p class="narrow">Narrow layout</p>');
+  writeFileSync(
+    html,
+    '<style>@media (max-width: 900px) { .wide { display: none } } @media (min-width: 901px) { .narrow { display: none } }</style><p class="wide">Wide layout</p><p class="narrow">Narrow layout</p>',
+  );
   const seen = async (layout: string) => pdfText((await convert({ file: { file: html }, web_layout: layout })).path).trim();
   assert.is(await seen('desktop'), 'Wide layout');
   assert.is(await seen('tablet'), 'Narrow layout');
@@ -245,19 +273,33 @@ test('HTML: downsample and compression apply to the page images', async () => {
   // A 2400x1600 photo-like JPEG drawn 6.5 in wide (~370 ppi), as a data: URI (an upload is one file).
   const noise = Buffer.alloc(300 * 200 * 3);
   for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
-  const jpeg = await sharp(noise, { raw: { width: 300, height: 200, channels: 3 } }).resize(2400, 1600).jpeg({ quality: 90 }).toBuffer();
+  const jpeg = await sharp(noise, { raw: { width: 300, height: 200, channels: 3 } })
+    .resize(2400, 1600)
+    .jpeg({ quality: 90 })
+    .toBuffer();
   const html = join(work, 'photo.html');
   writeFileSync(html, `<p>Photo page</p><img style="width:100%" src="data:image/jpeg;base64,${jpeg.toString('base64')}">`);
-  const drawn = (p: string) => tool('pdfimages', ['-list', p]).split('\n').slice(2).filter((l) => / image /.test(l)).map((l) => l.trim().split(/\s+/));
+  const drawn = (p: string) =>
+    tool('pdfimages', ['-list', p])
+      .split('\n')
+      .slice(2)
+      .filter((l) => / image /.test(l))
+      .map((l) => l.trim().split(/\s+/));
   const off = drawn((await convert({ file: { file: html }, downsample: 'off' })).path);
-  assert.equal(off.map((c) => [c[3], c[4], c[8]]), [['2400', '1600', 'jpeg']]);
+  assert.equal(
+    off.map((c) => [c[3], c[4], c[8]]),
+    [['2400', '1600', 'jpeg']],
+  );
   const small = await convert({ file: { file: html }, downsample: '75' });
   const [w, h] = drawn(small.path)[0].slice(3, 5).map(Number);
   assert.ok(w <= 500 && w >= 440 && Math.abs(w / h - 1.5) < 0.02, `${w}x${h}`);
   assert.match(pdfText(small.path), /Photo page/);
   assert.ok(fontsEmbedded(small.path).every((e) => e === 'yes'));
   const lossless = drawn((await convert({ file: { file: html }, downsample: 'off', compression: 'lossless' })).path);
-  assert.equal(lossless.map((c) => [c[3], c[4], c[8]]), [['2400', '1600', 'image']]);
+  assert.equal(
+    lossless.map((c) => [c[3], c[4], c[8]]),
+    [['2400', '1600', 'image']],
+  );
 });
 
 test('url: private, link-local and file URLs refused; one of file/id/url', async () => {
@@ -279,7 +321,9 @@ test('url: an allowed host is printed, its private sub-resources are not fetched
     if (q.url === '/to-private') return r.writeHead(302, { location: `http://127.0.0.2:${sport}/` }).end();
     if (q.url === '/to-metadata') return r.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
     r.writeHead(200, { 'content-type': 'text/html' });
-    r.end(`<html><head><title>t</title></head><body><h1>Served page</h1><img src="http://127.0.0.2:${sport}/x.png"><img src="/to-private"><iframe src="file:///etc/passwd"></iframe></body></html>`);
+    r.end(
+      `<html><head><title>t</title></head><body><h1>Served page</h1><img src="http://127.0.0.2:${sport}/x.png"><img src="/to-private"><iframe src="file:///etc/passwd"></iframe></body></html>`,
+    );
   });
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
   const port = (site.address() as { port: number }).port;
@@ -329,7 +373,10 @@ test('the browser shuts down completely', async () => {
   await shutdownBrowser();
   assert.is(browserStats().running, 0);
   // Zombies (dead, waiting for init to reap them) do not count.
-  const groups = tool('ps', ['-eo', 'pgid=,stat=']).split('\n').filter((l) => !/Z/.test(l)).map((l) => Number(l.trim().split(/\s+/)[0]));
+  const groups = tool('ps', ['-eo', 'pgid=,stat='])
+    .split('\n')
+    .filter((l) => !/Z/.test(l))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
   for (const pid of pids) assert.not.ok(groups.includes(pid!), `process group ${pid} still has processes`);
   // The next job starts a fresh browser.
   assert.is(pdfPages((await convert({ file: { file: corpus('web/gotenberg-pages-3.html') } })).path), 3);
@@ -341,7 +388,9 @@ test('the pool shuts down completely', async () => {
   assert.ok(poolSize() >= 1);
   await shutdownPool();
   assert.is(poolSize(), 0);
-  const left = tool('ps', ['-eo', 'pid,ppid,args']).split('\n').filter((l) => l.includes(`quire_${process.pid}_`));
+  const left = tool('ps', ['-eo', 'pid,ppid,args'])
+    .split('\n')
+    .filter((l) => l.includes(`quire_${process.pid}_`));
   assert.equal(left, []);
 });
 

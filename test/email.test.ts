@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { pdfImages, convertToPdf, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { convertToPdf, corpus, type FormValue, fontsEmbedded, pdfImages, pdfPages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 const test = suite('email');
 let t: TestApp;
@@ -40,7 +40,12 @@ test('eml: decoded headers, HTML body with its cid: images, attachments listed',
     assert.ok(text.includes(s), `${s} in ${text}`);
   // Both cid: images are drawn in the body (16x16 PNG, 500x350 GIF), not appended as pages.
   assert.is(pdfPages(path), 1);
-  assert.equal(images(path).map((i) => `${i.width}x${i.height}`).sort(), ['16x16', '500x350']);
+  assert.equal(
+    images(path)
+      .map((i) => `${i.width}x${i.height}`)
+      .sort(),
+    ['16x16', '500x350'],
+  );
   assert.ok(fontsEmbedded(path).every((e) => e === 'yes'));
 });
 
@@ -50,7 +55,14 @@ test('eml without To/Subject: nested multipart bodies; msg: Outlook headers, bod
   for (const s of ['Dear Sir', 'Good evening.', 'The footer']) assert.ok(nested.includes(s), s);
   const { path } = await convert({ file: { file: corpus('email/poi-outlook-two-attachments.msg') } });
   const text = flat(pdfText(path));
-  for (const s of ['Subject: test pièce jointe 1', 'To: nicolas1.23456@free.fr', 'contenu', 'Attachments (2)', 'test-unicode.doc (application/msword, 23.5 KB)', 'pj1.txt (text/plain, 89 B)'])
+  for (const s of [
+    'Subject: test pièce jointe 1',
+    'To: nicolas1.23456@free.fr',
+    'contenu',
+    'Attachments (2)',
+    'test-unicode.doc (application/msword, 23.5 KB)',
+    'pj1.txt (text/plain, 89 B)',
+  ])
     assert.ok(text.includes(s), `${s} in ${text}`);
   assert.is(pdfPages(path), 1);
   await convert({ file: { bytes: Buffer.from('not an outlook file at all'), name: 'junk.msg' } }, 400);
@@ -74,7 +86,14 @@ function message(parts: { name: string; type: string; bytes: Buffer }[], body = 
     body,
   ];
   for (const p of parts) {
-    lines.push(`--${b}`, `Content-Type: ${p.type}; name="${p.name}"`, 'Content-Transfer-Encoding: base64', `Content-Disposition: attachment; filename="${p.name}"`, '', p.bytes.toString('base64').replace(/.{76}/g, '$&\r\n'));
+    lines.push(
+      `--${b}`,
+      `Content-Type: ${p.type}; name="${p.name}"`,
+      'Content-Transfer-Encoding: base64',
+      `Content-Disposition: attachment; filename="${p.name}"`,
+      '',
+      p.bytes.toString('base64').replace(/.{76}/g, '$&\r\n'),
+    );
   }
   lines.push(`--${b}--`, '');
   return Buffer.from(lines.join('\r\n'));
@@ -90,7 +109,15 @@ test('image and PDF attachments are appended as pages; an encrypted PDF is only 
   const { path } = await convert({ file: { bytes: eml, name: 'mail.eml' } });
   assert.is(pdfPages(path), 1 + 1 + 4);
   const first = flat(tool('pdftotext', ['-f', '1', '-l', '1', path, '-']));
-  for (const s of ['From: "Jürgen Müller" <j@example.com>', 'Cc: c@example.com', 'Subject: Grüße aus München', 'Plain <b>text</b> & more', 'photo.jpg (image/jpeg, 6.3 KB; appended after the message)', 'paper.pdf (application/pdf, 24.0 KB; appended after the message)', 'locked.pdf (application/pdf, 15.3 KB; not appended: password protected)'])
+  for (const s of [
+    'From: "Jürgen Müller" <j@example.com>',
+    'Cc: c@example.com',
+    'Subject: Grüße aus München',
+    'Plain <b>text</b> & more',
+    'photo.jpg (image/jpeg, 6.3 KB; appended after the message)',
+    'paper.pdf (application/pdf, 24.0 KB; appended after the message)',
+    'locked.pdf (application/pdf, 15.3 KB; not appended: password protected)',
+  ])
     assert.ok(first.includes(s), `${s} in ${first}`);
   // Page 2 is the photo, its JPEG embedded as it is; pages 3-6 the attached PDF.
   const list = tool('pdfimages', ['-list', '-f', '2', '-l', '2', path]);

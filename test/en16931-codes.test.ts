@@ -60,7 +60,8 @@ const PROBE: Record<string, (c: string) => string> = {
   'BR-CL-04': (c) => `<ram:InvoiceCurrencyCode>${c}</ram:InvoiceCurrencyCode>`,
   'BR-CL-05': (c) => `<ram:TaxCurrencyCode>${c}</ram:TaxCurrencyCode>`,
   'BR-CL-06': (c) => `<ram:ApplicableTradeTax><ram:DueDateTypeCode>${c}</ram:DueDateTypeCode></ram:ApplicableTradeTax>`,
-  'BR-CL-07': (c) => `<ram:AdditionalReferencedDocument><ram:TypeCode>130</ram:TypeCode><ram:ReferenceTypeCode>${c}</ram:ReferenceTypeCode></ram:AdditionalReferencedDocument>`,
+  'BR-CL-07': (c) =>
+    `<ram:AdditionalReferencedDocument><ram:TypeCode>130</ram:TypeCode><ram:ReferenceTypeCode>${c}</ram:ReferenceTypeCode></ram:AdditionalReferencedDocument>`,
   'BR-CL-08': (c) => `<ram:IncludedNote><ram:SubjectCode>${c}</ram:SubjectCode></ram:IncludedNote>`,
   'BR-CL-10': (c) => `<ram:PayeeTradeParty><ram:GlobalID schemeID="${c}">1</ram:GlobalID></ram:PayeeTradeParty>`,
   'BR-CL-11': (c) => `<ram:SpecifiedLegalOrganization><ram:ID schemeID="${c}">1</ram:ID></ram:SpecifiedLegalOrganization>`,
@@ -70,8 +71,10 @@ const PROBE: Record<string, (c: string) => string> = {
   'BR-CL-16': (c) => `<ram:SpecifiedTradeSettlementPaymentMeans><ram:TypeCode>${c}</ram:TypeCode></ram:SpecifiedTradeSettlementPaymentMeans>`,
   'BR-CL-17': (c) => `<ram:CategoryTradeTax><ram:CategoryCode>${c}</ram:CategoryCode></ram:CategoryTradeTax>`,
   'BR-CL-18': (c) => `<ram:ApplicableTradeTax><ram:CategoryCode>${c}</ram:CategoryCode></ram:ApplicableTradeTax>`,
-  'BR-CL-19': (c) => `<ram:SpecifiedTradeAllowanceCharge><ram:ChargeIndicator><udt:Indicator>false</udt:Indicator></ram:ChargeIndicator><ram:ReasonCode>${c}</ram:ReasonCode></ram:SpecifiedTradeAllowanceCharge>`,
-  'BR-CL-20': (c) => `<ram:SpecifiedTradeAllowanceCharge><ram:ChargeIndicator><udt:Indicator>true</udt:Indicator></ram:ChargeIndicator><ram:ReasonCode>${c}</ram:ReasonCode></ram:SpecifiedTradeAllowanceCharge>`,
+  'BR-CL-19': (c) =>
+    `<ram:SpecifiedTradeAllowanceCharge><ram:ChargeIndicator><udt:Indicator>false</udt:Indicator></ram:ChargeIndicator><ram:ReasonCode>${c}</ram:ReasonCode></ram:SpecifiedTradeAllowanceCharge>`,
+  'BR-CL-20': (c) =>
+    `<ram:SpecifiedTradeAllowanceCharge><ram:ChargeIndicator><udt:Indicator>true</udt:Indicator></ram:ChargeIndicator><ram:ReasonCode>${c}</ram:ReasonCode></ram:SpecifiedTradeAllowanceCharge>`,
   'BR-CL-21': (c) => `<ram:SpecifiedTradeProduct><ram:GlobalID schemeID="${c}">1</ram:GlobalID></ram:SpecifiedTradeProduct>`,
   'BR-CL-22': (c) => `<ram:ApplicableTradeTax><ram:ExemptionReasonCode>${c}</ram:ExemptionReasonCode></ram:ApplicableTradeTax>`,
   'BR-CL-23': (c) => `<ram:BilledQuantity unitCode="${c}">1</ram:BilledQuantity>`,
@@ -100,7 +103,9 @@ async function probe(pairs: [string, string][]): Promise<{ ids: string[]; texts:
 test('every rule has a probe, and every rule number of BR-CL-01..26 but 02, 09 and 12 is implemented', () => {
   const ids = RULES.map((r) => r.id).sort();
   assert.equal(Object.keys(PROBE).sort(), ids);
-  const expected = Array.from({ length: 26 }, (_, i) => `BR-CL-${String(i + 1).padStart(2, '0')}`).filter((id) => !['BR-CL-02', 'BR-CL-09', 'BR-CL-12'].includes(id));
+  const expected = Array.from({ length: 26 }, (_, i) => `BR-CL-${String(i + 1).padStart(2, '0')}`).filter(
+    (id) => !['BR-CL-02', 'BR-CL-09', 'BR-CL-12'].includes(id),
+  );
   assert.equal(ids, expected);
 });
 
@@ -115,10 +120,18 @@ test('the pattern alone: a foreign code fires exactly its rule, once per wrong e
   const bad: [string, string][] = RULES.map((r) => [r.id, 'QQ9']);
   bad.push(['BR-CL-04', 'eur'], ['BR-CL-03', 'EUR USD'], ['BR-CL-14', 'XK'], ['BR-CL-14', 'DEU'], ['BR-CL-17', 'A'], ['BR-CL-18', 'VAT']);
   bad.push(['BR-CL-19', 'FC'], ['BR-CL-20', '95'], ['BR-CL-23', ''], ['BR-CL-24', 'application/zip'], ['BR-CL-06', '3']);
-  const good: [string, string][] = [['BR-CL-04', ' EUR '], ['BR-CL-23', '  HUR'], ['BR-CL-19', '95'], ['BR-CL-20', 'FC']];
+  const good: [string, string][] = [
+    ['BR-CL-04', ' EUR '],
+    ['BR-CL-23', '  HUR'],
+    ['BR-CL-19', '95'],
+    ['BR-CL-20', 'FC'],
+  ];
   const { ids, texts } = await probe([...bad, ...good]);
   assert.equal(ids, bad.map(([id]) => id).sort());
-  assert.ok(texts.includes("[BR-CL-03] The currency identifier (currencyID) of an amount shall be coded using ISO 4217 alpha-3: 'EUR USD' is not in the list."), texts.join('\n'));
+  assert.ok(
+    texts.includes("[BR-CL-03] The currency identifier (currencyID) of an amount shall be coded using ISO 4217 alpha-3: 'EUR USD' is not in the list."),
+    texts.join('\n'),
+  );
 });
 
 test('every element of the EXTENDED schema that carries currencyID, unitCode or mimeCode is checked', async () => {
@@ -142,8 +155,15 @@ test("Debian's iso-codes: every ISO 4217 and ISO 3166-1 alpha-2 code passes the 
   const iso3166 = (JSON.parse(readFileSync('/usr/share/iso-codes/json/iso_3166-1.json', 'utf8'))['3166-1'] as { alpha_2: string }[]).map((c) => c.alpha_2);
   assert.ok(iso4217.length > 150 && iso3166.length > 240);
   const pairs = [
-    ...iso4217.flatMap((c): [string, string][] => [['BR-CL-03', c], ['BR-CL-04', c], ['BR-CL-05', c]]),
-    ...iso3166.flatMap((c): [string, string][] => [['BR-CL-14', c], ['BR-CL-15', c]]),
+    ...iso4217.flatMap((c): [string, string][] => [
+      ['BR-CL-03', c],
+      ['BR-CL-04', c],
+      ['BR-CL-05', c],
+    ]),
+    ...iso3166.flatMap((c): [string, string][] => [
+      ['BR-CL-14', c],
+      ['BR-CL-15', c],
+    ]),
   ];
   assert.equal((await probe(pairs)).ids, []);
 });
@@ -163,15 +183,32 @@ function allowanceAndCharge(o: { allowanceCode?: string; chargeCode?: string; ca
   const ac = (charge: boolean, code: string, reason: string) =>
     `<ram:SpecifiedTradeAllowanceCharge><ram:ChargeIndicator><udt:Indicator>${charge}</udt:Indicator></ram:ChargeIndicator><ram:ActualAmount>10.00</ram:ActualAmount><ram:ReasonCode>${code}</ram:ReasonCode><ram:Reason>${reason}</ram:Reason><ram:CategoryTradeTax><ram:TypeCode>VAT</ram:TypeCode><ram:CategoryCode>${o.category ?? 'S'}</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent></ram:CategoryTradeTax></ram:SpecifiedTradeAllowanceCharge>`;
   let xml = edit(base, TERMS, `${ac(false, o.allowanceCode ?? '95', 'Discount')}${ac(true, o.chargeCode ?? 'FC', 'Freight')}${TERMS}`);
-  xml = edit(xml, '<ram:LineTotalAmount>1450.00</ram:LineTotalAmount>', '<ram:LineTotalAmount>1450.00</ram:LineTotalAmount><ram:ChargeTotalAmount>10.00</ram:ChargeTotalAmount><ram:AllowanceTotalAmount>10.00</ram:AllowanceTotalAmount>');
+  xml = edit(
+    xml,
+    '<ram:LineTotalAmount>1450.00</ram:LineTotalAmount>',
+    '<ram:LineTotalAmount>1450.00</ram:LineTotalAmount><ram:ChargeTotalAmount>10.00</ram:ChargeTotalAmount><ram:AllowanceTotalAmount>10.00</ram:AllowanceTotalAmount>',
+  );
   return xml;
 }
 
 /** The fixture switched to exempt (E, 0 %) with an exemption reason text and code in its VAT breakdown. */
 function exempt(code: string): string {
-  let xml = edit(base, '<ram:CategoryCode>S</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent>', '<ram:CategoryCode>E</ram:CategoryCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent>', true);
-  xml = edit(xml, '<ram:CalculatedAmount>275.50</ram:CalculatedAmount><ram:TypeCode>VAT</ram:TypeCode>', '<ram:CalculatedAmount>0.00</ram:CalculatedAmount><ram:TypeCode>VAT</ram:TypeCode><ram:ExemptionReason>Exempt medical care</ram:ExemptionReason>');
-  xml = edit(xml, '<ram:CategoryCode>E</ram:CategoryCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n      <ram:SpecifiedTradePaymentTerms>', `<ram:CategoryCode>E</ram:CategoryCode><ram:ExemptionReasonCode>${code}</ram:ExemptionReasonCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n      <ram:SpecifiedTradePaymentTerms>`);
+  let xml = edit(
+    base,
+    '<ram:CategoryCode>S</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent>',
+    '<ram:CategoryCode>E</ram:CategoryCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent>',
+    true,
+  );
+  xml = edit(
+    xml,
+    '<ram:CalculatedAmount>275.50</ram:CalculatedAmount><ram:TypeCode>VAT</ram:TypeCode>',
+    '<ram:CalculatedAmount>0.00</ram:CalculatedAmount><ram:TypeCode>VAT</ram:TypeCode><ram:ExemptionReason>Exempt medical care</ram:ExemptionReason>',
+  );
+  xml = edit(
+    xml,
+    '<ram:CategoryCode>E</ram:CategoryCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n      <ram:SpecifiedTradePaymentTerms>',
+    `<ram:CategoryCode>E</ram:CategoryCode><ram:ExemptionReasonCode>${code}</ram:ExemptionReasonCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n      <ram:SpecifiedTradePaymentTerms>`,
+  );
   xml = edit(xml, '<ram:TaxTotalAmount currencyID="EUR">275.50</ram:TaxTotalAmount>', '<ram:TaxTotalAmount currencyID="EUR">0.00</ram:TaxTotalAmount>');
   xml = edit(xml, '<ram:GrandTotalAmount>1725.50</ram:GrandTotalAmount>', '<ram:GrandTotalAmount>1450.00</ram:GrandTotalAmount>');
   return edit(xml, '<ram:DuePayableAmount>1725.50</ram:DuePayableAmount>', '<ram:DuePayableAmount>1450.00</ram:DuePayableAmount>');
@@ -187,12 +224,27 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { id: 'BR-CL-01', build: (c) => edit(base, '<ram:TypeCode>380</ram:TypeCode>', `<ram:TypeCode>${c}</ram:TypeCode>`), valid: ['380', '381', '384', '389', ' 380 '], invalid: ['999', '38O', 'invoice'] },
+  {
+    id: 'BR-CL-01',
+    build: (c) => edit(base, '<ram:TypeCode>380</ram:TypeCode>', `<ram:TypeCode>${c}</ram:TypeCode>`),
+    valid: ['380', '381', '384', '389', ' 380 '],
+    invalid: ['999', '38O', 'invoice'],
+  },
   // An amount other than the VAT total (which the totals rules pick by the invoice currency).
-  { id: 'BR-CL-03', build: (c) => edit(base, '<ram:LineTotalAmount>1200.00</ram:LineTotalAmount>', `<ram:LineTotalAmount currencyID="${c}">1200.00</ram:LineTotalAmount>`), valid: ['EUR'], invalid: ['EURO', 'eur', '€'] },
+  {
+    id: 'BR-CL-03',
+    build: (c) => edit(base, '<ram:LineTotalAmount>1200.00</ram:LineTotalAmount>', `<ram:LineTotalAmount currencyID="${c}">1200.00</ram:LineTotalAmount>`),
+    valid: ['EUR'],
+    invalid: ['EURO', 'eur', '€'],
+  },
   {
     id: 'BR-CL-04',
-    build: (c) => edit(edit(base, '<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>', `<ram:InvoiceCurrencyCode>${c}</ram:InvoiceCurrencyCode>`), 'currencyID="EUR"', `currencyID="${c}"`),
+    build: (c) =>
+      edit(
+        edit(base, '<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>', `<ram:InvoiceCurrencyCode>${c}</ram:InvoiceCurrencyCode>`),
+        'currencyID="EUR"',
+        `currencyID="${c}"`,
+      ),
     valid: ['EUR', 'USD', 'CHF', 'HRK'],
     invalid: ['EURO', 'US$'],
     fires: ['BR-CL-03', 'BR-CL-04'],
@@ -201,7 +253,11 @@ const CASES: Case[] = [
     id: 'BR-CL-05',
     build: (c) =>
       edit(
-        edit(base, '<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>', `<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode><ram:TaxCurrencyCode>${c}</ram:TaxCurrencyCode>`),
+        edit(
+          base,
+          '<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>',
+          `<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode><ram:TaxCurrencyCode>${c}</ram:TaxCurrencyCode>`,
+        ),
         '<ram:TaxTotalAmount currencyID="EUR">275.50</ram:TaxTotalAmount>',
         `<ram:TaxTotalAmount currencyID="EUR">275.50</ram:TaxTotalAmount><ram:TaxTotalAmount currencyID="${c}">300.00</ram:TaxTotalAmount>`,
       ),
@@ -209,42 +265,104 @@ const CASES: Case[] = [
     invalid: ['DOLLAR'],
     fires: ['BR-CL-03', 'BR-CL-05'],
   },
-  { id: 'BR-CL-06', build: (c) => edit(base, BREAKDOWN, `${BREAKDOWN}<ram:DueDateTypeCode>${c}</ram:DueDateTypeCode>`), valid: ['5', '29', '72'], invalid: ['3', '35', '432'] },
+  {
+    id: 'BR-CL-06',
+    build: (c) => edit(base, BREAKDOWN, `${BREAKDOWN}<ram:DueDateTypeCode>${c}</ram:DueDateTypeCode>`),
+    valid: ['5', '29', '72'],
+    invalid: ['3', '35', '432'],
+  },
   {
     id: 'BR-CL-07',
-    build: (c) => edit(base, AGREEMENT_END, `${AGREEMENT_END}<ram:AdditionalReferencedDocument><ram:IssuerAssignedID>OBJ-77</ram:IssuerAssignedID><ram:TypeCode>130</ram:TypeCode><ram:ReferenceTypeCode>${c}</ram:ReferenceTypeCode></ram:AdditionalReferencedDocument>`),
+    build: (c) =>
+      edit(
+        base,
+        AGREEMENT_END,
+        `${AGREEMENT_END}<ram:AdditionalReferencedDocument><ram:IssuerAssignedID>OBJ-77</ram:IssuerAssignedID><ram:TypeCode>130</ram:TypeCode><ram:ReferenceTypeCode>${c}</ram:ReferenceTypeCode></ram:AdditionalReferencedDocument>`,
+      ),
     valid: ['AAG', 'ABZ', 'AVS'],
     invalid: ['XX', 'aag'],
   },
-  { id: 'BR-CL-08', build: (c) => edit(base, 'your trust.</ram:Content>', `your trust.</ram:Content><ram:SubjectCode>${c}</ram:SubjectCode>`), valid: ['AAI', 'REG', 'ABL', 'SUR'], invalid: ['NOTE', 'aai'] },
-  { id: 'BR-CL-10', build: (c) => edit(base, SELLER_NAME, `<ram:GlobalID schemeID="${c}">4000001123452</ram:GlobalID>${SELLER_NAME}`), valid: ['0088', '0060', '0204'], invalid: ['88', 'GLN'] },
+  {
+    id: 'BR-CL-08',
+    build: (c) => edit(base, 'your trust.</ram:Content>', `your trust.</ram:Content><ram:SubjectCode>${c}</ram:SubjectCode>`),
+    valid: ['AAI', 'REG', 'ABL', 'SUR'],
+    invalid: ['NOTE', 'aai'],
+  },
+  {
+    id: 'BR-CL-10',
+    build: (c) => edit(base, SELLER_NAME, `<ram:GlobalID schemeID="${c}">4000001123452</ram:GlobalID>${SELLER_NAME}`),
+    valid: ['0088', '0060', '0204'],
+    invalid: ['88', 'GLN'],
+  },
   {
     id: 'BR-CL-11',
-    build: (c) => edit(base, SELLER_NAME, `${SELLER_NAME}<ram:SpecifiedLegalOrganization><ram:ID schemeID="${c}">HRB 12345</ram:ID></ram:SpecifiedLegalOrganization>`),
+    build: (c) =>
+      edit(base, SELLER_NAME, `${SELLER_NAME}<ram:SpecifiedLegalOrganization><ram:ID schemeID="${c}">HRB 12345</ram:ID></ram:SpecifiedLegalOrganization>`),
     valid: ['0002', '0208', '0009'],
     invalid: ['HRB', '0092'],
   },
   {
     id: 'BR-CL-13',
-    build: (c) => edit(base, PRODUCT, `<ram:SpecifiedTradeProduct><ram:Name>Consulting services</ram:Name><ram:DesignatedProductClassification><ram:ClassCode listID="${c}">72224000</ram:ClassCode></ram:DesignatedProductClassification></ram:SpecifiedTradeProduct>`),
+    build: (c) =>
+      edit(
+        base,
+        PRODUCT,
+        `<ram:SpecifiedTradeProduct><ram:Name>Consulting services</ram:Name><ram:DesignatedProductClassification><ram:ClassCode listID="${c}">72224000</ram:ClassCode></ram:DesignatedProductClassification></ram:SpecifiedTradeProduct>`,
+      ),
     valid: ['STI', 'HS', 'ZZZ'],
     invalid: ['CPV', 'sti'],
   },
-  { id: 'BR-CL-14', build: (c) => edit(base, '<ram:CountryID>FR</ram:CountryID>', `<ram:CountryID>${c}</ram:CountryID>`), valid: ['FR', 'DE', 'US', 'XI', '1A'], invalid: ['XK', 'FRA', 'fr'] },
+  {
+    id: 'BR-CL-14',
+    build: (c) => edit(base, '<ram:CountryID>FR</ram:CountryID>', `<ram:CountryID>${c}</ram:CountryID>`),
+    valid: ['FR', 'DE', 'US', 'XI', '1A'],
+    invalid: ['XK', 'FRA', 'fr'],
+  },
   {
     id: 'BR-CL-15',
-    build: (c) => edit(base, PRODUCT, `<ram:SpecifiedTradeProduct><ram:Name>Consulting services</ram:Name><ram:OriginTradeCountry><ram:ID>${c}</ram:ID></ram:OriginTradeCountry></ram:SpecifiedTradeProduct>`),
+    build: (c) =>
+      edit(
+        base,
+        PRODUCT,
+        `<ram:SpecifiedTradeProduct><ram:Name>Consulting services</ram:Name><ram:OriginTradeCountry><ram:ID>${c}</ram:ID></ram:OriginTradeCountry></ram:SpecifiedTradeProduct>`,
+      ),
     valid: ['DE', 'CN', 'XI'],
     invalid: ['DEU', 'EU'],
   },
-  { id: 'BR-CL-16', build: (c) => edit(base, '<ram:TypeCode>58</ram:TypeCode>', `<ram:TypeCode>${c}</ram:TypeCode>`), valid: ['58', '30', '49', '10', 'ZZZ'], invalid: ['71', '99', 'SEPA'] },
+  {
+    id: 'BR-CL-16',
+    build: (c) => edit(base, '<ram:TypeCode>58</ram:TypeCode>', `<ram:TypeCode>${c}</ram:TypeCode>`),
+    valid: ['58', '30', '49', '10', 'ZZZ'],
+    invalid: ['71', '99', 'SEPA'],
+  },
   { id: 'BR-CL-17', build: (c) => allowanceAndCharge({ category: c }), valid: ['S'], invalid: ['A', 's'], fires: ['BR-CL-17', 'BR-CL-17'] },
   // All three VAT categories of the invoice (two lines, one breakdown), so that the VAT rules still agree.
-  { id: 'BR-CL-18', build: (c) => edit(base, '<ram:CategoryCode>S</ram:CategoryCode>', `<ram:CategoryCode>${c}</ram:CategoryCode>`, true), valid: ['S'], invalid: ['A', 'VAT'], fires: ['BR-CL-18', 'BR-CL-18', 'BR-CL-18'] },
+  {
+    id: 'BR-CL-18',
+    build: (c) => edit(base, '<ram:CategoryCode>S</ram:CategoryCode>', `<ram:CategoryCode>${c}</ram:CategoryCode>`, true),
+    valid: ['S'],
+    invalid: ['A', 'VAT'],
+    fires: ['BR-CL-18', 'BR-CL-18', 'BR-CL-18'],
+  },
   { id: 'BR-CL-19', build: (c) => allowanceAndCharge({ allowanceCode: c }), valid: ['95', '100', '41', '104'], invalid: ['FC', '99', '1'] },
   { id: 'BR-CL-20', build: (c) => allowanceAndCharge({ chargeCode: c }), valid: ['FC', 'ABL', 'ZZZ', 'AA'], invalid: ['95', 'FREIGHT'] },
-  { id: 'BR-CL-21', build: (c) => edit(base, PRODUCT, `<ram:SpecifiedTradeProduct><ram:GlobalID schemeID="${c}">4012345678901</ram:GlobalID><ram:Name>Consulting services</ram:Name></ram:SpecifiedTradeProduct>`), valid: ['0160', '0088'], invalid: ['GTIN', 'EAN'] },
-  { id: 'BR-CL-22', build: exempt, valid: ['VATEX-EU-132-1C', 'VATEX-EU-132', 'VATEX-FR-FRANCHISE', 'vatex-eu-132-1a', 'Vatex-Eu-O'], invalid: ['VATEX-EU-999', 'EU-132', 'vatex-eu-999'] },
+  {
+    id: 'BR-CL-21',
+    build: (c) =>
+      edit(
+        base,
+        PRODUCT,
+        `<ram:SpecifiedTradeProduct><ram:GlobalID schemeID="${c}">4012345678901</ram:GlobalID><ram:Name>Consulting services</ram:Name></ram:SpecifiedTradeProduct>`,
+      ),
+    valid: ['0160', '0088'],
+    invalid: ['GTIN', 'EAN'],
+  },
+  {
+    id: 'BR-CL-22',
+    build: exempt,
+    valid: ['VATEX-EU-132-1C', 'VATEX-EU-132', 'VATEX-FR-FRANCHISE', 'vatex-eu-132-1a', 'Vatex-Eu-O'],
+    invalid: ['VATEX-EU-999', 'EU-132', 'vatex-eu-999'],
+  },
   {
     id: 'BR-CL-23',
     build: (c) => edit(base, 'unitCode="C62"', `unitCode="${c}"`),
@@ -253,14 +371,41 @@ const CASES: Case[] = [
   },
   {
     id: 'BR-CL-24',
-    build: (c) => edit(base, AGREEMENT_END, `${AGREEMENT_END}<ram:AdditionalReferencedDocument><ram:IssuerAssignedID>TS-1</ram:IssuerAssignedID><ram:TypeCode>916</ram:TypeCode><ram:AttachmentBinaryObject mimeCode="${c}" filename="timesheet">JVBERi0xLjQK</ram:AttachmentBinaryObject></ram:AdditionalReferencedDocument>`),
-    valid: ['application/pdf', 'image/png', 'image/jpeg', 'text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/vnd.oasis.opendocument.spreadsheet'],
+    build: (c) =>
+      edit(
+        base,
+        AGREEMENT_END,
+        `${AGREEMENT_END}<ram:AdditionalReferencedDocument><ram:IssuerAssignedID>TS-1</ram:IssuerAssignedID><ram:TypeCode>916</ram:TypeCode><ram:AttachmentBinaryObject mimeCode="${c}" filename="timesheet">JVBERi0xLjQK</ram:AttachmentBinaryObject></ram:AdditionalReferencedDocument>`,
+      ),
+    valid: [
+      'application/pdf',
+      'image/png',
+      'image/jpeg',
+      'text/csv',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'application/vnd.oasis.opendocument.spreadsheet',
+    ],
     invalid: ['application/zip', 'image/gif', 'text/plain', 'PDF'],
   },
-  { id: 'BR-CL-25', build: (c) => edit(base, SELLER_COUNTRY, `${SELLER_COUNTRY}<ram:URIUniversalCommunication><ram:URIID schemeID="${c}">billing@seller.example</ram:URIID></ram:URIUniversalCommunication>`), valid: ['EM', '0088', '9930', '0204'], invalid: ['EMAIL', '9999', 'em'] },
+  {
+    id: 'BR-CL-25',
+    build: (c) =>
+      edit(
+        base,
+        SELLER_COUNTRY,
+        `${SELLER_COUNTRY}<ram:URIUniversalCommunication><ram:URIID schemeID="${c}">billing@seller.example</ram:URIID></ram:URIUniversalCommunication>`,
+      ),
+    valid: ['EM', '0088', '9930', '0204'],
+    invalid: ['EMAIL', '9999', 'em'],
+  },
   {
     id: 'BR-CL-26',
-    build: (c) => edit(base, '<ram:ApplicableHeaderTradeDelivery/>', `<ram:ApplicableHeaderTradeDelivery><ram:ShipToTradeParty><ram:GlobalID schemeID="${c}">4000001987658</ram:GlobalID><ram:Name>Warehouse 3</ram:Name></ram:ShipToTradeParty></ram:ApplicableHeaderTradeDelivery>`),
+    build: (c) =>
+      edit(
+        base,
+        '<ram:ApplicableHeaderTradeDelivery/>',
+        `<ram:ApplicableHeaderTradeDelivery><ram:ShipToTradeParty><ram:GlobalID schemeID="${c}">4000001987658</ram:GlobalID><ram:Name>Warehouse 3</ram:Name></ram:ShipToTradeParty></ram:ApplicableHeaderTradeDelivery>`,
+      ),
     valid: ['0088', '0060'],
     invalid: ['GLN', '88'],
   },
@@ -274,7 +419,11 @@ for (const c of CASES) {
   test(`${c.id} on a real invoice: ${c.valid.join(', ')} pass; ${c.invalid.join(', ')} fire it`, async () => {
     for (const code of c.valid) {
       const findings = await en16931Findings(c.build(code));
-      assert.equal(findings.map((f) => f.id), [], `${c.id} valid '${code}': ${findings.map((f) => f.message).join(' | ')}`);
+      assert.equal(
+        findings.map((f) => f.id),
+        [],
+        `${c.id} valid '${code}': ${findings.map((f) => f.message).join(' | ')}`,
+      );
     }
     for (const code of c.invalid) {
       const findings = await en16931Findings(c.build(code));
@@ -287,20 +436,34 @@ for (const c of CASES) {
 
 test('locations: a wrong unit on the second line and a wrong item scheme point at those elements', async () => {
   const unit = await en16931Findings(edit(base, 'unitCode="C62"', 'unitCode="PCS"'));
-  assert.equal(unit.map((f) => f.location), ['/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem[2]/ram:SpecifiedLineTradeDelivery/ram:BilledQuantity']);
+  assert.equal(
+    unit.map((f) => f.location),
+    ['/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem[2]/ram:SpecifiedLineTradeDelivery/ram:BilledQuantity'],
+  );
   const item = await en16931Findings(CASES.find((c) => c.id === 'BR-CL-21')!.build('GTIN'));
-  assert.equal(item.map((f) => [f.id, f.location]), [['BR-CL-21', '/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem[1]/ram:SpecifiedTradeProduct/ram:GlobalID']]);
+  assert.equal(
+    item.map((f) => [f.id, f.location]),
+    [['BR-CL-21', '/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:IncludedSupplyChainTradeLineItem[1]/ram:SpecifiedTradeProduct/ram:GlobalID']],
+  );
 });
 
 test('only the invoiced object (TypeCode 130) binds its reference type code to UNTDID 1153', async () => {
-  const other = edit(base, AGREEMENT_END, `${AGREEMENT_END}<ram:AdditionalReferencedDocument><ram:IssuerAssignedID>TS-1</ram:IssuerAssignedID><ram:TypeCode>916</ram:TypeCode><ram:ReferenceTypeCode>whatever</ram:ReferenceTypeCode></ram:AdditionalReferencedDocument>`);
+  const other = edit(
+    base,
+    AGREEMENT_END,
+    `${AGREEMENT_END}<ram:AdditionalReferencedDocument><ram:IssuerAssignedID>TS-1</ram:IssuerAssignedID><ram:TypeCode>916</ram:TypeCode><ram:ReferenceTypeCode>whatever</ram:ReferenceTypeCode></ram:AdditionalReferencedDocument>`,
+  );
   assert.equal(await en16931Findings(other), []);
 });
 
 test('codes are checked in every profile: MINIMUM with a wrong currency, and the untouched fixtures are silent', async () => {
   assert.equal(await en16931Findings(MINIMUM), []);
   assert.equal(await en16931Findings(base), []);
-  const wrong = edit(edit(MINIMUM, '<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>', '<ram:InvoiceCurrencyCode>EURO</ram:InvoiceCurrencyCode>'), 'currencyID="EUR"', 'currencyID="EURO"');
+  const wrong = edit(
+    edit(MINIMUM, '<ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode>', '<ram:InvoiceCurrencyCode>EURO</ram:InvoiceCurrencyCode>'),
+    'currencyID="EUR"',
+    'currencyID="EURO"',
+  );
   assert.equal(fatalIds(await en16931Findings(wrong)), ['BR-CL-03', 'BR-CL-04']);
   const country = edit(MINIMUM, '<ram:CountryID>FR</ram:CountryID>', '<ram:CountryID>FRA</ram:CountryID>');
   assert.equal(fatalIds(await en16931Findings(country)), ['BR-CL-14']);

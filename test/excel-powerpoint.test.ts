@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseDrawnRects } from '../engines/mupdf-paths.js';
 import { fidelity } from '../scripts/bench/office-fidelity-measure.js';
-import { convertToPdf, corpus, startApp, tool, type TestApp } from './helpers.js';
+import { convertToPdf, corpus, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -23,14 +23,24 @@ const convert = async (path: string, file: string) => {
 };
 const unzip = (file: string, entry: string) => execFileSync('unzip', ['-p', file, entry], { encoding: 'utf8', maxBuffer: 1 << 28 });
 const entries = (file: string) => tool('unzip', ['-Z1', file]).split('\n').filter(Boolean);
-const unxml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+const unxml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 const attr = (s: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(s)?.[1];
 
 /** Words of a PDF page with their boxes (pdftotext -bbox, points, y down). */
 function bboxWords(pdf: string, page = 1) {
   const html = tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), pdf, '-']);
   return [...html.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
-    x0: Number(m[1]), y0: Number(m[2]), x1: Number(m[3]), y1: Number(m[4]), text: unxml(m[5]),
+    x0: Number(m[1]),
+    y0: Number(m[2]),
+    x1: Number(m[3]),
+    y1: Number(m[4]),
+    text: unxml(m[5]),
   }));
 }
 
@@ -58,17 +68,30 @@ function stextStyles(pdf: string, page = 1) {
 
 // ---------------------------------------------------------------- /excel
 
-interface Cell { ref: string; col: number; row: number; value: string; font: string; fill: string; border: string }
+interface Cell {
+  ref: string;
+  col: number;
+  row: number;
+  value: string;
+  font: string;
+  fill: string;
+  border: string;
+}
 
 /** The first sheet read straight from the package's XML, each cell with its resolved font, fill and border XML. */
 function workbook(xlsx: string) {
   const styles = unzip(xlsx, 'xl/styles.xml');
-  const list = (tag: string) => [...(new RegExp(`<${tag}s[^>]*>([\\s\\S]*?)</${tag}s>`).exec(styles)?.[1] ?? '').matchAll(new RegExp(`<${tag}\\b[^>]*?(?:/>|>[\\s\\S]*?</${tag}>)`, 'g'))].map((m) => m[0]);
+  const list = (tag: string) =>
+    [
+      ...(new RegExp(`<${tag}s[^>]*>([\\s\\S]*?)</${tag}s>`).exec(styles)?.[1] ?? '').matchAll(new RegExp(`<${tag}\\b[^>]*?(?:/>|>[\\s\\S]*?</${tag}>)`, 'g')),
+    ].map((m) => m[0]);
   const fonts = list('font');
   const fills = list('fill');
   const borders = list('border');
   const xfs = [...(/<cellXfs[^>]*>([\s\S]*?)<\/cellXfs>/.exec(styles)?.[1] ?? '').matchAll(/<xf [^>]*?(?:\/>|>[\s\S]*?<\/xf>)/g)].map((m) => m[0]);
-  const shared = [...unzip(xlsx, 'xl/sharedStrings.xml').matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) => unxml([...m[1].matchAll(/<t(?: [^>]*)?>([^<]*)<\/t>/g)].map((x) => x[1]).join('')));
+  const shared = [...unzip(xlsx, 'xl/sharedStrings.xml').matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) =>
+    unxml([...m[1].matchAll(/<t(?: [^>]*)?>([^<]*)<\/t>/g)].map((x) => x[1]).join('')),
+  );
   const sheet = unzip(xlsx, 'xl/worksheets/sheet1.xml');
   const colNum = (letters: string) => [...letters].reduce((n, c) => n * 26 + c.charCodeAt(0) - 64, 0);
   const cells: Cell[] = [];
@@ -76,13 +99,18 @@ function workbook(xlsx: string) {
     const xf = xfs[Number(attr(m[3], 's') ?? 0)] ?? '';
     const v = /<v>([^<]*)<\/v>/.exec(m[4] ?? '')?.[1];
     cells.push({
-      ref: m[1] + m[2], col: colNum(m[1]), row: Number(m[2]),
+      ref: m[1] + m[2],
+      col: colNum(m[1]),
+      row: Number(m[2]),
       value: v === undefined ? '' : / t="s"/.test(m[3]) ? shared[Number(v)] : unxml(v),
-      font: fonts[Number(attr(xf, 'fontId') ?? 0)] ?? '', fill: fills[Number(attr(xf, 'fillId') ?? 0)] ?? '', border: borders[Number(attr(xf, 'borderId') ?? 0)] ?? '',
+      font: fonts[Number(attr(xf, 'fontId') ?? 0)] ?? '',
+      fill: fills[Number(attr(xf, 'fillId') ?? 0)] ?? '',
+      border: borders[Number(attr(xf, 'borderId') ?? 0)] ?? '',
     });
   }
   const widths = new Map<number, number>();
-  for (const m of sheet.matchAll(/<col ([^>]*)\/>/g)) for (let c = Number(attr(m[1], 'min')); c <= Number(attr(m[1], 'max')); c++) widths.set(c, Number(attr(m[1], 'width')));
+  for (const m of sheet.matchAll(/<col ([^>]*)\/>/g))
+    for (let c = Number(attr(m[1], 'min')); c <= Number(attr(m[1], 'max')); c++) widths.set(c, Number(attr(m[1], 'width')));
   const merges = [...sheet.matchAll(/<mergeCell ref="([A-Z]+)(\d+):([A-Z]+)(\d+)"/g)].map((m) => ({ from: colNum(m[1]), to: colNum(m[3]), row: Number(m[2]) }));
   const find = (value: string) => cells.find((c) => c.value === value)!;
   return { cells, widths, merges, find, at: (row: number, col: number) => cells.find((c) => c.row === row && c.col === col) };
@@ -95,7 +123,25 @@ const widthPt = (w: number) => (w * 7 + 5) * 0.75;
 /** The colour most pixels of a page region have at 72 dpi (a cell's background around its text). */
 function regionColour(pdf: string, box: { x0: number; y0: number; x1: number; y1: number }, dir: string): number[] {
   const out = join(dir, 'region');
-  tool('pdftoppm', ['-r', '72', '-f', '1', '-l', '1', '-x', String(Math.round(box.x0)), '-y', String(Math.round(box.y0)), '-W', String(Math.max(1, Math.round(box.x1 - box.x0))), '-H', String(Math.max(1, Math.round(box.y1 - box.y0))), '-singlefile', pdf, out]);
+  tool('pdftoppm', [
+    '-r',
+    '72',
+    '-f',
+    '1',
+    '-l',
+    '1',
+    '-x',
+    String(Math.round(box.x0)),
+    '-y',
+    String(Math.round(box.y0)),
+    '-W',
+    String(Math.max(1, Math.round(box.x1 - box.x0))),
+    '-H',
+    String(Math.max(1, Math.round(box.y1 - box.y0))),
+    '-singlefile',
+    pdf,
+    out,
+  ]);
   const ppm = readFileSync(`${out}.ppm`);
   // P6 header: magic, width, height, maxval, each followed by one whitespace byte.
   let pos = 0;
@@ -105,11 +151,14 @@ function regionColour(pdf: string, box: { x0: number; y0: number; x1: number; y1
     const k = `${ppm[i]},${ppm[i + 1]},${ppm[i + 2]}`;
     count.set(k, (count.get(k) ?? 0) + 1);
   }
-  return [...count.entries()].sort((a, b) => b[1] - a[1])[0][0].split(',').map(Number);
+  return [...count.entries()]
+    .sort((a, b) => b[1] - a[1])[0][0]
+    .split(',')
+    .map(Number);
 }
 const near = (a: number[], b: number[], tol = 12) => a.every((v, i) => Math.abs(v - b[i]) <= tol);
 
-test('excel: NICS table keeps fonts, fills, borders, merged group headers and the page\'s column widths', async () => {
+test("excel: NICS table keeps fonts, fills, borders, merged group headers and the page's column widths", async () => {
   const pdf = corpus('pdf/table-nics-background-checks-landscape.pdf');
   const xlsx = await convert('/excel', pdf);
   const book = workbook(xlsx);
@@ -174,7 +223,10 @@ test('excel: an HTML table printed to PDF comes back with its merged title, shad
   const book = workbook(await convert('/excel', pdf));
   const title = book.find('Quarterly sales');
   const region = book.find('Region');
-  assert.equal(book.merges.find((m) => m.row === title.row), { row: title.row, from: region.col, to: region.col + 2 });
+  assert.equal(
+    book.merges.find((m) => m.row === title.row),
+    { row: title.row, from: region.col, to: region.col + 2 },
+  );
   assert.ok(title.font.includes('<b/>') && title.font.includes('FFFFFFFF'), title.font);
   assert.is(fillRgb(title.fill), '336699');
   for (const h of ['Region', 'Units', 'Revenue']) assert.is(fillRgb(book.find(h).fill), 'FFEE99', h);
@@ -207,15 +259,21 @@ test('excel: line art read from mutool trace: filled and stroked rectangles, rul
 
 // ---------------------------------------------------------------- /powerpoint
 
-const slides = (pptx: string) => entries(pptx).filter((e) => /^ppt\/slides\/slide\d+\.xml$/.test(e)).sort((a, b) => Number(/(\d+)\.xml/.exec(a)![1]) - Number(/(\d+)\.xml/.exec(b)![1]));
+const slides = (pptx: string) =>
+  entries(pptx)
+    .filter((e) => /^ppt\/slides\/slide\d+\.xml$/.test(e))
+    .sort((a, b) => Number(/(\d+)\.xml/.exec(a)![1]) - Number(/(\d+)\.xml/.exec(b)![1]));
 /** Text runs of a slide: text with their size (hundredths of a point), weight and colour. */
 const runs = (xml: string) =>
   [...xml.matchAll(/<a:r><a:rPr ([^>]*)>([\s\S]*?)<\/a:rPr><a:t>([^<]*)<\/a:t><\/a:r>/g)].map((m) => ({
-    text: unxml(m[3]), sz: Number(attr(m[1], 'sz')), bold: attr(m[1], 'b') === '1', color: /<a:srgbClr val="([0-9A-F]{6})"/.exec(m[2])?.[1],
+    text: unxml(m[3]),
+    sz: Number(attr(m[1], 'sz')),
+    bold: attr(m[1], 'b') === '1',
+    color: /<a:srgbClr val="([0-9A-F]{6})"/.exec(m[2])?.[1],
   }));
 const count = (text: string, word: string) => text.split(/\s+/).filter((w) => w === word).length;
 
-test('powerpoint: a slide per page, text boxes in the PDF\'s sizes and weights over a text-free picture of the page', async () => {
+test("powerpoint: a slide per page, text boxes in the PDF's sizes and weights over a text-free picture of the page", async () => {
   const pdf = corpus('pdf/multicolumn-3-pages.pdf');
   const pptx = await convert('/powerpoint', pdf);
   const s = slides(pptx);
@@ -252,7 +310,13 @@ test('powerpoint: a coloured title keeps its colour, a table its words in place'
   const pdf = corpus('pdf/table-nics-background-checks-landscape.pdf');
   const pptx = await convert('/powerpoint', pdf);
   const all = runs(unzip(pptx, slides(pptx)[0]));
-  assert.is(all.find((r) => r.text.startsWith('November'))!.color, stextStyles(pdf).find((x) => x.text === 'November')!.color.slice(1).toUpperCase());
+  assert.is(
+    all.find((r) => r.text.startsWith('November'))!.color,
+    stextStyles(pdf)
+      .find((x) => x.text === 'November')!
+      .color.slice(1)
+      .toUpperCase(),
+  );
   assert.is(all.find((r) => r.text.startsWith('NICS'))!.color, '000000');
   const f = await fidelity(pdf, pptx, 'pptx');
   assert.ok(f.found / f.words >= 0.99 && f.inPlace / f.words >= 0.95, JSON.stringify(f));
@@ -263,7 +327,8 @@ test('powerpoint: a page of another size (a /Rotate 90 page after a portrait one
   const pptx = await convert('/powerpoint', pdf);
   const [cx, cy] = /<p:sldSz cx="(\d+)" cy="(\d+)"/.exec(unzip(pptx, 'ppt/presentation.xml'))!.slice(1).map(Number);
   assert.ok(cy > cx, 'portrait, as the first page');
-  const pic = (entry: string) => /<p:pic>[\s\S]*?<a:off x="(\d+)" y="(\d+)"\/>\s*<a:ext cx="(\d+)" cy="(\d+)"\/>/.exec(unzip(pptx, entry))!.slice(1).map(Number);
+  const pic = (entry: string) =>
+    /<p:pic>[\s\S]*?<a:off x="(\d+)" y="(\d+)"\/>\s*<a:ext cx="(\d+)" cy="(\d+)"\/>/.exec(unzip(pptx, entry))!.slice(1).map(Number);
   const [s1, s2] = slides(pptx);
   assert.equal(pic(s1), [0, 0, cx, cy]);
   const [x, y, w, h] = pic(s2);
@@ -271,7 +336,10 @@ test('powerpoint: a page of another size (a /Rotate 90 page after a portrait one
   assert.ok(Math.abs(w - cx) <= 2 && Math.abs(h - cx * (612 / 792)) <= 2 && x === 0, `${x} ${y} ${w} ${h}`);
   assert.ok(Math.abs(y - (cy - h) / 2) <= 2, `${y}`);
   const size = Math.round(stextStyles(pdf, 2)[0].size * (612 / 792) * 100);
-  assert.ok(runs(unzip(pptx, s2)).some((r) => Math.abs(r.sz - size) <= 1), `text scaled with its page to ${size}`);
+  assert.ok(
+    runs(unzip(pptx, s2)).some((r) => Math.abs(r.sz - size) <= 1),
+    `text scaled with its page to ${size}`,
+  );
 });
 
 test.run();

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 let tmp: string;
@@ -24,11 +24,24 @@ const post = async (path: string, file: string, fields: Record<string, string> =
   return body;
 };
 const info = async (id: string) => (await t.request(`/resource/${id}?format=info`)).json();
-const words = (s: string) => s.normalize('NFKC').split(/\s+/).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')).filter(Boolean);
+const words = (s: string) =>
+  s
+    .normalize('NFKC')
+    .split(/\s+/)
+    .map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+    .filter(Boolean);
 /** pdftotext's words for one page, with boxes in the displayed page (origin top-left). */
 const popplerWords = (file: string, page: number) =>
-  [...tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), file, '-']).matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g)].map((m) => ({
-    xMin: Number(m[1]), yMin: Number(m[2]), xMax: Number(m[3]), yMax: Number(m[4]), text: m[5],
+  [
+    ...tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), file, '-']).matchAll(
+      /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g,
+    ),
+  ].map((m) => ({
+    xMin: Number(m[1]),
+    yMin: Number(m[2]),
+    xMax: Number(m[3]),
+    yMax: Number(m[4]),
+    text: m[5],
   }));
 const near = (a: number, b: number, tol: number, what: string) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b}`);
 
@@ -51,7 +64,10 @@ test('extracted-text: google-docs-export text and words agree with pdftotext', a
 test('extracted-text: by_page, off, preserve_line_breaks', async () => {
   const file = corpus('pdf/rotation-2-pages.pdf');
   const byPage = await post('/extracted-text', file, { full_text: 'by_page' });
-  assert.equal(byPage.fullText.pages.map((p: { page: number }) => p.page), [1, 2]);
+  assert.equal(
+    byPage.fullText.pages.map((p: { page: number }) => p.page),
+    [1, 2],
+  );
   assert.ok(byPage.fullText.pages[0].text.includes('This is my first page with normal layout.'));
   assert.ok(byPage.fullText.pages[1].text.includes('This is my second page. It will have a landscape layout.'));
   const off = await post('/extracted-text', file, { full_text: 'off', word_coordinates: 'on' });
@@ -61,14 +77,22 @@ test('extracted-text: by_page, off, preserve_line_breaks', async () => {
   const flat = await post('/extracted-text', corpus('pdf/google-docs-export.pdf'));
   assert.ok(lb.fullText.split('\n').length > 10);
   assert.not.ok(flat.fullText.includes('\n'));
-  const lines = tool('pdftotext', [corpus('pdf/google-docs-export.pdf'), '-']).split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = tool('pdftotext', [corpus('pdf/google-docs-export.pdf'), '-'])
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   for (const l of lines.slice(0, 5)) assert.ok(lb.fullText.split('\n').includes(l), l);
 });
 
 test('extracted-text: word coordinates in PDF units on a normal and a /Rotate 90 page (checked against pdftotext -bbox)', async () => {
   const file = corpus('pdf/rotation-2-pages.pdf');
   const r = await post('/extracted-text', file, { word_coordinates: 'on', full_text: 'off' });
-  type W = { text: string; page: number; coordinates: Record<'topLeft' | 'topRight' | 'bottomLeft' | 'bottomRight', { x: number; y: number }>; style?: unknown };
+  type W = {
+    text: string;
+    page: number;
+    coordinates: Record<'topLeft' | 'topRight' | 'bottomLeft' | 'bottomRight', { x: number; y: number }>;
+    style?: unknown;
+  };
   const w = r.words as W[];
   assert.is(w[0].style, undefined);
   // Page 1, Letter, no rotation: x as displayed, y flipped (origin bottom-left).
@@ -113,10 +137,15 @@ test('extracted-text: CJK vertical writing comes out as text', async () => {
   assert.is(r.fullText.pages.length, 3);
   assert.ok(r.fullText.pages[0].text.includes('あいうえお'), r.fullText.pages[0].text);
   assert.ok(r.fullText.pages[0].text.includes('日本語'));
-  const words = (await post('/extracted-text', corpus('pdf/cjk-japanese-vertical-3-pages.pdf'), { pages: '1', word_coordinates: 'on', full_text: 'off' })).words;
+  const words = (await post('/extracted-text', corpus('pdf/cjk-japanese-vertical-3-pages.pdf'), { pages: '1', word_coordinates: 'on', full_text: 'off' }))
+    .words;
   // Vertical lines: each word box is taller than wide.
   const jp = words.find((w: { text: string }) => w.text.includes('あいうえお'));
-  assert.ok(Math.abs(jp.coordinates.topLeft.y - jp.coordinates.bottomLeft.y) > Math.abs(jp.coordinates.topLeft.x - jp.coordinates.bottomLeft.x) || Math.abs(jp.coordinates.topLeft.y - jp.coordinates.topRight.y) > 20, JSON.stringify(jp.coordinates));
+  assert.ok(
+    Math.abs(jp.coordinates.topLeft.y - jp.coordinates.bottomLeft.y) > Math.abs(jp.coordinates.topLeft.x - jp.coordinates.bottomLeft.x) ||
+      Math.abs(jp.coordinates.topLeft.y - jp.coordinates.topRight.y) > 20,
+    JSON.stringify(jp.coordinates),
+  );
 });
 
 test('extracted-text and markdown: a non-embedded Shift-JIS CJK font is decoded (MANIFEST: 日本語テスト)', async () => {
@@ -143,8 +172,17 @@ test('extracted-text: two-column page is read column by column', async () => {
     return i;
   };
   // Left column top, left column bottom, right column top, right column further down.
-  const order = ['Two-Column Document', 'Lorem ipsum dolor sit amet', 'Nulla malesuada porttitor diam', 'pellentesque ante. Phasellus', 'Quisque ullamcorper placerat'].map(at);
-  assert.equal(order, [...order].sort((a, b) => a - b));
+  const order = [
+    'Two-Column Document',
+    'Lorem ipsum dolor sit amet',
+    'Nulla malesuada porttitor diam',
+    'pellentesque ante. Phasellus',
+    'Quisque ullamcorper placerat',
+  ].map(at);
+  assert.equal(
+    order,
+    [...order].sort((a, b) => a - b),
+  );
 });
 
 test('extracted-text: output_type=file is .txt without word data and .json with it', async () => {
@@ -208,7 +246,10 @@ test('extracted-images: google-docs-export image is a 128x128 PNG with its soft 
 });
 
 test('extracted-images: CCITT becomes a G4 TIFF and JBIG2 a PNG, with the same pixels as pdfimages -png', async () => {
-  for (const [name, fmt] of [['pdf/image-ccitt-fax.pdf', 'tiff'], ['pdf/image-jbig2-scan.pdf', 'png']] as const) {
+  for (const [name, fmt] of [
+    ['pdf/image-ccitt-fax.pdf', 'tiff'],
+    ['pdf/image-jbig2-scan.pdf', 'png'],
+  ] as const) {
     const file = corpus(name);
     const r = await post('/extracted-images', file);
     assert.is(r.outputId.length, 1, name);
@@ -233,7 +274,11 @@ test('extracted-images: no image gives 200 with empty arrays and a warning; page
   assert.type(r.inputId, 'string');
   assert.match(r.warning, /no files of the specified type were found/i);
   const fed = corpus('pdf/federal-register-15-pages.pdf');
-  const listed = tool('pdfimages', ['-list', '-f', '2', '-l', '3', fed]).split('\n').slice(2).filter((l) => /^\s*\d/.test(l)).map((l) => l.trim().split(/\s+/));
+  const listed = tool('pdfimages', ['-list', '-f', '2', '-l', '3', fed])
+    .split('\n')
+    .slice(2)
+    .filter((l) => /^\s*\d/.test(l))
+    .map((l) => l.trim().split(/\s+/));
   const r2 = await post('/extracted-images', fed, { pages: '2-3' });
   const uniq = new Set(listed.filter((c) => c[2] === 'image').map((c) => c[10])).size;
   assert.is(r2.outputId.length, uniq);

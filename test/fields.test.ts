@@ -2,9 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { parsePages, resolvePages } from '../app/document/index.js';
-import { int, json, list, onOff, oneOf, output, pageList, pages, trueFalse } from '../app/http/fields.js';
+import type { AppError } from '../app/errors.js';
+import { int, json, list, oneOf, onOff, output, pageList, pages, trueFalse } from '../app/http/fields.js';
 import { sanitizeName } from '../app/store/names.js';
-import { AppError } from '../app/errors.js';
 
 const rejects = (fn: () => unknown) => {
   try {
@@ -67,7 +67,7 @@ test('coercion: lists from JSON arrays, repeated fields, JSON strings and comma 
   assert.equal(pages().parse(undefined), '1-last');
 });
 
-test('structured JSON: object, JSON string, broken JSON has the clients\' text', () => {
+test("structured JSON: object, JSON string, broken JSON has the clients' text", () => {
   const s = json(z.array(z.object({ box: oneOf(['media', 'crop']) })));
   assert.equal(s.parse('[{"box":"crop"}]'), [{ box: 'crop' }]);
   assert.equal(s.parse([{ box: 'media' }]), [{ box: 'media' }]);

@@ -32,7 +32,11 @@ export function pdfFromObjects(objects: (string | Buffer | [string, Buffer])[], 
   });
   const xref = at;
   const rows = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
-  push(Buffer.from(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${rows}trailer\n<< /Size ${objects.length + 1} /Root ${root} 0 R >>\nstartxref\n${xref}\n%%EOF\n`));
+  push(
+    Buffer.from(
+      `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${rows}trailer\n<< /Size ${objects.length + 1} /Root ${root} 0 R >>\nstartxref\n${xref}\n%%EOF\n`,
+    ),
+  );
   return Buffer.concat(parts);
 }
 
@@ -64,7 +68,12 @@ export function pngOf(w: number, h: number, colorType: 0 | 2, idat: Buffer): Buf
   ihdr.writeUInt32BE(w, 0);
   ihdr.writeUInt32BE(h, 4);
   ihdr.set([8, colorType, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', idat),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /**
@@ -78,7 +87,8 @@ export function staticXfaForm(src: string, out: string, data = '<form1><Field1>A
   const root = objects[`obj:${rootRef}`].value!;
   const max = json.qpdf[0].maxobjectid as number;
   const stream = (text: string) => ({ stream: { dict: {}, data: Buffer.from(text).toString('base64') } });
-  const template = '<template xmlns="http://www.xfa.org/schema/xfa-template/3.3/"><subform name="form1"><field name="Field1"/><field name="Field2"/></subform></template>';
+  const template =
+    '<template xmlns="http://www.xfa.org/schema/xfa-template/3.3/"><subform name="form1"><field name="Field1"/><field name="Field2"/></subform></template>';
   const datasets = `<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data>${data}</xfa:data></xfa:datasets>`;
   const updates: Record<string, unknown> = { [`obj:${max + 1} 0 R`]: stream(template), [`obj:${max + 2} 0 R`]: stream(datasets) };
   const xfa = ['u:template', `${max + 1} 0 R`, 'u:datasets', `${max + 2} 0 R`];
@@ -91,7 +101,9 @@ export function staticXfaForm(src: string, out: string, data = '<form1><Field1>A
 
 /** PDF 2.0 algorithm 2.B: the R6 hash of a password with a salt (and, for the owner, the 48-byte /U). */
 function r6Hash(password: Buffer, salt: Buffer, udata: Buffer): Buffer {
-  let k = createHash('sha256').update(Buffer.concat([password, salt, udata])).digest();
+  let k = createHash('sha256')
+    .update(Buffer.concat([password, salt, udata]))
+    .digest();
   for (let round = 0; ; round++) {
     const k1 = Buffer.concat(Array<Buffer>(64).fill(Buffer.concat([password, k, udata])));
     const aes = createCipheriv('aes-128-cbc', k.subarray(0, 16), k.subarray(16, 32)).setAutoPadding(false);
@@ -118,7 +130,14 @@ const aes256Raw = (key: Buffer, data: Buffer, mode: 'cbc' | 'ecb') => {
  * do not apply /EFF by itself, and qpdf and MuPDF decrypt the attachment with the password only that way.
  * `xrefStream` writes a cross-reference stream (PDF 1.5) instead of a table and trailer.
  */
-export function effOnlyEncrypted(opts: { password: string; text: string; attachment: Buffer; name?: string; cryptFilter?: boolean; xrefStream?: boolean }): Buffer {
+export function effOnlyEncrypted(opts: {
+  password: string;
+  text: string;
+  attachment: Buffer;
+  name?: string;
+  cryptFilter?: boolean;
+  xrefStream?: boolean;
+}): Buffer {
   const pw = Buffer.from(opts.password, 'utf8');
   const fileKey = randomBytes(32);
   const [uvs, uks, ovs, oks] = [randomBytes(8), randomBytes(8), randomBytes(8), randomBytes(8)];
@@ -159,7 +178,12 @@ export function effOnlyEncrypted(opts: { password: string; text: string; attachm
     return Buffer.concat([pdf.subarray(0, at), Buffer.from(tail, 'latin1')]);
   }
   // Object 9 is the cross-reference stream, where the table was: rows of type (1 byte), offset (4), generation (2).
-  const offsets = [...pdf.subarray(at).toString('latin1').matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
+  const offsets = [
+    ...pdf
+      .subarray(at)
+      .toString('latin1')
+      .matchAll(/^(\d{10}) 00000 n $/gm),
+  ].map((m) => Number(m[1]));
   const row = (type: number, offset: number, gen: number) => {
     const r = Buffer.alloc(7);
     r.writeUInt8(type, 0);
@@ -184,7 +208,10 @@ export function tinyTiles(step: number): Buffer {
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
     '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Pattern << /P1 5 0 R >> /Font << /F1 6 0 R >> >> >>',
     ['<< >>', Buffer.from('BT /F1 24 Tf 72 700 Td (Tiny tiles) Tj ET /Pattern cs /P1 scn 0 0 612 600 re f')],
-    [`<< /PatternType 1 /PaintType 1 /TilingType 1 /BBox [0 0 1 1] /XStep ${step} /YStep ${step} /Resources << >> >>`, Buffer.from('0 0 1 rg 0 0 0.5 0.5 re f')],
+    [
+      `<< /PatternType 1 /PaintType 1 /TilingType 1 /BBox [0 0 1 1] /XStep ${step} /YStep ${step} /Resources << >> >>`,
+      Buffer.from('0 0 1 rg 0 0 0.5 0.5 re f'),
+    ],
     '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
   ]);
 }

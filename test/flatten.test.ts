@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, pdfPages, pdfText, sleep, startApp, tool, uploadId, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, pdfText, sleep, startApp, type TestApp, tool, uploadId } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-flatten-'));
@@ -79,15 +79,31 @@ function objects(path: string): Record<string, any>[] {
     .map(([, v]) => (v.value ?? v.stream?.dict ?? {}) as Record<string, any>);
 }
 const acroform = (path: string) => JSON.parse(tool('qpdf', ['--json', '--json-key=acroform', path])).acroform as { hasacroform: boolean; fields: unknown[] };
-const annotationCount = (path: string) => objects(path).filter((o) => o && typeof o === 'object' && o['/Type'] === '/Annot' || (o && o['/Subtype'] && ['/Link', '/Widget', '/Text', '/Highlight', '/Ink'].includes(o['/Subtype']))).length;
+const annotationCount = (path: string) =>
+  objects(path).filter(
+    (o) =>
+      (o && typeof o === 'object' && o['/Type'] === '/Annot') ||
+      (o?.['/Subtype'] && ['/Link', '/Widget', '/Text', '/Highlight', '/Ink'].includes(o['/Subtype'])),
+  ).length;
 const pageAnnots = (path: string) => objects(path).filter((o) => o && o['/Type'] === '/Page' && o['/Annots']).length;
-const trailerAndCatalog = (path: string) => tool('qpdf', ['--show-object=trailer', path]) + tool('qpdf', [`--show-object=${tool('qpdf', ['--show-object=trailer', path]).match(/\/Root (\d+) (\d+) R/)!.slice(1).join(',')}`, path]);
+const trailerAndCatalog = (path: string) =>
+  tool('qpdf', ['--show-object=trailer', path]) +
+  tool('qpdf', [
+    `--show-object=${tool('qpdf', ['--show-object=trailer', path])
+      .match(/\/Root (\d+) (\d+) R/)!
+      .slice(1)
+      .join(',')}`,
+    path,
+  ]);
 
 /** Mean absolute difference of two grey renderings (0-255), both at 50 dpi. */
 async function renderDiff(a: string, b: string): Promise<number> {
   const grey = async (pdf: string, name: string) => {
     tool('pdftoppm', ['-r', '50', '-f', '1', '-l', '1', '-singlefile', '-png', pdf, join(tmp, name)]);
-    return sharp(join(tmp, `${name}.png`)).greyscale().raw().toBuffer({ resolveWithObject: true });
+    return sharp(join(tmp, `${name}.png`))
+      .greyscale()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
   };
   const [x, y] = [await grey(a, 'a'), await grey(b, 'b')];
   assert.is(x.info.width, y.info.width);
@@ -166,7 +182,14 @@ test('/flattened-layers-pdf: visible layer kept, hidden layer dropped, no OCProp
 test('/flattened-transparencies-pdf: no transparency left, renders alike, quality default and range', async () => {
   const input = TRANSPARENT();
   const hasTransparency = (path: string) =>
-    objects(path).some((o) => o['/SMask'] && o['/SMask'] !== '/None' || (typeof o['/ca'] === 'number' && o['/ca'] < 1) || (typeof o['/CA'] === 'number' && o['/CA'] < 1) || o['/Group']?.['/S'] === '/Transparency' || (o['/BM'] && o['/BM'] !== '/Normal'));
+    objects(path).some(
+      (o) =>
+        (o['/SMask'] && o['/SMask'] !== '/None') ||
+        (typeof o['/ca'] === 'number' && o['/ca'] < 1) ||
+        (typeof o['/CA'] === 'number' && o['/CA'] < 1) ||
+        o['/Group']?.['/S'] === '/Transparency' ||
+        (o['/BM'] && o['/BM'] !== '/Normal'),
+    );
   assert.ok(hasTransparency(input));
   for (const quality of [undefined, 'low', 'high']) {
     const out = await ok(await t.form('/flattened-transparencies-pdf', { file: { file: input }, ...(quality ? { quality } : {}) }));
@@ -197,7 +220,8 @@ test('flatten endpoints: encrypted input 401, broken 400, file and id 400, polli
 
 test('OpenAPI lists the four endpoints with quality', async () => {
   const doc = (await (await t.request('/openapi.json')).json()) as { paths: Record<string, any> };
-  for (const p of ['/flattened-forms-pdf', '/flattened-annotations-pdf', '/flattened-layers-pdf', '/flattened-transparencies-pdf']) assert.ok(doc.paths[p]?.post, p);
+  for (const p of ['/flattened-forms-pdf', '/flattened-annotations-pdf', '/flattened-layers-pdf', '/flattened-transparencies-pdf'])
+    assert.ok(doc.paths[p]?.post, p);
   assert.match(JSON.stringify(doc.paths['/flattened-transparencies-pdf']), /"medium"/);
 });
 

@@ -2,11 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { XMLValidator } from 'fast-xml-parser';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { XMLValidator } from 'fast-xml-parser';
-import { corpus, startApp, tool, type TestApp } from './helpers.js';
 import { staticXfaForm } from './fixtures.js';
+import { corpus, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 let tmp: string;
@@ -94,7 +94,10 @@ for (const [format, type] of [
     } else assert.is(XMLValidator.validate(text), true);
     const empty = emptyCopy(FILLED);
     assert.is.not(values(empty)['Text Box 2'], EXPECTED['Text Box 2']);
-    const filled = await post('/pdf-with-imported-form-data', { id: (await post('/upload', { file: { file: empty } }) as unknown as { files: { id: string }[] }).files?.[0]?.id ?? '', data_file_id: exported.outputId! } as never);
+    const filled = await post('/pdf-with-imported-form-data', {
+      id: ((await post('/upload', { file: { file: empty } })) as unknown as { files: { id: string }[] }).files?.[0]?.id ?? '',
+      data_file_id: exported.outputId!,
+    } as never);
     const out = await t.download(filled.outputUrl!);
     assert.equal(values(out), EXPECTED);
     assert.is(filled.warning, undefined);
@@ -164,7 +167,11 @@ test('XFA export of a form with datasets, imported back into the form: the value
     const back = await post('/pdf-with-imported-form-data', { file: { file: emptied }, data_file_id: body.outputId! } as never);
     const again = await post('/exported-form-data', { id: back.outputId!, data_format: 'xml' });
     // Exported from the XFA datasets again (the form is still XFA: an AcroForm export would be <fields>).
-    assert.match(readFileSync(await t.download(again.outputUrl!), 'utf8'), /^<\?xml[^>]*>\s*<form1><Field1>Alpha &amp; co<\/Field1><Field2>Beta πʬ<\/Field2>/, format);
+    assert.match(
+      readFileSync(await t.download(again.outputUrl!), 'utf8'),
+      /^<\?xml[^>]*>\s*<form1><Field1>Alpha &amp; co<\/Field1><Field2>Beta πʬ<\/Field2>/,
+      format,
+    );
   }
 });
 

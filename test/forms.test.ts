@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { normalName } from '../app/forms/index.js';
-import { corpus, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -40,7 +40,10 @@ function fields(file: string): Map<string, Widget[]> {
   return out;
 }
 const value = (file: string, name: string) => fields(file).get(name)?.[0]?.value;
-const states = (file: string, name: string) => fields(file).get(name)!.map((w) => w.state);
+const states = (file: string, name: string) =>
+  fields(file)
+    .get(name)!
+    .map((w) => w.state);
 
 /** The XFA packets of a PDF by name, read with qpdf. */
 function xfaPackets(file: string): Map<string, string> {
@@ -168,7 +171,10 @@ test('wrong form, non-form PDF, bad data files -> 400; encrypted -> 401', async 
   const res = await t.form(PATH, { file: { file: F('simple-form-2-fields.pdf') } });
   assert.is(res.status, 400);
   assert.match(((await res.json()) as Body).error!, /data_file/);
-  assert.match((await fill(corpus('encrypted/rc4-128-user-view-owner-master.pdf'), { file: F('simple-form-2-fields.fdf') }, 401)).body.error!, /password protected/);
+  assert.match(
+    (await fill(corpus('encrypted/rc4-128-user-view-owner-master.pdf'), { file: F('simple-form-2-fields.fdf') }, 401)).body.error!,
+    /password protected/,
+  );
 });
 
 test('JSON body with resource ids', async () => {

@@ -3,12 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as assert from 'uvu/assert';
 import { loadConfig } from '../app/config.js';
 import { createDeps } from '../app/deps.js';
 import type { Deps } from '../app/http/context.js';
 import type { Operation } from '../app/http/operation.js';
 import { createApp } from '../app/server.js';
-import * as assert from 'uvu/assert';
 import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
 
@@ -100,7 +100,18 @@ export const pdfImages = (pdf: string): PdfImage[] =>
     .slice(2)
     .filter((l) => /^\s*\d/.test(l))
     .map((l) => l.trim().split(/\s+/))
-    .map((c) => ({ page: Number(c[0]), type: c[2], width: Number(c[3]), height: Number(c[4]), color: c[5], comp: Number(c[6]), enc: c[8], object: Number(c[10]), xppi: Number(c[12]), yppi: Number(c[13]) }));
+    .map((c) => ({
+      page: Number(c[0]),
+      type: c[2],
+      width: Number(c[3]),
+      height: Number(c[4]),
+      color: c[5],
+      comp: Number(c[6]),
+      enc: c[8],
+      object: Number(c[10]),
+      xppi: Number(c[12]),
+      yppi: Number(c[13]),
+    }));
 
 export interface PdfWord {
   text: string;
@@ -113,7 +124,11 @@ export interface PdfWord {
 export function pdfWords(pdf: string, page = 1): PdfWord[] {
   const html = tool('pdftotext', ['-bbox', '-f', String(page), '-l', String(page), pdf, '-']);
   return [...html.matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)<\/word>/g)].map((m) => ({
-    text: m[5].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&'),
+    text: m[5]
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&amp;/g, '&'),
     xMin: Number(m[1]),
     yMin: Number(m[2]),
     xMax: Number(m[3]),
@@ -124,7 +139,13 @@ export function pdfWords(pdf: string, page = 1): PdfWord[] {
 export function pdfWord(pdf: string, page: number, text: string): PdfWord {
   const ws = pdfWords(pdf, page);
   const w = ws.find((x) => x.text === text);
-  assert.ok(w, `"${text}" on page ${page}: ${ws.map((x) => x.text).join(' ').slice(0, 400)}`);
+  assert.ok(
+    w,
+    `"${text}" on page ${page}: ${ws
+      .map((x) => x.text)
+      .join(' ')
+      .slice(0, 400)}`,
+  );
   return w!;
 }
 export const pdfPages = (path: string) => Number(tool('qpdf', ['--show-npages', path]).trim());
@@ -139,7 +160,11 @@ export const fontsEmbedded = (path: string) =>
     .map((l) => / (yes|no) +(yes|no) +(yes|no) +\d+ +\d+\s*$/.exec(l)![1]);
 
 /** POST /pdf as a multipart form; on 200 the output is downloaded. Throws when the status is not `status`. */
-export async function convertToPdf(t: TestApp, fields: Record<string, FormValue | FormValue[]>, status = 200): Promise<{ path: string; body: Record<string, unknown> }> {
+export async function convertToPdf(
+  t: TestApp,
+  fields: Record<string, FormValue | FormValue[]>,
+  status = 200,
+): Promise<{ path: string; body: Record<string, unknown> }> {
   const res = await t.form('/pdf', fields);
   const body = (await res.json()) as Record<string, unknown>;
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(body)}`);

@@ -1,17 +1,17 @@
 import { getEventListeners } from 'node:events';
-import { deflateSync } from 'node:zlib';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_LISTED_PAGES, resolvePages, selectedPages, decodedText } from '../app/document/index.js';
+import { decodedText, MAX_LISTED_PAGES, resolvePages, selectedPages } from '../app/document/index.js';
 import { EngineError } from '../engines/errors.js';
 import { pageArg } from '../engines/mupdf-stext.js';
 import { pageCount } from '../engines/qpdf.js';
 import { onRun, run } from '../engines/run.js';
 import { pdfFromObjects, pngOf, zerosZlib } from './fixtures.js';
-import { corpus, sleep, startApp, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, sleep, startApp, type TestApp } from './helpers.js';
 
 /**
  * Issue 19: hostile inputs that hung the service or exhausted its memory. Each is built here, sent while `/up`
@@ -48,7 +48,6 @@ function claimingPages(count: string): Buffer {
 /** A valid 8-bit grey PNG of w x h black pixels: ~875 KB for 30000 x 30000 (900 MB decoded). */
 const blackPng = (w: number, h: number) => pngOf(w, h, 0, zerosZlib((w + 1) * h));
 
-
 /** A BMP header claiming w x h 24-bit pixels, without them: refused on the header, before decodeBmp allocates. */
 function bmpClaiming(w: number, h: number): Buffer {
   const b = Buffer.alloc(54 + 16);
@@ -65,7 +64,13 @@ function bmpClaiming(w: number, h: number): Buffer {
 
 /** A grey Flate image object of w x h black pixels (its data inflates to w*h bytes). */
 const greyImage = (w: number, h: number, data = zerosZlib(w * h)) =>
-  Buffer.concat([Buffer.from(`<< /Type /XObject /Subtype /Image /Width ${w} /Height ${h} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${data.length} >>\nstream\n`), data, Buffer.from('\nendstream')]);
+  Buffer.concat([
+    Buffer.from(
+      `<< /Type /XObject /Subtype /Image /Width ${w} /Height ${h} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode /Length ${data.length} >>\nstream\n`,
+    ),
+    data,
+    Buffer.from('\nendstream'),
+  ]);
 
 /** One page per image, each drawn over the whole page. */
 function pdfWithImages(images: Buffer[]): Buffer {
@@ -115,7 +120,10 @@ async function hostile(send: () => Promise<Response>, limitMs = 30_000): Promise
     }
   })();
   let timer: NodeJS.Timeout | undefined;
-  const res = await Promise.race([request, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs)))]).finally(() => clearTimeout(timer));
+  const res = await Promise.race([
+    request,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs))),
+  ]).finally(() => clearTimeout(timer));
   await probe;
   clearInterval(sampler);
   const text = await res.text();
@@ -180,7 +188,10 @@ test('page selections: never listed beyond the pages that exist', () => {
   // MuPDF's page list: runs as ranges (an argument stays far below the kernel's 128 KB), order kept, never "N".
   assert.is(pageArg(Array.from({ length: 30_000 }, (_, i) => i + 1)), '1-30000');
   assert.is(pageArg([5, 1, 2, 3, 9]), '5,1-3,9');
-  assert.throws(() => pageArg([]), (e: unknown) => e instanceof EngineError);
+  assert.throws(
+    () => pageArg([]),
+    (e: unknown) => e instanceof EngineError,
+  );
 });
 
 test('page trees claiming 2^31, 10^12 or -5 pages: fast and bounded on every reading endpoint, correct where readable', async () => {
@@ -270,7 +281,8 @@ function multipart(filename: string, opts: { close?: boolean; field?: string } =
   const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${opts.field ?? 'file'}"; filename="${filename}"\r\nContent-Type: application/pdf\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), claimingPages('2'), Buffer.from(opts.close === false ? '' : `\r\n--${BOUNDARY}--\r\n`, 'latin1')]);
 }
-const raw = (path: string, body: Buffer) => () => t.request(path, { method: 'POST', body, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } });
+const raw = (path: string, body: Buffer) => () =>
+  t.request(path, { method: 'POST', body, headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` } });
 
 test('multipart: a NUL byte in a file name, control characters, a cut body: 400 at once, nothing stored', async () => {
   const names = () => readdirSync(join(t.dataDir, 'resources'));
@@ -293,7 +305,13 @@ test('multipart: a NUL byte in a file name, control characters, a cut body: 400 
       assert.match(String(o.body.error), /multipart|upload/i, `${path} ${what}`);
     }
   }
-  assert.is(resources(), before, `the uploads of refused requests are removed (left: ${names().filter((n) => !known.has(n)).join(', ')})`);
+  assert.is(
+    resources(),
+    before,
+    `the uploads of refused requests are removed (left: ${names()
+      .filter((n) => !known.has(n))
+      .join(', ')})`,
+  );
   // The same body with a plain name is taken.
   const ok = await raw('/split-pdf', multipart('plain.pdf'))();
   assert.is(ok.status, 200);
@@ -374,7 +392,11 @@ test('abort listeners: 30 engine calls on one signal leave none behind, whatever
 
     // A text read whose pages MuPDF cannot decode (14 pages with Symbol/ZapfDingbats) reads them with Poppler:
     // a few processes at a time, not one per page at once.
-    await decodedText(corpus('pdf/standard-14-fonts-14-pages.pdf'), Array.from({ length: 14 }, (_, i) => i + 1), { cwd: work, signal });
+    await decodedText(
+      corpus('pdf/standard-14-fonts-14-pages.pdf'),
+      Array.from({ length: 14 }, (_, i) => i + 1),
+      { cwd: work, signal },
+    );
     assert.is(getEventListeners(signal, 'abort').length, 0, 'after the text read');
     assert.ok(peak() <= 4, `the text read held ${peak()} listeners at once`);
   } finally {

@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfInfoBox, pdfPages, startApp, UUID_V4, type TestApp } from './helpers.js';
+import { corpus, pdfInfoBox, pdfPages, startApp, type TestApp, UUID_V4 } from './helpers.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -115,7 +115,10 @@ test('upload beyond MAX_UPLOAD_MB -> 413 JSON, nothing stored', async () => {
   const raw = await t.request('/upload', { method: 'POST', headers: { 'content-filename': 'big.bin' }, body: big });
   assert.is(raw.status, 413);
   assert.is(readdirSync(join(t.dataDir, 'resources')).length, before);
-  assert.equal(readdirSync(join(t.dataDir, 'resources')).filter((f) => f.endsWith('.part')), []);
+  assert.equal(
+    readdirSync(join(t.dataDir, 'resources')).filter((f) => f.endsWith('.part')),
+    [],
+  );
 });
 
 test('not a PDF -> 400 "Uploaded file is not valid input for this route" on PDF routes', async () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { resolveFont } from '../app/compose/index.js';
 import { placeCentre } from '../app/operations/watermarked-pdf.js';
-import { corpus, fontsEmbedded, pdfWord as word, pdfWords as words, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, fontsEmbedded, startApp, type TestApp, tool, pdfWord as word, pdfWords as words } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-insert-'));
@@ -37,7 +37,6 @@ const produce = async (path: string, fields: Record<string, FormValue | FormValu
 const pageText = (pdf: string, page: number) => tool('pdftotext', ['-f', String(page), '-l', String(page), pdf, '-']);
 const check = (pdf: string) => assert.match(tool('qpdf', ['--check', pdf]), /No syntax or stream encoding errors found/);
 
-
 let renders = 0;
 /** One page rendered at 50 dpi by Poppler, as RGB pixels. */
 async function render(pdf: string, page: number) {
@@ -54,7 +53,8 @@ async function count(pdf: string, page: number, test: (p: number[]) => boolean, 
   const k = 50 / 72;
   const [x0, y0, x1, y1] = box ? box.map((v) => Math.round(v * k)) : [0, 0, r.width, r.height];
   const hits: number[][] = [];
-  for (let y = Math.max(0, y0); y < Math.min(r.height, y1); y++) for (let x = Math.max(0, x0); x < Math.min(r.width, x1); x++) if (test(r.px(x, y))) hits.push(r.px(x, y));
+  for (let y = Math.max(0, y0); y < Math.min(r.height, y1); y++)
+    for (let x = Math.max(0, x0); x < Math.min(r.width, x1); x++) if (test(r.px(x, y))) hits.push(r.px(x, y));
   return hits;
 }
 const pinkish = (p: number[]) => p[0] > 200 && p[1] > 80 && p[1] < 180 && p[2] > 80 && p[2] < 180 && Math.abs(p[1] - p[2]) < 25;
@@ -83,7 +83,13 @@ test('alignment places the turned outline against the edges, offsets move it', (
 // ---- /watermarked-pdf ----
 
 test('text watermark: red at half opacity, centred on the selected pages only, original text kept', async () => {
-  const { pdf } = await produce('/watermarked-pdf', { file: { file: FED }, watermark_text: 'DRAFT', text_color_rgb: '255,0,0', text_size: '100', pages: '2-3' });
+  const { pdf } = await produce('/watermarked-pdf', {
+    file: { file: FED },
+    watermark_text: 'DRAFT',
+    text_color_rgb: '255,0,0',
+    text_size: '100',
+    pages: '2-3',
+  });
   check(pdf);
   for (const p of [2, 3]) {
     const w = word(pdf, p, 'DRAFT');
@@ -169,8 +175,30 @@ test('added text: JSON body with loose types, baseline at (x, y), wrapping at ma
   const res = await t.json('/pdf-with-added-text', {
     id: await upload(FED),
     text_objects: JSON.stringify([
-      { font: 'Arial', max_width: '1000', opacity: '1', page: '1', rotation: '0', text: 'Quirestamp', text_color_rgb: '0,0,255', text_size: '20', x: '72', y: '700' },
-      { font: 'Courier', max_width: 120, opacity: 1, page: 1, rotation: 0, text: 'one two three four five six seven eight', text_color_cmyk: [0, 100, 100, 0], text_size: 12, x: 300, y: 300 },
+      {
+        font: 'Arial',
+        max_width: '1000',
+        opacity: '1',
+        page: '1',
+        rotation: '0',
+        text: 'Quirestamp',
+        text_color_rgb: '0,0,255',
+        text_size: '20',
+        x: '72',
+        y: '700',
+      },
+      {
+        font: 'Courier',
+        max_width: 120,
+        opacity: 1,
+        page: 1,
+        rotation: 0,
+        text: 'one two three four five six seven eight',
+        text_color_cmyk: [0, 100, 100, 0],
+        text_size: 12,
+        x: 300,
+        y: 300,
+      },
     ]),
   });
   const body = (await res.json()) as Record<string, any>;
@@ -182,7 +210,10 @@ test('added text: JSON body with loose types, baseline at (x, y), wrapping at ma
   assert.ok(w.yMax > 792 - 700 && w.yMax < 792 - 700 + 8, `baseline at y=700: ${JSON.stringify(w)}`);
   const wrapped = words(pdf, 1).filter((x) => x.xMin > 290 && x.yMin > 792 - 320 && /^(one|two|three|four|five|six|seven|eight)$/.test(x.text));
   assert.is(wrapped.length, 8);
-  assert.ok(wrapped.every((x) => x.xMin >= 299 && x.xMax <= 300 + 120 + 1), 'inside the column');
+  assert.ok(
+    wrapped.every((x) => x.xMin >= 299 && x.xMax <= 300 + 120 + 1),
+    'inside the column',
+  );
   assert.ok(new Set(wrapped.map((x) => Math.round(x.yMin))).size >= 3, 'wrapped over several lines');
   for (const p of [2, 9]) assert.is(pageText(pdf, p), pageText(FED, p));
   assert.equal(fontsEmbedded(pdf).length, fontsEmbedded(FED).length + 2, 'Helvetica and Courier, not embedded');
@@ -199,8 +230,31 @@ test('added text outside Latin-1: embedded Unicode fonts, extractable, rendered;
   const { pdf } = await produce('/pdf-with-added-text', {
     file: { file: ROT },
     text_objects: JSON.stringify([
-      { font: 'Times New Roman', max_width: '500', opacity: '1', page: 'all', rotation: '0', text: 'Привет мир 日本語テスト', text_color_rgb: '0,0,0', text_size: '18', x: '60', y: '200' },
-      { font: 'Arial', max_width: '200', opacity: '1', page: '1', rotation: '0', text: 'שלום עולם', text_color_rgb: '0,0,0', text_size: '18', x: '300', y: '500', is_rtl: 'true' },
+      {
+        font: 'Times New Roman',
+        max_width: '500',
+        opacity: '1',
+        page: 'all',
+        rotation: '0',
+        text: 'Привет мир 日本語テスト',
+        text_color_rgb: '0,0,0',
+        text_size: '18',
+        x: '60',
+        y: '200',
+      },
+      {
+        font: 'Arial',
+        max_width: '200',
+        opacity: '1',
+        page: '1',
+        rotation: '0',
+        text: 'שלום עולם',
+        text_color_rgb: '0,0,0',
+        text_size: '18',
+        x: '300',
+        y: '500',
+        is_rtl: 'true',
+      },
     ]),
   });
   check(pdf);
@@ -222,7 +276,20 @@ test('added text outside Latin-1: embedded Unicode fonts, extractable, rendered;
 test('added text on a /Rotate 90 page sits at (x, y) of the page as seen, upright', async () => {
   const { pdf } = await produce('/pdf-with-added-text', {
     file: { file: ROT },
-    text_objects: JSON.stringify([{ font: 'Helvetica', max_width: '300', opacity: '1', page: '2', rotation: '0', text: 'Landscape', text_color_rgb: '0,0,0', text_size: '24', x: '500', y: '100' }]),
+    text_objects: JSON.stringify([
+      {
+        font: 'Helvetica',
+        max_width: '300',
+        opacity: '1',
+        page: '2',
+        rotation: '0',
+        text: 'Landscape',
+        text_color_rgb: '0,0,0',
+        text_size: '24',
+        x: '500',
+        y: '100',
+      },
+    ]),
   });
   const w = word(pdf, 2, 'Landscape');
   assert.ok(w.xMax - w.xMin > 2 * (w.yMax - w.yMin), 'upright');
@@ -232,13 +299,28 @@ test('added text on a /Rotate 90 page sits at (x, y) of the page as seen, uprigh
 });
 
 test('added text errors name the parameter', async () => {
-  const one = { font: 'Arial', max_width: '100', opacity: '1', page: '1', rotation: '0', text: 'x', text_color_rgb: '0,0,0', text_size: '12', x: '10', y: '10' };
+  const one = {
+    font: 'Arial',
+    max_width: '100',
+    opacity: '1',
+    page: '1',
+    rotation: '0',
+    text: 'x',
+    text_color_rgb: '0,0,0',
+    text_size: '12',
+    x: '10',
+    y: '10',
+  };
   const bad = async (fields: Record<string, FormValue>, status: number, re: RegExp) => {
     const r = await post('/pdf-with-added-text', fields);
     assert.is(r.status, status, JSON.stringify(r.body));
     assert.match(r.body.error, re);
   };
-  await bad({ file: { file: ROT }, text_objects: JSON.stringify([{ ...one, text_size: '200' }]) }, 400, /200 is not within the acceptable range for text_objects\[0\]\.text_size/);
+  await bad(
+    { file: { file: ROT }, text_objects: JSON.stringify([{ ...one, text_size: '200' }]) },
+    400,
+    /200 is not within the acceptable range for text_objects\[0\]\.text_size/,
+  );
   await bad({ file: { file: ROT }, text_objects: JSON.stringify([{ ...one, page: '3' }]) }, 400, /page/);
   await bad({ file: { file: ROT }, text_objects: JSON.stringify([{ ...one, font: 'Nope' }]) }, 400, /The requested font was not found/);
   await bad({ file: { file: ROT }, text_objects: JSON.stringify([{ ...one, text: undefined }]) }, 400, /text_objects\[0\]\.text is required/);
@@ -263,7 +345,10 @@ test('added JPEG: the same bytes, its pixel size, lower-left at (x, y), on the a
   const k = 50 / 72;
   const inside = r.px(Math.round(164 * k), Math.round((842 - 264) * k));
   const outside = r.px(Math.round(90 * k), Math.round((842 - 264) * k));
-  assert.ok(inside.some((v) => v < 200), `image pixel ${inside}`);
+  assert.ok(
+    inside.some((v) => v < 200),
+    `image pixel ${inside}`,
+  );
   assert.equal(outside, [255, 255, 255]);
 });
 
@@ -278,7 +363,12 @@ test('added images: CMYK JPEG kept right, PNG alpha as soft mask, GIF and TIFF, 
       execFileSync('pdftoppm', ['-r', '36', '-png', '-f', '1', '-l', '1', cmyk.pdf, dir]);
       const png = readdirSync(tmp).find((n) => n.startsWith('cmyk-'))!;
       const shown = 612 * 0.5;
-      return sharp(join(tmp, png)).extract({ left: 0, top: Math.round(396 - (682 * 612) / 640 / 2), width: Math.round(shown), height: Math.round((682 * shown) / 640) }).resize(16, 16, { fit: 'fill' }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      return sharp(join(tmp, png))
+        .extract({ left: 0, top: Math.round(396 - (682 * 612) / 640 / 2), width: Math.round(shown), height: Math.round((682 * shown) / 640) })
+        .resize(16, 16, { fit: 'fill' })
+        .removeAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
     })(),
     sharp(cmykJpg).toColourspace('srgb').resize(16, 16, { fit: 'fill' }).removeAlpha().raw().toBuffer({ resolveWithObject: true }),
   ]);
@@ -289,7 +379,9 @@ test('added images: CMYK JPEG kept right, PNG alpha as soft mask, GIF and TIFF, 
   // The corpus PNG's alpha is all opaque: one with a transparent half is made here.
   const rgba = Buffer.alloc(64 * 48 * 4);
   for (let i = 0; i < 64 * 48; i++) rgba.set([0, 160, 0, i % 64 < 32 ? 255 : 0], i * 4);
-  const alpha = await sharp(rgba, { raw: { width: 64, height: 48, channels: 4 } }).png().toBuffer();
+  const alpha = await sharp(rgba, { raw: { width: 64, height: 48, channels: 4 } })
+    .png()
+    .toBuffer();
   const png = await produce('/pdf-with-added-image', { file: { file: ROT }, image_file: { bytes: alpha, name: 'half.png' }, x: '10', y: '10', page: '2' });
   const list = tool('pdfimages', ['-list', png.pdf]);
   assert.match(list, /\n\s+2\s+\d+ image\s+64\s+48\s+rgb/);
@@ -318,7 +410,11 @@ test('added image errors: unreadable image, page beyond the last, x off the page
     assert.match(r.body.error, re);
   };
   const jpg = { file: corpus('images/hopper.jpg') };
-  await bad({ file: { file: ROT }, image_file: { bytes: Buffer.from('not an image'), name: 'x.png' }, x: '0', y: '0', page: '1' }, 400, /^There was a problem reading the input image$/);
+  await bad(
+    { file: { file: ROT }, image_file: { bytes: Buffer.from('not an image'), name: 'x.png' }, x: '0', y: '0', page: '1' },
+    400,
+    /^There was a problem reading the input image$/,
+  );
   await bad({ file: { file: ROT }, image_file: jpg, x: '0', y: '0', page: '3' }, 400, /3 is not within the acceptable range for page/);
   await bad({ file: { file: ROT }, image_file: jpg, x: '900', y: '0', page: '1' }, 400, /for x/);
   await bad({ file: { file: ROT }, image_file: jpg, x: '0', y: '0' }, 400, /page is required/);

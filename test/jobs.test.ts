@@ -1,13 +1,13 @@
-import { readdirSync, readFileSync, existsSync, writeFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
-import { operation, pdfInput, type Operation } from '../app/http/operation.js';
 import { int } from '../app/http/fields.js';
+import { type Operation, operation, pdfInput } from '../app/http/operation.js';
 import { run } from '../engines/run.js';
-import { corpus, sleep, startApp, until, UUID_V4 } from './helpers.js';
+import { corpus, sleep, startApp, UUID_V4, until } from './helpers.js';
 
 /** Running, and not a zombie (a killed orphan stays a zombie until an init that may not reap it does). */
 const alive = (pid: number) => {
@@ -57,10 +57,10 @@ test('polling: Request-Type answers {requestId} at once, then pending with progr
     assert.is(res.status, 200);
     const { requestId } = await res.json();
     assert.match(requestId, UUID_V4);
-    let pending;
+    let pending: { progress?: number } | undefined;
     await until('the job reports its progress', async () => (pending = await (await t.request(`/request-status/${requestId}`)).json()).progress === 0.5, 5000);
     assert.equal(pending, { status: 'pending', requestId, progress: 0.5 });
-    let done;
+    let done: Record<string, unknown> | undefined;
     for (let i = 0; i < 40; i++) {
       done = await (await t.request(`/request-status/${requestId}`)).json();
       if (done.status !== 'pending') break;
@@ -84,7 +84,7 @@ test('polling survives a restart: a finished request is still answered, an inter
   try {
     const a = await startApp({}, { operations: [slow], dataDir });
     const { requestId } = await (await a.json('/test-slow', { seconds: 0 }, { 'Request-Type': 'requestId' })).json();
-    let done;
+    let done: Record<string, unknown> | undefined;
     for (let i = 0; i < 40; i++) {
       done = await (await a.request(`/request-status/${requestId}`)).json();
       if (done.status !== 'pending') break;
@@ -113,7 +113,9 @@ test('polling survives a restart: a finished request is still answered, an inter
 test('polling a failed job shows failed with the client error, never the engine stderr', async () => {
   const t = await startApp({}, { operations: [failing] });
   try {
-    const { requestId } = await (await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }, { 'Request-Type': 'requestId' })).json();
+    const { requestId } = await (
+      await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }, { 'Request-Type': 'requestId' })
+    ).json();
     let st = await (await t.request(`/request-status/${requestId}`)).json();
     await until('the job ends', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 10_000);
     assert.is(st.status, 'failed');
@@ -169,9 +171,15 @@ test('cancellation: a synchronous client that goes away stops its job and its pr
   const t = await startApp({}, { operations: [slow] });
   try {
     const ac = new AbortController();
-    const pending = t.request('/test-slow', { method: 'POST', body: JSON.stringify({ seconds: 30 }), headers: { 'content-type': 'application/json' }, signal: ac.signal }).catch((e) => e);
+    const pending = t
+      .request('/test-slow', { method: 'POST', body: JSON.stringify({ seconds: 30 }), headers: { 'content-type': 'application/json' }, signal: ac.signal })
+      .catch((e) => e);
     const pidOf = (job: string) => join(t.dataDir, 'work', job, 'pid');
-    await until('the engine writes its pid', () => readdirSync(join(t.dataDir, 'work')).some((j) => existsSync(pidOf(j)) && readFileSync(pidOf(j), 'utf8').endsWith('\n')), 5000);
+    await until(
+      'the engine writes its pid',
+      () => readdirSync(join(t.dataDir, 'work')).some((j) => existsSync(pidOf(j)) && readFileSync(pidOf(j), 'utf8').endsWith('\n')),
+      5000,
+    );
     const work = readdirSync(join(t.dataDir, 'work'));
     assert.is(work.length, 1);
     const pid = Number(readFileSync(join(t.dataDir, 'work', work[0], 'pid'), 'utf8'));

@@ -53,7 +53,9 @@ test('KEY_SCOPE=owner: a key reads, processes and deletes only its own; others g
     await expectError(await t.json('/merged-pdf', { id: [own, id] }, as(B)), 404, /That file does not exist/);
     // Nothing of A's was touched by B.
     assert.is((await t.request(`/resource/${id}?format=info`, { headers: as(A) })).status, 200);
-    assert.equal((await expectOk(await t.request(`/resource/${id}`, { method: 'DELETE', headers: as(A) }))).deletionResponses, { [id]: 'Successfully Deleted' });
+    assert.equal((await expectOk(await t.request(`/resource/${id}`, { method: 'DELETE', headers: as(A) }))).deletionResponses, {
+      [id]: 'Successfully Deleted',
+    });
   } finally {
     await t.close();
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pdfFromObjects, zerosZlib } from './fixtures.js';
-import { corpus, sleep, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, sleep, startApp, type TestApp, tool } from './helpers.js';
 import { invoiceXml } from './zugferd-fixtures.js';
 
 /**
@@ -42,7 +42,7 @@ const CROWDED = pdfFromObjects([
 ]);
 
 /** A spreadsheet of 500 rows: about ten printed pages (OFFICE_MAX_PAGES=2 in `t`). */
-const rows = (n: number) => Array.from({ length: n }, (_, i) => `${i},row ${i},${i * 3.5},some text in a cell`).join('\n') + '\n';
+const rows = (n: number) => `${Array.from({ length: n }, (_, i) => `${i},row ${i},${i * 3.5},some text in a cell`).join('\n')}\n`;
 
 test.before(async () => {
   t = await startApp({ PS_TIMEOUT_SECONDS: '2', PS_MAX_PAGES: '5', OFFICE_MAX_PAGES: '2', MAX_OBJECTS: '1000', INVOICE_MAX_LINES: '3' });
@@ -187,7 +187,11 @@ test('an office conversion past OFFICE_TIMEOUT_SECONDS is cut, its LibreOffice k
   assertLimit(r, 'OFFICE_TIMEOUT_SECONDS');
   assert.ok(r.ms < 8000, `cut after ${r.ms} ms`);
   for (let i = 0; i < 30 && soffice().some((l) => warm.includes(l)); i++) await sleep(100);
-  assert.equal(soffice().filter((l) => warm.includes(l)), [], 'the hung instance is still running');
+  assert.equal(
+    soffice().filter((l) => warm.includes(l)),
+    [],
+    'the hung instance is still running',
+  );
   await assertNothingLeft(slow);
   const next = await post(slow, '/pdf', { file: { file: corpus('office/gotenberg-sheet.csv') } });
   assert.is(next.status, 200, JSON.stringify(next.body));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { browserStats, shutdownBrowser } from '../engines/chromium/browser.js';
-import { convertToPdf, pdfPages, pdfText, sleep, startApp, tool, until, type FormValue, type TestApp } from './helpers.js';
+import { convertToPdf, type FormValue, pdfPages, pdfText, sleep, startApp, type TestApp, tool, until } from './helpers.js';
 
 /**
  * Hostile HTML cannot hold a job: an endless script, a DOM of millions of nodes, a page that prints too many
@@ -29,7 +29,10 @@ const MEGABYTE = Buffer.concat([Buffer.from('/*'), Buffer.alloc(1024 * 1024, 'x'
 test.before(async () => {
   site = http.createServer((q, r) => {
     if (q.url === '/spin') return r.writeHead(200, { 'content-type': 'text/html' }).end(SPIN);
-    if (q.url === '/streaming-page') return r.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><link rel="stylesheet" href="/stream"></head><body><p>Streaming page</p></body></html>');
+    if (q.url === '/streaming-page')
+      return r
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<html><head><link rel="stylesheet" href="/stream"></head><body><p>Streaming page</p></body></html>');
     if (q.url?.startsWith('/mb/')) return r.writeHead(200, { 'content-type': 'text/css' }).end(MEGABYTE);
     if (q.url === '/stream') {
       // A style sheet that never ends.
@@ -134,7 +137,11 @@ async function watchedJob<T>(work: () => Promise<T>): Promise<{ value: T; render
 }
 
 /** POST /pdf, timed; expects a 422 whose error names `setting`. */
-async function refused(app: TestApp, fields: Record<string, FormValue | FormValue[]>, setting: RegExp): Promise<{ seconds: number; error: string; renderers: JobRenderers }> {
+async function refused(
+  app: TestApp,
+  fields: Record<string, FormValue | FormValue[]>,
+  setting: RegExp,
+): Promise<{ seconds: number; error: string; renderers: JobRenderers }> {
   const started = Date.now();
   const { value, renderers } = await watchedJob(() => convertToPdf(app, fields, 422));
   const seconds = (Date.now() - started) / 1000;
@@ -160,9 +167,13 @@ async function leftClean(app: TestApp, cut: JobRenderers): Promise<void> {
       return busy.length === 0;
     },
     15_000,
-  ).catch(() => assert.unreachable(`renderers still busy 15 s after the cut: ${busy.map(([pid, used]) => `${pid} used ${used * 10} ms of CPU in one second`).join(', ')}`));
+  ).catch(() =>
+    assert.unreachable(`renderers still busy 15 s after the cut: ${busy.map(([pid, used]) => `${pid} used ${used * 10} ms of CPU in one second`).join(', ')}`),
+  );
   assert.equal(readdirSync(join(app.dataDir, 'work')), []);
-  const { path } = await convertToPdf(app, { file: { bytes: Buffer.from('<html><body><h1>Ordinary page</h1><p>Still printing.</p></body></html>'), name: 'ordinary.html' } });
+  const { path } = await convertToPdf(app, {
+    file: { bytes: Buffer.from('<html><body><h1>Ordinary page</h1><p>Still printing.</p></body></html>'), name: 'ordinary.html' },
+  });
   assert.match(pdfText(path), /Ordinary page[\s\S]*Still printing/);
 }
 
@@ -182,7 +193,8 @@ test('an endless script is cut at HTML_TIMEOUT_SECONDS, uploaded or fetched', as
 
 test('a script growing its DOM past HTML_MAX_MEMORY_MB is cut well before HTML_TIMEOUT_SECONDS', async () => {
   // Big nodes appended on a timer: the main thread yields, so only the memory grows without end.
-  const html = '<html><body><p>Swelling page</p><script>let n = 0; setInterval(() => { const d = document.createElement("div"); for (let i = 0; i < 2000; i++) { const p = document.createElement("p"); p.textContent = "Row " + n++ + " " + "x".repeat(200); d.append(p) } document.body.append(d) }, 1)</script></body></html>';
+  const html =
+    '<html><body><p>Swelling page</p><script>let n = 0; setInterval(() => { const d = document.createElement("div"); for (let i = 0; i < 2000; i++) { const p = document.createElement("p"); p.textContent = "Row " + n++ + " " + "x".repeat(200); d.append(p) } document.body.append(d) }, 1)</script></body></html>';
   const { seconds, error, renderers } = await refused(lean, { file: { bytes: Buffer.from(html), name: 'swell.html' } }, /HTML_MAX_MEMORY_MB=300\b/);
   assert.match(error, /memory/);
   assert.ok(seconds < 20, `answered after ${seconds} s`);
@@ -191,24 +203,37 @@ test('a script growing its DOM past HTML_MAX_MEMORY_MB is cut well before HTML_T
 });
 
 test('a script building a DOM of millions of nodes is cut at HTML_TIMEOUT_SECONDS or, first, HTML_MAX_MEMORY_MB', async () => {
-  const html = '<html><body><p>Growing page</p><script>for (let i = 0; i < 5e7; i++) { const d = document.createElement("div"); d.textContent = "Row " + i; document.body.append(d) }</script></body></html>';
-  const { seconds, renderers } = await refused(t, { file: { bytes: Buffer.from(html), name: 'dom.html' } }, /HTML_TIMEOUT_SECONDS=5\b|HTML_MAX_MEMORY_MB=1024\b/);
+  const html =
+    '<html><body><p>Growing page</p><script>for (let i = 0; i < 5e7; i++) { const d = document.createElement("div"); d.textContent = "Row " + i; document.body.append(d) }</script></body></html>';
+  const { seconds, renderers } = await refused(
+    t,
+    { file: { bytes: Buffer.from(html), name: 'dom.html' } },
+    /HTML_TIMEOUT_SECONDS=5\b|HTML_MAX_MEMORY_MB=1024\b/,
+  );
   assert.ok(seconds < 20, `answered after ${seconds} s`);
   await leftClean(t, renderers);
 });
 
 test('a page printing more than HTML_MAX_PAGES is refused: estimated before printing, or counted on a bounded print', async () => {
-  const rows = '<html><body>' + Array.from({ length: 600 }, (_, i) => `<p>Row ${i}</p>`).join('') + '</body></html>';
+  const rows = `<html><body>${Array.from({ length: 600 }, (_, i) => `<p>Row ${i}</p>`).join('')}</body></html>`;
   await refused(few, { file: { bytes: Buffer.from(rows), name: 'long.html' } }, /HTML_MAX_PAGES=5\b/);
   // Forced page breaks: tiny content, so only the print shows the pages.
-  const breaks = (n: number) => `<html><body>${Array.from({ length: n }, (_, i) => `<div style="break-after: page">Sheet ${i + 1}</div>`).join('')}</body></html>`;
+  const breaks = (n: number) =>
+    `<html><body>${Array.from({ length: n }, (_, i) => `<div style="break-after: page">Sheet ${i + 1}</div>`).join('')}</body></html>`;
   await refused(few, { file: { bytes: Buffer.from(breaks(40)), name: 'breaks.html' } }, /HTML_MAX_PAGES=5\b/);
   // Five pages are allowed.
   const { path } = await convertToPdf(few, { file: { bytes: Buffer.from(breaks(5)), name: 'five.html' } });
   assert.is(pdfPages(path), 5);
   assert.match(pdfText(path), /Sheet 5/);
   // E-mail is printed by the same Chromium, under the same limits (and runs no script).
-  const eml = ['From: a@example.com', 'To: b@example.com', 'Subject: Long letter', 'Content-Type: text/plain; charset=utf-8', '', ...Array.from({ length: 1500 }, (_, i) => `Line ${i}`)].join('\r\n');
+  const eml = [
+    'From: a@example.com',
+    'To: b@example.com',
+    'Subject: Long letter',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    ...Array.from({ length: 1500 }, (_, i) => `Line ${i}`),
+  ].join('\r\n');
   const mail = await refused(few, { file: { bytes: Buffer.from(eml), name: 'long.eml' } }, /HTML_MAX_PAGES=5\b/);
   await leftClean(few, mail.renderers);
 });
@@ -228,7 +253,9 @@ test('a page loading more than HTML_MAX_MB is stopped; a larger upload is refuse
   assert.ok(stream.sent < 64 * 1024 * 1024, `${stream.sent} bytes sent`);
   await leftClean(t, fetched.renderers);
   // Under the limit, sub-resources load and the page prints.
-  const { path } = await convertToPdf(t, { file: { bytes: Buffer.from(`<html><head><link rel="stylesheet" href="${base}/mb/1"></head><body><p>Light page</p></body></html>`), name: 'light.html' } });
+  const { path } = await convertToPdf(t, {
+    file: { bytes: Buffer.from(`<html><head><link rel="stylesheet" href="${base}/mb/1"></head><body><p>Light page</p></body></html>`), name: 'light.html' },
+  });
   assert.match(pdfText(path), /Light page/);
 });
 

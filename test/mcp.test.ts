@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfPages, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, pdfPages, startApp, type TestApp, tool } from './helpers.js';
 
 // /mcp driven by the official SDK's own client over Streamable HTTP against a listening server: tools listed from the
 // registry, an upload, two operations chained by id, errors as tool errors with the HTTP texts, keys as bearer tokens.
@@ -91,7 +91,11 @@ test('errors are tool errors with the same text as over HTTP', async () => {
 test('API_KEYS: the key as a bearer token or Api-Key; none is refused', async () => {
   const s = await listen({ API_KEYS: KEY });
   try {
-    const bare = await fetch(s.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const bare = await fetch(s.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     assert.is(bare.status, 401);
     for (const headers of [{ Authorization: `Bearer ${KEY}` }, { 'Api-Key': KEY }]) {
       const client = await connect(s.url, headers);

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 // GET /metrics (issue 17): off by default, Prometheus text parsed by an independent parser, values that move
 // after real requests, bounded labels, and the key / token rules.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { browserStats } from '../engines/chromium/browser.js';
 import { corpus, startApp, type TestApp } from './helpers.js';
 import { invoiceXml } from './zugferd-fixtures.js';
@@ -44,7 +44,10 @@ const matches = (s: Sample, labels: Record<string, string>) => Object.entries(la
 /** A counter's or gauge's value for these labels (0 when the series does not exist yet). */
 function value(fams: Family[], name: string, labels: Record<string, string> = {}): number {
   // Untyped, each series' _count line is a family of its own (its buckets come between): search them all.
-  const s = fams.filter((f) => f.name === name).flatMap((f) => f.metrics).find((m) => matches(m, labels));
+  const s = fams
+    .filter((f) => f.name === name)
+    .flatMap((f) => f.metrics)
+    .find((m) => matches(m, labels));
   return s ? Number(s.value) : 0;
 }
 /** A histogram's observation count for these labels. */
@@ -93,11 +96,17 @@ test('METRICS=on: request counter, job histogram and resources gauge move after 
     assert.is(value(last, 'quire_http_requests_total', { method: 'GET', route: '/resource/:id', status: '200' }), 1);
     assert.is(value(last, 'quire_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }), 1);
     const routes = family(last, 'quire_http_requests_total')!.metrics.map((m) => m.labels!.route);
-    assert.not.ok(routes.some((r) => r.includes(id)), routes.join(', '));
+    assert.not.ok(
+      routes.some((r) => r.includes(id)),
+      routes.join(', '),
+    );
 
     // Queue gauges for the four lanes, pools, engine restarts, Node process metrics.
     for (const lane of ['light', 'cpu', 'office', 'browser']) {
-      assert.ok(family(last, 'quire_queue_jobs')!.metrics.some((m) => matches(m, { lane, state: 'waiting' })), lane);
+      assert.ok(
+        family(last, 'quire_queue_jobs')!.metrics.some((m) => matches(m, { lane, state: 'waiting' })),
+        lane,
+      );
     }
     assert.is(value(last, 'quire_queue_jobs', { lane: 'light', state: 'running' }), 0);
     assert.is(value(last, 'quire_engine_pool', { engine: 'libreoffice', state: 'size' }), t.deps.config.officeInstances);

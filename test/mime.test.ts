@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
-import { invoiceXml } from './zugferd-fixtures.js';
 import { staticXfaForm } from './fixtures.js';
+import { corpus, type FormValue, startApp, type TestApp } from './helpers.js';
+import { invoiceXml } from './zugferd-fixtures.js';
 
 /**
  * GET /resource/{id}?format=info: the record's `type` is the real type of every output of every endpoint that
@@ -27,14 +27,20 @@ const xfaFile = join(work, 'static-xfa.pdf');
 const invoiceFile = join(work, 'invoice.xml');
 writeFileSync(invoiceFile, invoiceXml());
 
-
 test.before(async () => {
   // A stand-in OpenAI-compatible model: the AI endpoints' file outputs are typed like the others.
   llm = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'SOURCE: en\n\n# Hallo\n\nEin Text.' }, finish_reason: 'stop' }] }));
+      res.end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'SOURCE: en\n\n# Hallo\n\nEin Text.' }, finish_reason: 'stop' }],
+        }),
+      );
     });
   });
   await new Promise<void>((r) => llm.listen(0, '127.0.0.1', r));
@@ -120,14 +126,41 @@ const ENDPOINTS: Record<string, Case[] | null> = {
   '/decrypted-pdf': [{ file: pdf('encrypted/rc4-128-user-and-owner-test.pdf'), fields: { current_open_password: 'test' }, type: PDF }],
   '/restricted-pdf': [{ fields: { new_permissions_password: 'secret', restrictions: '["print_low"]' }, type: PDF }],
   '/unrestricted-pdf': [{ file: pdf('encrypted/rc4-128-owner-master-no-user-password.pdf'), fields: { current_permissions_password: 'master' }, type: PDF }],
-  '/merged-pdf': [{ fields: { file: [{ file: pdf('pdf/text-minimal-pdflatex.pdf') }, { file: pdf('pdf/rotation-2-pages.pdf') }], pages: ['1', '1'], type: ['file', 'file'] }, file: null, type: PDF }],
+  '/merged-pdf': [
+    {
+      fields: { file: [{ file: pdf('pdf/text-minimal-pdflatex.pdf') }, { file: pdf('pdf/rotation-2-pages.pdf') }], pages: ['1', '1'], type: ['file', 'file'] },
+      file: null,
+      type: PDF,
+    },
+  ],
   '/split-pdf': [{ file: pdf('pdf/text-4-pages-pdflatex.pdf'), type: PDF }],
   '/pdf-with-added-attachment': [{ fields: { file_to_attach: image }, type: PDF }],
-  '/pdf-with-page-boxes-set': [{ fields: { boxes: '{"boxes":[{"box":"crop","pages":[{"range":"1","left":10,"top":10,"bottom":10,"right":10}]}]}' }, type: PDF }],
+  '/pdf-with-page-boxes-set': [
+    { fields: { boxes: '{"boxes":[{"box":"crop","pages":[{"range":"1","left":10,"top":10,"bottom":10,"right":10}]}]}' }, type: PDF },
+  ],
   '/pdf': [
-    ...['office/poi-SampleDoc.docx', 'office/poi-SampleDoc.doc', 'office/poi-SampleSS.xlsx', 'office/poi-SampleSS.xls', 'office/poi-SampleShow.pptx', 'office/poi-with_textbox.ppt', 'office/libreoffice-writer-trivial.odt', 'office/gotenberg-sheet.csv'].map((f) => ({ label: f, file: corpus(f), type: PDF })),
-    ...['images/hopper.jpg', 'images/hopper.png', 'images/hopper.tif', 'images/hopper.bmp', 'images/hopper.gif', 'images/hopper.webp'].map((f) => ({ label: f, file: corpus(f), type: PDF })),
-    ...['web/gotenberg-footer.html', 'email/nested-multipart.eml', 'email/poi-outlook-two-attachments.msg', 'postscript/cups-onepage-letter.ps', 'postscript/pillow-sample-cmyk.eps'].map((f) => ({ label: f, file: corpus(f), type: PDF })),
+    ...[
+      'office/poi-SampleDoc.docx',
+      'office/poi-SampleDoc.doc',
+      'office/poi-SampleSS.xlsx',
+      'office/poi-SampleSS.xls',
+      'office/poi-SampleShow.pptx',
+      'office/poi-with_textbox.ppt',
+      'office/libreoffice-writer-trivial.odt',
+      'office/gotenberg-sheet.csv',
+    ].map((f) => ({ label: f, file: corpus(f), type: PDF })),
+    ...['images/hopper.jpg', 'images/hopper.png', 'images/hopper.tif', 'images/hopper.bmp', 'images/hopper.gif', 'images/hopper.webp'].map((f) => ({
+      label: f,
+      file: corpus(f),
+      type: PDF,
+    })),
+    ...[
+      'web/gotenberg-footer.html',
+      'email/nested-multipart.eml',
+      'email/poi-outlook-two-attachments.msg',
+      'postscript/cups-onepage-letter.ps',
+      'postscript/pillow-sample-cmyk.eps',
+    ].map((f) => ({ label: f, file: corpus(f), type: PDF })),
   ],
   '/word': [{ type: DOCX }],
   '/excel': [{ type: XLSX }],
@@ -143,8 +176,12 @@ const ENDPOINTS: Record<string, Case[] | null> = {
   '/rasterized-pdf': [{ type: PDF }],
   '/pdf-with-converted-colors': [{ fields: { color_profile: 'srgb' }, type: PDF }],
   '/pdf-with-redacted-text-preview': [{ fields: { redactions: '[{"type":"literal","value":"a"}]' }, type: PDF }],
-  '/pdf-with-redacted-text-applied': [{ file: null, after: ['/pdf-with-redacted-text-preview', { redactions: '[{"type":"literal","value":"Lorem"}]' }], type: PDF }],
-  '/pdf-with-imported-form-data': [{ file: pdf('forms/simple-form-2-fields.pdf'), fields: { data_file: { file: corpus('forms/simple-form-2-fields.fdf') } }, type: PDF }],
+  '/pdf-with-redacted-text-applied': [
+    { file: null, after: ['/pdf-with-redacted-text-preview', { redactions: '[{"type":"literal","value":"Lorem"}]' }], type: PDF },
+  ],
+  '/pdf-with-imported-form-data': [
+    { file: pdf('forms/simple-form-2-fields.pdf'), fields: { data_file: { file: corpus('forms/simple-form-2-fields.fdf') } }, type: PDF },
+  ],
   '/signed-pdf': [
     {
       fields: {
@@ -158,11 +195,20 @@ const ENDPOINTS: Record<string, Case[] | null> = {
   '/summarized-pdf-text': [{ fields: { output_type: 'file' }, type: 'text/markdown' }],
   '/translated-pdf-text': [{ fields: { output_language: 'de', output_type: 'file' }, type: ANY }],
   '/watermarked-pdf': [{ fields: { watermark_text: 'DRAFT' }, type: PDF }],
-  '/pdf-with-added-text': [{ fields: { text_objects: '[{"text":"Hi","page":"1","x":"20","y":"20","font":"Helvetica","text_size":"12","text_color_rgb":"0,0,0"}]' }, type: PDF }],
+  '/pdf-with-added-text': [
+    { fields: { text_objects: '[{"text":"Hi","page":"1","x":"20","y":"20","font":"Helvetica","text_size":"12","text_color_rgb":"0,0,0"}]' }, type: PDF },
+  ],
   '/pdf-with-added-image': [{ fields: { image_file: image, x: '10', y: '10', page: '1' }, type: PDF }],
   '/tdm-reserved-pdf': [{ fields: { policy: 'https://example.com/tdm-policy' }, type: PDF }],
   '/pdf-with-added-shapes': [{ fields: { shape_objects: '[{"type":"line","page":"1","x1":"10","y1":"10","x2":"100","y2":"100"}]' }, type: PDF }],
-  '/pdf-with-added-tables': [{ fields: { table_objects: '[{"page":1,"x":50,"y":700,"width":200,"columns":[{"width":100},{"width":100}],"rows":[{"cells":[{"text":"a"},{"text":"b"}]}]}]' }, type: PDF }],
+  '/pdf-with-added-tables': [
+    {
+      fields: {
+        table_objects: '[{"page":1,"x":50,"y":700,"width":200,"columns":[{"width":100},{"width":100}],"rows":[{"cells":[{"text":"a"},{"text":"b"}]}]}]',
+      },
+      type: PDF,
+    },
+  ],
   '/zugferd-pdf': [{ file: invoiceFile, type: PDF }],
   '/validated-zugferd': null,
   '/postscript': [
@@ -223,7 +269,10 @@ test('every endpoint output: the info record type is the real type of its bytes'
     if (!cases || !served.has(path)) continue;
     for (const c of cases) {
       const where = `${path}${c.label ? ` (${c.label})` : ''}`;
-      const fields: Record<string, FormValue | FormValue[]> = { ...(c.file === null ? {} : { file: { file: c.file ?? corpus('pdf/text-minimal-pdflatex.pdf') } }), ...c.fields };
+      const fields: Record<string, FormValue | FormValue[]> = {
+        ...(c.file === null ? {} : { file: { file: c.file ?? corpus('pdf/text-minimal-pdflatex.pdf') } }),
+        ...c.fields,
+      };
       if (c.after) {
         const first = await t.form(c.after[0], { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, ...c.after[1] });
         fields.id = String(((await first.json()) as { outputId: string }).outputId);
@@ -274,7 +323,7 @@ test('uploads: the record type follows the file format', async () => {
   const named: [string, Buffer, string][] = [
     ['data.xdp', Buffer.from('<?xml version="1.0"?><xdp:xdp xmlns:xdp="http://ns.adobe.com/xdp/"/>'), 'application/vnd.adobe.xdp+xml'],
     ['notes.md', Buffer.from('# Title\n'), 'text/markdown'],
-    ['bundle.zip', Buffer.from('PK\x05\x06' + '\0'.repeat(18), 'latin1'), 'application/zip'],
+    ['bundle.zip', Buffer.from(`PK\x05\x06${'\0'.repeat(18)}`, 'latin1'), 'application/zip'],
   ];
   for (const [name, bytes, type] of named) {
     const res = await t.form('/upload', { file: { bytes, name } });

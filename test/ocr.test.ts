@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PDFDocument, degrees } from '@cantoo/pdf-lib';
+import { degrees, PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_OCR_PIXELS, ocrImage } from '../app/render/index.js';
-import { corpus, pdfPages, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, pdfPages, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 let tmp: string;
@@ -107,7 +107,11 @@ interface Box {
 }
 /** pdftotext's words with their boxes on the displayed page (points, origin at the crop box's top-left). */
 const wordBoxes = (file: string, page: number): Box[] =>
-  [...tool('pdftotext', ['-bbox', '-cropbox', '-f', String(page), '-l', String(page), file, '-']).matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g)].map((m) => ({
+  [
+    ...tool('pdftotext', ['-bbox', '-cropbox', '-f', String(page), '-l', String(page), file, '-']).matchAll(
+      /<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g,
+    ),
+  ].map((m) => ({
     text: m[5],
     x0: Number(m[1]),
     y0: Number(m[2]),
@@ -156,7 +160,10 @@ test('a CCITT scan: the known text comes back from pdftotext, invisibly, over th
   // The original content stream is still the page's content, unchanged.
   const before = contentStreams(input, 1);
   const after = contentStreams(out, 1);
-  assert.ok(before.every((s) => after.some((a) => a.equals(s))), 'original content stream kept');
+  assert.ok(
+    before.every((s) => after.some((a) => a.equals(s))),
+    'original content stream kept',
+  );
   // Words sit on the ink of the scan.
   const ink = await inkUnderWords(out, 1);
   assert.ok(ink.filter((r) => r > 0.1).length / ink.length > 0.9, `words over ink: ${ink.length}`);
@@ -181,7 +188,13 @@ test('crop box offset and /Rotate 90: words land where they do on the plain page
     const q = b.get(text);
     if (!q) continue;
     compared++;
-    for (const [u, v] of [[p.x0 + 8, q.x0], [p.x1 + 8, q.x1], [p.y0 + 15, q.y0], [p.y1 + 15, q.y1]]) assert.ok(Math.abs(u - v) < 2, `${text}: ${u} vs ${v}`);
+    for (const [u, v] of [
+      [p.x0 + 8, q.x0],
+      [p.x1 + 8, q.x1],
+      [p.y0 + 15, q.y0],
+      [p.y1 + 15, q.y1],
+    ])
+      assert.ok(Math.abs(u - v) < 2, `${text}: ${u} vs ${v}`);
   }
   assert.ok(compared >= 5, `compared ${compared} words`);
   const ink = await inkUnderWords(turned, 1);
@@ -217,10 +230,10 @@ test('a page that already has text keeps its content byte for byte; mixed docume
   assert.is(after.length, before.length);
   after.forEach((s, i) => assert.ok(s.equals(before[i]), `stream ${i}`));
   assert.is(pageText(out, 1), pageText(built.mixed, 1));
-  assert.ok(recall(PHOTOTEST, pageText(out, 2)) > 0.95, 'scan page OCR\'d');
-  assert.ok(recall('This is text that should be used for OCR processing', pageText(out, 3)) > 0.8, 'text drawn as curves OCR\'d');
+  assert.ok(recall(PHOTOTEST, pageText(out, 2)) > 0.95, "scan page OCR'd");
+  assert.ok(recall('This is text that should be used for OCR processing', pageText(out, 3)) > 0.8, "text drawn as curves OCR'd");
   // Its invisible text counts as text: a second run changes nothing.
-  assert.ok(readFileSync(await ocr(out)).equals(readFileSync(out)), 'OCR\'d pages are not OCR\'d again');
+  assert.ok(readFileSync(await ocr(out)).equals(readFileSync(out)), "OCR'd pages are not OCR'd again");
   // A document whose pages all have text comes back as it was.
   const text = await ocr(corpus('pdf/text-minimal-pdflatex.pdf'));
   assert.ok(readFileSync(text).equals(readFileSync(corpus('pdf/text-minimal-pdflatex.pdf'))));
@@ -254,7 +267,7 @@ test('invalid languages and pages: 400 naming the parameter; encrypted: 401; not
   await expectError({}, 400, /not valid input/, corpus('scans/tesseract-phototest.expected.txt'));
 });
 
-test('how pages are drawn: the scan\'s resolution and colours; a huge page at a lower resolution', async () => {
+test("how pages are drawn: the scan's resolution and colours; a huge page at a lower resolution", async () => {
   const letter = { page: 1, width: 612, height: 792, rotate: 0 };
   assert.equal(ocrImage(letter), { dpi: 300, colors: 'rgb' });
   assert.equal(ocrImage(letter, { ppi: 150, cover: 1, colors: 'gray' }), { dpi: 150, colors: 'gray' });

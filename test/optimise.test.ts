@@ -6,11 +6,11 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NOT_SMALLER } from '../app/operations/compressed-pdf.js';
-import { parseProfile, profileSettings } from '../app/rewrite/index.js';
-import { conformanceU, spliceSources } from '../app/operations/pdfa.js';
 import { iccTarget } from '../app/operations/pdf-with-converted-colors.js';
+import { conformanceU, spliceSources } from '../app/operations/pdfa.js';
+import { parseProfile, profileSettings } from '../app/rewrite/index.js';
 import { pdfwriteArgs, psString, qFactor } from '../engines/ghostscript-pdfwrite.js';
-import { pdfImages, corpus, fontsEmbedded, pdfPages, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, fontsEmbedded, pdfImages, pdfPages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 /** /compressed-pdf, /pdfa, /pdfx and /pdf-with-converted-colors: real Ghostscript and qpdf, outputs read with poppler, qpdf and sharp. */
 
@@ -110,7 +110,11 @@ test('compression profile: known keys validated, unknown and bad ones named', ()
 
 test('pdfa helpers: conformance B becomes U; spliced pages keep their order', () => {
   assert.match(conformanceU(`<rdf:Description pdfaid:part='2' pdfaid:conformance='B'/>`), /pdfaid:conformance='U'/);
-  assert.equal(spliceSources(4, [2, 3], 'c', 'r'), [{ path: 'c', pages: [1] }, { path: 'r', pages: [1, 2] }, { path: 'c', pages: [4] }]);
+  assert.equal(spliceSources(4, [2, 3], 'c', 'r'), [
+    { path: 'c', pages: [1] },
+    { path: 'r', pages: [1, 2] },
+    { path: 'c', pages: [4] },
+  ]);
 });
 
 test('ICC targets: family from the header; input-only profiles refused', () => {
@@ -128,7 +132,10 @@ test('compressed-pdf low: lossless, smaller, object streams, same images and tex
   assert.ok(size(out) < size(FED), `${size(out)} < ${size(FED)}`);
   assert.is(pdfPages(out), 15);
   assert.ok(readFileSync(out).includes('/ObjStm'), 'object streams');
-  assert.equal(images(out).map((i) => [i.width, i.height, i.enc]), images(FED).map((i) => [i.width, i.height, i.enc]));
+  assert.equal(
+    images(out).map((i) => [i.width, i.height, i.enc]),
+    images(FED).map((i) => [i.width, i.height, i.enc]),
+  );
   assert.is(pdfText(out), pdfText(FED));
 });
 
@@ -148,12 +155,19 @@ test('compressed-pdf medium on a file Ghostscript cannot read keeps the lossless
   const { body, out } = await post('/compressed-pdf', { file: { file: input }, compression_level: 'medium' });
   if (body.warning) return assert.is(body.warning, NOT_SMALLER);
   assert.is(pdfPages(out), 1);
-  assert.equal(images(out).map((i) => [i.width, i.height]), [[756, 1008]]);
+  assert.equal(
+    images(out).map((i) => [i.width, i.height]),
+    [[756, 1008]],
+  );
 });
 
 test('compressed-pdf custom: profile upload applied (grey, 72 dpi), inputId lists the profile', async () => {
   const profile = JSON.stringify({ color_image_dpi: 72, gray_image_dpi: 72, downsample_threshold: 1, jpeg_quality: 40, grayscale: true });
-  const { body, out } = await post('/compressed-pdf', { file: { file: GDOCS }, compression_level: 'custom', profile: { bytes: Buffer.from(profile), name: 'profile.json' } });
+  const { body, out } = await post('/compressed-pdf', {
+    file: { file: GDOCS },
+    compression_level: 'custom',
+    profile: { bytes: Buffer.from(profile), name: 'profile.json' },
+  });
   assert.ok(Array.isArray(body.inputId) && body.inputId.length === 2);
   const imgs = images(out).filter((i) => i.type === 'image');
   assert.ok(imgs.length > 0 && imgs.every((i) => i.color === 'gray'), JSON.stringify(imgs));
@@ -163,7 +177,12 @@ test('compressed-pdf custom: profile upload applied (grey, 72 dpi), inputId list
 
 test('compressed-pdf custom by profile_id in a JSON body; nothing smaller gives the warning and no output', async () => {
   const low = (await post('/compressed-pdf', { file: { file: TEXT }, compression_level: 'low' })).out;
-  const up = await t.form('/upload', { file: [{ file: low, name: 'lean.pdf' }, { bytes: Buffer.from('{"object_streams": true}'), name: 'p.json' }] });
+  const up = await t.form('/upload', {
+    file: [
+      { file: low, name: 'lean.pdf' },
+      { bytes: Buffer.from('{"object_streams": true}'), name: 'p.json' },
+    ],
+  });
   const files = ((await up.json()) as { files: { id: string }[] }).files;
   const res = await t.json('/compressed-pdf', { id: files[0].id, compression_level: 'custom', profile_id: files[1].id });
   const body = (await res.json()) as Body;
@@ -174,18 +193,37 @@ test('compressed-pdf custom by profile_id in a JSON body; nothing smaller gives 
 });
 
 test('compressed-pdf errors: level, profile, password, broken input', async () => {
-  await rejects('/compressed-pdf', { file: { file: TEXT }, compression_level: 'extreme' }, 400, /extreme is not within the acceptable range for compression_level/);
+  await rejects(
+    '/compressed-pdf',
+    { file: { file: TEXT }, compression_level: 'extreme' },
+    400,
+    /extreme is not within the acceptable range for compression_level/,
+  );
   await rejects('/compressed-pdf', { file: { file: TEXT } }, 400, /compression_level is required/);
   await rejects('/compressed-pdf', { file: { file: TEXT }, compression_level: 'custom' }, 400, /profile/);
-  await rejects('/compressed-pdf', { file: { file: TEXT }, compression_level: 'custom', profile: { bytes: Buffer.from('{"mono_image_dpi": 5}'), name: 'p.json' } }, 400, /mono_image_dpi/);
-  await rejects('/compressed-pdf', { file: { file: TEXT }, compression_level: 'custom', profile: { bytes: Buffer.from('{"sharpen": true}'), name: 'p.json' } }, 400, /sharpen/);
+  await rejects(
+    '/compressed-pdf',
+    { file: { file: TEXT }, compression_level: 'custom', profile: { bytes: Buffer.from('{"mono_image_dpi": 5}'), name: 'p.json' } },
+    400,
+    /mono_image_dpi/,
+  );
+  await rejects(
+    '/compressed-pdf',
+    { file: { file: TEXT }, compression_level: 'custom', profile: { bytes: Buffer.from('{"sharpen": true}'), name: 'p.json' } },
+    400,
+    /sharpen/,
+  );
   await rejects('/compressed-pdf', { file: { file: LOCKED }, compression_level: 'low' }, 401, /password protected/);
   await rejects('/compressed-pdf', { file: { file: BROKEN }, compression_level: 'medium' }, 400, /not valid input/);
 });
 
 // ---- /pdfa ----
 
-for (const [type, part] of [['PDF/A-1b', '1'], ['PDF/A-2b', '2'], ['PDF/A-3b', '3']] as const) {
+for (const [type, part] of [
+  ['PDF/A-1b', '1'],
+  ['PDF/A-2b', '2'],
+  ['PDF/A-3b', '3'],
+] as const) {
   test(`pdfa ${type}: XMP claim, sRGB OutputIntent, fonts embedded, text kept, not encrypted`, async () => {
     const { out } = await post('/pdfa', { file: { file: TEXT }, output_type: type });
     const m = meta(out);
@@ -202,7 +240,10 @@ test('pdfa PDF/A-2u: conformance U, every font maps to Unicode', async () => {
   const { out } = await post('/pdfa', { file: { file: JPEG_TEXT }, output_type: 'PDF/A-2u' });
   assert.match(meta(out), /pdfaid:part=['"]2['"]/);
   assert.match(meta(out), /pdfaid:conformance=['"]U['"]/);
-  assert.ok(fontRows(out).every((f) => f.uni || f.encoding === 'WinAnsi'), JSON.stringify(fontRows(out)));
+  assert.ok(
+    fontRows(out).every((f) => f.uni || f.encoding === 'WinAnsi'),
+    JSON.stringify(fontRows(out)),
+  );
   assert.match(pdfText(out), /Lorem ipsum/);
 });
 
@@ -211,9 +252,15 @@ test('pdfa PDF/A-3u: unmapped fonts are a 400 naming the page, or rasterised on 
   const { out } = await post('/pdfa', { file: { file: GDOCS }, output_type: 'PDF/A-3u', rasterize_if_errors_encountered: 'on' });
   assert.match(meta(out), /pdfaid:part=['"]3['"]/);
   assert.match(meta(out), /pdfaid:conformance=['"]U['"]/);
-  assert.ok(fontRows(out).every((f) => f.uni || f.encoding === 'WinAnsi'), JSON.stringify(fontRows(out)));
+  assert.ok(
+    fontRows(out).every((f) => f.uni || f.encoding === 'WinAnsi'),
+    JSON.stringify(fontRows(out)),
+  );
   // The page became one image at 150 dpi: A4 is 1241 px wide.
-  assert.ok(images(out).some((i) => Math.abs(i.width - 1241) <= 2), JSON.stringify(images(out)));
+  assert.ok(
+    images(out).some((i) => Math.abs(i.width - 1241) <= 2),
+    JSON.stringify(images(out)),
+  );
   assert.equal(outputIntents(out), [{ s: '/GTS_PDFA1', n: 3 }]);
 });
 
@@ -260,8 +307,14 @@ test('pdfx PDF/X-4: transparency kept at PDF 1.6, XMP pdfxid, CMYK images, boxes
   assert.equal(outputIntents(out), [{ s: '/GTS_PDFX', n: 4 }]);
   boxesOnEveryPage(out);
   const imgs = images(out);
-  assert.ok(imgs.some((x) => x.type === 'smask'), 'soft mask kept (not flattened)');
-  assert.ok(imgs.filter((x) => x.type === 'image').every((x) => x.color === 'cmyk'), JSON.stringify(imgs));
+  assert.ok(
+    imgs.some((x) => x.type === 'smask'),
+    'soft mask kept (not flattened)',
+  );
+  assert.ok(
+    imgs.filter((x) => x.type === 'image').every((x) => x.color === 'cmyk'),
+    JSON.stringify(imgs),
+  );
   assert.match(pdfText(out), /Beautiful is better than ugly/);
 });
 
@@ -287,28 +340,53 @@ test('pdfx errors: lower-case and unknown types name PDF/X, password 401', async
 test('converted colors: CMYK JPEG to sRGB and Apple RGB, a real conversion per profile', async () => {
   const srgb = (await post('/pdf-with-converted-colors', { file: { file: CMYK_JPEG }, color_profile: 'srgb' })).out;
   const apple = (await post('/pdf-with-converted-colors', { file: { file: CMYK_JPEG }, color_profile: 'apple-rgb' })).out;
-  for (const p of [srgb, apple]) assert.equal(images(p).map((i) => i.color), ['rgb']);
+  for (const p of [srgb, apple])
+    assert.equal(
+      images(p).map((i) => i.color),
+      ['rgb'],
+    );
   assert.equal(outputIntents(srgb), [{ s: '/GTS_PDFA1', n: 3 }]);
   const [a, b] = await Promise.all([meanColour(CMYK_JPEG), meanColour(srgb)]);
-  assert.ok(a.every((v, k) => Math.abs(v - b[k]) < 12), `rendered like the original: ${a} vs ${b}`);
+  assert.ok(
+    a.every((v, k) => Math.abs(v - b[k]) < 12),
+    `rendered like the original: ${a} vs ${b}`,
+  );
   // The same CMYK colours as Apple RGB numbers differ from their sRGB numbers (Apple RGB has gamma 1.8: lighter values).
   const [s, ap] = await Promise.all([imageMean(srgb), imageMean(apple)]);
-  assert.ok(ap.some((v, k) => Math.abs(v - s[k]) > 3), `${s} vs ${ap}`);
+  assert.ok(
+    ap.some((v, k) => Math.abs(v - s[k]) > 3),
+    `${s} vs ${ap}`,
+  );
 });
 
 test('converted colors: custom CMYK profile upload; text kept, images CMYK, colours close', async () => {
-  const { body, out } = await post('/pdf-with-converted-colors', { file: { file: JPEG_TEXT }, color_profile: 'custom', profile: { file: GS_CMYK, name: 'swop.icc' }, preserve_black: 'true' });
+  const { body, out } = await post('/pdf-with-converted-colors', {
+    file: { file: JPEG_TEXT },
+    color_profile: 'custom',
+    profile: { file: GS_CMYK, name: 'swop.icc' },
+    preserve_black: 'true',
+  });
   assert.is(body.inputId.length, 2);
-  assert.equal(images(out).map((i) => i.color), ['cmyk']);
+  assert.equal(
+    images(out).map((i) => i.color),
+    ['cmyk'],
+  );
   assert.equal(outputIntents(out), [{ s: '/GTS_PDFA1', n: 4 }]);
   assert.match(pdfText(out), /Lorem ipsum/);
   const [a, b] = await Promise.all([meanColour(JPEG_TEXT), meanColour(out)]);
-  assert.ok(a.every((v, k) => Math.abs(v - b[k]) < 15), `${a} vs ${b}`);
+  assert.ok(
+    a.every((v, k) => Math.abs(v - b[k]) < 15),
+    `${a} vs ${b}`,
+  );
 });
 
 test('converted colors: gamma-18 makes every pixel grey', async () => {
   const { out } = await post('/pdf-with-converted-colors', { file: { file: GDOCS }, color_profile: 'gamma-18' });
-  assert.ok(images(out).filter((i) => i.type === 'image').every((i) => i.color === 'gray'));
+  assert.ok(
+    images(out)
+      .filter((i) => i.type === 'image')
+      .every((i) => i.color === 'gray'),
+  );
   const png = spawnSync('pdftoppm', ['-r', '20', '-png', out]).stdout;
   const { data } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   let worst = 0;
@@ -328,9 +406,19 @@ test('converted colors: JSON body with aliases and a JSON boolean', async () => 
 });
 
 test('converted colors errors: unknown profile, custom without or with a bad profile, password', async () => {
-  await rejects('/pdf-with-converted-colors', { file: { file: TEXT }, color_profile: 'bogus' }, 400, /bogus is not within the acceptable range for color_profile/);
+  await rejects(
+    '/pdf-with-converted-colors',
+    { file: { file: TEXT }, color_profile: 'bogus' },
+    400,
+    /bogus is not within the acceptable range for color_profile/,
+  );
   await rejects('/pdf-with-converted-colors', { file: { file: TEXT }, color_profile: 'custom' }, 400, /profile or profile_id is required/);
-  await rejects('/pdf-with-converted-colors', { file: { file: TEXT }, color_profile: 'custom', profile: { file: corpus('icc/CGATS001Compat-v2-micro-cmyk.icc') } }, 400, /B2A0/);
+  await rejects(
+    '/pdf-with-converted-colors',
+    { file: { file: TEXT }, color_profile: 'custom', profile: { file: corpus('icc/CGATS001Compat-v2-micro-cmyk.icc') } },
+    400,
+    /B2A0/,
+  );
   await rejects('/pdf-with-converted-colors', { file: { file: LOCKED }, color_profile: 'srgb' }, 401, /password protected/);
   await rejects('/pdf-with-converted-colors', { file: { file: BROKEN }, color_profile: 'srgb' }, 400, /not valid input/);
 });

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { alignWords, MAX_COMPARE_WORDS, MAX_GAP_EDITS } from '../app/compare/index.js';
 import { checkNumberTemplate, fillNumberTemplate } from '../app/compose/index.js';
-import { corpus, pdfPages, pdfWords, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, pdfPages, pdfWords, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 const ROTATED = corpus('pdf/rotation-2-pages.pdf'); // Letter; page 2 /Rotate 90 (792 x 612 as seen)
@@ -43,7 +43,8 @@ const shownSize = (pdf: string, page: number) => {
   const rot = Number(/rot:\s+(\d+)/.exec(info)![1]);
   return rot % 180 ? { width: h, height: w } : { width: w, height: h };
 };
-const near = (got: number, want: number, tol: number, what: string) => assert.ok(Math.abs(got - want) <= tol, `${what}: ${got} is not within ${tol} of ${want}`);
+const near = (got: number, want: number, tol: number, what: string) =>
+  assert.ok(Math.abs(got - want) <= tol, `${what}: ${got} is not within ${tol} of ${want}`);
 
 // ------------------------------------------------------------------------------------------- page numbers
 
@@ -56,7 +57,15 @@ test('templates: {page}, {pages}, zero padding; unknown placeholders and stray b
 });
 
 test('page numbers: bottom right within the margins on a rotated page, read back by pdftotext', async () => {
-  const body = await ok(await t.form('/pdf-with-page-numbers', { file: { file: ROTATED }, text: 'Page {page} of {pages}', horizontal_alignment: 'right', horizontal_margin: '36', vertical_margin: '24' }));
+  const body = await ok(
+    await t.form('/pdf-with-page-numbers', {
+      file: { file: ROTATED },
+      text: 'Page {page} of {pages}',
+      horizontal_alignment: 'right',
+      horizontal_margin: '36',
+      vertical_margin: '24',
+    }),
+  );
   assert.is(typeof body.inputId, 'string');
   const out = await t.download(body.outputUrl);
   assert.is(pdfPages(out), 2);
@@ -79,11 +88,27 @@ test('page numbers: bottom right within the margins on a rotated page, read back
 
 test('page numbers: Bates numbers from start on a page subset, top left, JSON by id with loose values', async () => {
   const id = (await ok(await t.form('/upload', { file: { file: TEX4 } }))).files[0].id;
-  const body = await ok(await t.json('/pdf-with-page-numbers', { id, text: 'ABC-{page:06}', start: '47698', pages: '2-3', horizontal_alignment: 'left', vertical_alignment: 'top', horizontal_margin: 50, vertical_margin: '30', text_color_rgb: '200,0,0', output: 'bates' }));
+  const body = await ok(
+    await t.json('/pdf-with-page-numbers', {
+      id,
+      text: 'ABC-{page:06}',
+      start: '47698',
+      pages: '2-3',
+      horizontal_alignment: 'left',
+      vertical_alignment: 'top',
+      horizontal_margin: 50,
+      vertical_margin: '30',
+      text_color_rgb: '200,0,0',
+      output: 'bates',
+    }),
+  );
   assert.is(body.inputId, id);
   const out = await t.download(body.outputUrl);
   assert.is((await ok(await t.request(`/resource/${body.outputId}?format=info`))).name, 'bates.pdf');
-  assert.equal([1, 2, 3, 4].map((p) => /ABC-\d+/.exec(pageText(out, p))?.[0] ?? null), [null, 'ABC-047698', 'ABC-047699', null]);
+  assert.equal(
+    [1, 2, 3, 4].map((p) => /ABC-\d+/.exec(pageText(out, p))?.[0] ?? null),
+    [null, 'ABC-047698', 'ABC-047699', null],
+  );
   const w = pdfWords(out, 2).find((x) => x.text === 'ABC-047698')!;
   near(w.xMin, 50, 0.5, 'left edge');
   near(w.yMin, 30, 1.5, 'top edge');
@@ -91,18 +116,34 @@ test('page numbers: Bates numbers from start on a page subset, top left, JSON by
 
 test('page numbers: a crop box offset from the media box; the number stays inside what is shown', async () => {
   // Crop 100 points off the left and 200 off the bottom: the visible page starts at (100, 200) of the media box.
-  const cropped = await ok(await t.form('/pdf-with-page-boxes-set', { file: { file: TEX4 }, boxes: JSON.stringify([{ box: 'crop', pages: [{ range: 'all', left: 100, bottom: 200, top: 0, right: 0 }] }]) }));
-  const body = await ok(await t.json('/pdf-with-page-numbers', { id: cropped.outputId, pages: 'odd', horizontal_alignment: 'left', horizontal_margin: 20, vertical_margin: 10 }));
+  const cropped = await ok(
+    await t.form('/pdf-with-page-boxes-set', {
+      file: { file: TEX4 },
+      boxes: JSON.stringify([{ box: 'crop', pages: [{ range: 'all', left: 100, bottom: 200, top: 0, right: 0 }] }]),
+    }),
+  );
+  const body = await ok(
+    await t.json('/pdf-with-page-numbers', { id: cropped.outputId, pages: 'odd', horizontal_alignment: 'left', horizontal_margin: 20, vertical_margin: 10 }),
+  );
   const out = await t.download(body.outputUrl);
   const { width, height } = shownSize(out, 3);
   near(width, 595.276 - 100, 1, 'shown width');
   // pdftotext -bbox places words on the media box (origin top-left), which starts 100 points left of the crop box.
   const w = pdfWords(out, 3).find((x) => x.text === '2' && x.yMin > height - 40)!;
-  assert.ok(w, pdfWords(out, 3).map((x) => x.text).join(' ').slice(-200));
+  assert.ok(
+    w,
+    pdfWords(out, 3)
+      .map((x) => x.text)
+      .join(' ')
+      .slice(-200),
+  );
   near(w.xMin, 100 + 20, 1, 'left edge in the crop box');
   near(w.yMax, height - 10, 1.5, 'bottom edge in the crop box');
   // Even pages are left without (page 2 keeps only LaTeX's own number, centred).
-  assert.not.ok(pdfWords(out, 2).some((x) => Math.abs(x.xMin - 120) < 1 && Math.abs(x.yMax - (height - 10)) < 1.5), 'no number on page 2');
+  assert.not.ok(
+    pdfWords(out, 2).some((x) => Math.abs(x.xMin - 120) < 1 && Math.abs(x.yMax - (height - 10)) < 1.5),
+    'no number on page 2',
+  );
 
   // /compared-pdf gives its boxes on the page as seen too: the deleted pages 3-4 start 100 points further left.
   const firstTwo = join(tmp, 'cropped-first-two.pdf');
@@ -130,7 +171,7 @@ test('page numbers: the 400s name the field', async () => {
 
 // ------------------------------------------------------------------------------------------------ compare
 
-test('alignment: an inserted block far beyond one diff\'s edit bound is found whole between anchors', () => {
+test("alignment: an inserted block far beyond one diff's edit bound is found whole between anchors", () => {
   const words = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i % 7 === 0 ? 'the' : i}`);
   const a = words(20_000, 'w');
   const b = [...a.slice(0, 9_000), ...words(3 * MAX_GAP_EDITS, 'new'), ...a.slice(9_000, 15_000), 'changed', ...a.slice(15_001)];
@@ -160,10 +201,20 @@ async function documents(): Promise<{ first: string; second: string }> {
   const first = join(tmp, 'first.pdf');
   execFileSync('qpdf', ['--empty', '--pages', ZEN, '1', FED, '1', '--', first]);
   if (edited) return { first, second: edited };
-  const marked = await ok(await t.form('/pdf-with-redacted-text-preview', { file: { file: ZEN }, redactions: JSON.stringify([{ type: 'literal', value: 'Beautiful' }, { type: 'literal', value: 'Flat is better than nested.' }]) }));
+  const marked = await ok(
+    await t.form('/pdf-with-redacted-text-preview', {
+      file: { file: ZEN },
+      redactions: JSON.stringify([
+        { type: 'literal', value: 'Beautiful' },
+        { type: 'literal', value: 'Flat is better than nested.' },
+      ]),
+    }),
+  );
   const redacted = await ok(await t.json('/pdf-with-redacted-text-applied', { id: marked.outputId, rgb_color: '255,255,255' }));
   // 'Pretty' where 'Beautiful' was: its baseline is 842 - 118.6 (pdftotext's box bottom less the descent).
-  const texted = await ok(await t.json('/pdf-with-added-text', { id: redacted.outputId, text_objects: [{ font: 'Arial', text: 'Pretty', text_size: 11, x: 72, y: 723.5, page: 1 }] }));
+  const texted = await ok(
+    await t.json('/pdf-with-added-text', { id: redacted.outputId, text_objects: [{ font: 'Arial', text: 'Pretty', text_size: 11, x: 72, y: 723.5, page: 1 }] }),
+  );
   const zen2 = await t.download(texted.outputUrl);
   edited = join(tmp, 'second.pdf');
   execFileSync('qpdf', ['--empty', '--pages', zen2, '1', LOREM, '1', FED, '1', '--', edited]);
@@ -176,7 +227,9 @@ test('compare: a changed word, a deleted sentence and an inserted page, on their
   assert.is(body.identical, false);
   assert.is((body.inputId as string[]).length, 2);
   const diffs = body.differences as Record<string, any>[];
-  const summary = diffs.map((d) => `${d.kind} p${d.page} (other p${d.other_page}): ${d.text.slice(0, 30)}${d.replaced_text !== undefined ? ` <- ${d.replaced_text}` : ''}`);
+  const summary = diffs.map(
+    (d) => `${d.kind} p${d.page} (other p${d.other_page}): ${d.text.slice(0, 30)}${d.replaced_text !== undefined ? ` <- ${d.replaced_text}` : ''}`,
+  );
   assert.equal(summary, [
     'changed p1 (other p1): Pretty <- Beautiful',
     'deleted p1 (other p1): Flat is better than nested.',
@@ -190,7 +243,7 @@ test('compare: a changed word, a deleted sentence and an inserted page, on their
   const flat = pdfWords(first, 1).find((w) => w.text === 'Flat')!;
   near(diffs[1].box.x, flat.xMin, 1, 'deleted box x');
   near(diffs[1].box.y + diffs[1].box.height, 842 - flat.yMin, 1.5, 'deleted box top');
-  assert.ok(diffs[2].box.height > 300, 'the inserted page\'s text is one box');
+  assert.ok(diffs[2].box.height > 300, "the inserted page's text is one box");
 
   // The output is the second document, highlighted: yellow under 'Pretty', none under an unchanged line.
   const out = await t.download(body.outputUrl);
@@ -200,10 +253,11 @@ test('compare: a changed word, a deleted sentence and an inserted page, on their
   const yellowIn = (x0: number, y0: number, x1: number, y1: number) => {
     let n = 0;
     let all = 0;
-    for (let y = Math.ceil(y0); y < y1; y++) for (let x = Math.ceil(x0); x < x1; x++, all++) {
-      const [r, g, b] = px(x, y);
-      if (r > 200 && g > 170 && b < 120) n++;
-    }
+    for (let y = Math.ceil(y0); y < y1; y++)
+      for (let x = Math.ceil(x0); x < x1; x++, all++) {
+        const [r, g, b] = px(x, y);
+        if (r > 200 && g > 170 && b < 120) n++;
+      }
     return n / all;
   };
   assert.ok(yellowIn(box.x, box.y, box.x + box.width, box.y + box.height) > 0.5, 'the changed word is highlighted');
@@ -224,7 +278,11 @@ test('compare: identical texts give an empty list, by id; the 400s', async () =>
   assert.is(pdfPages(out), 2);
   assert.is(pageText(out, 1), pageText(first, 1));
   await refused(await t.json('/compared-pdf', { id }), 400, /compare_file|compare_id/);
-  await refused(await t.form('/compared-pdf', { file: { file: first }, compare_file: { bytes: Buffer.from('not a pdf at all'), name: 'x.pdf' } }), 400, /not valid input/);
+  await refused(
+    await t.form('/compared-pdf', { file: { file: first }, compare_file: { bytes: Buffer.from('not a pdf at all'), name: 'x.pdf' } }),
+    400,
+    /not valid input/,
+  );
 });
 
 test('compare: a deleted rotated page, its box on the page as seen', async () => {
@@ -250,7 +308,11 @@ test('compare: a document over the word limit is refused with a 422 naming it', 
   // The Federal Register issue 67 times: about 570,000 words on 1,005 pages.
   const huge = join(tmp, 'huge.pdf');
   execFileSync('qpdf', ['--empty', '--pages', ...Array.from({ length: 67 }, () => [FED, '1-15']).flat(), '--', huge]);
-  await refused(await t.form('/compared-pdf', { file: { file: ZEN }, compare_file: { file: huge } }), 422, new RegExp(`second document \\(compare_file\\) has more than ${MAX_COMPARE_WORDS} words`));
+  await refused(
+    await t.form('/compared-pdf', { file: { file: ZEN }, compare_file: { file: huge } }),
+    422,
+    new RegExp(`second document \\(compare_file\\) has more than ${MAX_COMPARE_WORDS} words`),
+  );
 });
 
 let renders = 0;

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { bookletOrder, gridLayout, toPageSpace } from '../app/impose/index.js';
 import { parseBoundingBoxes } from '../engines/ghostscript-bbox.js';
 import { parseOrientation } from '../engines/tesseract.js';
-import { corpus, expectError, expectOk, pdfPages, pdfWords, startApp, tool, uploadId, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, pdfWords, startApp, type TestApp, tool, uploadId } from './helpers.js';
 
 let t: TestApp;
 const FED = corpus('pdf/federal-register-15-pages.pdf'); // 15 Letter pages, page N shows the number 47697+N at its top
@@ -32,9 +32,14 @@ const post = async (path: string, fields: Record<string, any>) => {
   return { body, out: await t.download(body.outputUrl) };
 };
 /** /Rotate of every page, as pdfinfo reads it. */
-const rotations = (pdf: string) => [...tool('pdfinfo', ['-f', '1', '-l', String(pdfPages(pdf)), pdf]).matchAll(/^Page\s+\d+ rot:\s+(\d+)/gm)].map((m) => Number(m[1]));
+const rotations = (pdf: string) =>
+  [...tool('pdfinfo', ['-f', '1', '-l', String(pdfPages(pdf)), pdf]).matchAll(/^Page\s+\d+ rot:\s+(\d+)/gm)].map((m) => Number(m[1]));
 /** Page sizes (unrotated, as pdfinfo prints them). */
-const sizes = (pdf: string) => [...tool('pdfinfo', ['-f', '1', '-l', String(pdfPages(pdf)), pdf]).matchAll(/^Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)/gm)].map((m) => [Number(m[1]), Number(m[2])]);
+const sizes = (pdf: string) =>
+  [...tool('pdfinfo', ['-f', '1', '-l', String(pdfPages(pdf)), pdf]).matchAll(/^Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)/gm)].map((m) => [
+    Number(m[1]),
+    Number(m[2]),
+  ]);
 const pageText = (pdf: string, page: number) => tool('pdftotext', ['-f', String(page), '-l', String(page), pdf, '-']);
 const qpdfJson = (pdf: string, ...keys: string[]) => JSON.parse(tool('qpdf', ['--json', ...keys.map((k) => `--json-key=${k}`), pdf]));
 const centre = (pdf: string, page: number, text: string) => {
@@ -64,7 +69,10 @@ test('booklet order: padded to 4, saddle-stitch sides', () => {
 
 test('parsers: Tesseract OSD, Ghostscript bbox, displayed boxes back to page space', () => {
   assert.equal(parseOrientation('Page number: 0\nOrientation in degrees: 90\nRotate: 270\nOrientation confidence: 23.70\n'), { rotate: 270, confidence: 23.7 });
-  assert.equal(parseBoundingBoxes('%%BoundingBox: 0 0 0 0\n%%HiResBoundingBox: 0.000000 0.000000 0.000000 0.000000\n%%HiResBoundingBox: 1.5 2 30 40\n'), [null, [1.5, 2, 30, 40]]);
+  assert.equal(parseBoundingBoxes('%%BoundingBox: 0 0 0 0\n%%HiResBoundingBox: 0.000000 0.000000 0.000000 0.000000\n%%HiResBoundingBox: 1.5 2 30 40\n'), [
+    null,
+    [1.5, 2, 30, 40],
+  ]);
   // A 612x792 page turned 90: displayed x is page y, displayed y runs against page x.
   assert.equal(toPageSpace([72, 497, 343, 519], [0, 0, 612, 792], 90), [93, 72, 115, 343]);
   assert.equal(toPageSpace([10, 20, 30, 40], [100, 100, 712, 892], 180), [682, 852, 702, 872]);
@@ -86,24 +94,53 @@ test('rotated-pdf: quarter turns add to /Rotate on the selected pages only; JSON
 test('rotated-pdf: bad rotation or pages are 400s naming the field', async () => {
   await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION }, rotation: '45' }), 400, /rotation/);
   await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION } }), 400, /rotation/);
-  await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION }, rotation: '90', pages: '3' }), 400, /3 is not within the acceptable range for pages/);
+  await expectError(
+    await t.form('/rotated-pdf', { file: { file: ROTATION }, rotation: '90', pages: '3' }),
+    400,
+    /3 is not within the acceptable range for pages/,
+  );
   await expectError(await t.form('/rotated-pdf', { file: { file: ROTATION }, rotation: 'auto', min_confidence: '101' }), 400, /min_confidence/);
 });
 
 test('rotated-pdf auto: a scan turned 90/180/270 is turned back, the upright and the empty page are left', async () => {
   // Independent fixture: qpdf turns copies of the upright scan; an empty page goes last.
   const input = join(tmp, 'turned-scans.pdf');
-  execFileSync('qpdf', ['--empty', '--pages', SCAN, '1', SCAN, '1', SCAN, '1', SCAN, '1', EMPTY, '1', '--', '--rotate=+90:2', '--rotate=+180:3', '--rotate=+270:4', input]);
+  execFileSync('qpdf', [
+    '--empty',
+    '--pages',
+    SCAN,
+    '1',
+    SCAN,
+    '1',
+    SCAN,
+    '1',
+    SCAN,
+    '1',
+    EMPTY,
+    '1',
+    '--',
+    '--rotate=+90:2',
+    '--rotate=+180:3',
+    '--rotate=+270:4',
+    input,
+  ]);
   assert.equal(rotations(input), [0, 90, 180, 270, 0]);
   const { body, out } = await post('/rotated-pdf', { file: { file: input }, rotation: 'auto' });
-  assert.equal(rotations(out).map((r) => r % 360), [0, 0, 0, 0, 0]);
+  assert.equal(
+    rotations(out).map((r) => r % 360),
+    [0, 0, 0, 0, 0],
+  );
   assert.match(body.warning, /turned clockwise.*2 \(270\).*3 \(180\).*4 \(90\)|4 \(90\).*3 \(180\).*2 \(270\)/);
   assert.match(body.warning, /could not be told with confidence: 5\./);
   assert.not.match(body.warning, /\b1 \(/);
   // Tesseract (plain --psm 3, no orientation detection) reads the page that was turned 90 as upright text now.
   const png = join(tmp, 'upright');
   execFileSync('pdftoppm', ['-f', '2', '-l', '2', '-r', '150', '-gray', '-singlefile', '-png', out, png]);
-  const text = execFileSync('tesseract', [`${png}.png`, '-', '--psm', '3'], { encoding: 'utf8', env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const text = execFileSync('tesseract', [`${png}.png`, '-', '--psm', '3'], {
+    encoding: 'utf8',
+    env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   assert.match(text, /LinnSequencer/);
   assert.match(text, /Track/);
 });
@@ -119,7 +156,8 @@ test('reordered-pdf: new order with repeats; outline entries still lead to kept 
   const json = qpdfJson(out, 'outlines', 'pages');
   const kept = new Set(json.pages.map((p: { object: string }) => p.object));
   const titles: string[] = [];
-  const walk = (items: any[]) => items.forEach((o) => (titles.push(o.title), assert.ok(kept.has(o.dest['/D']?.[0] ?? o.dest[0]), `${o.title} leads to a kept page`), walk(o.kids)));
+  const walk = (items: any[]) =>
+    items.forEach((o) => (titles.push(o.title), assert.ok(kept.has(o.dest['/D']?.[0] ?? o.dest[0]), `${o.title} leads to a kept page`), walk(o.kids)));
   walk(json.outlines);
   assert.is(titles.length, 9);
 });
@@ -132,7 +170,10 @@ test('reordered-pdf: outline entries and links to dropped pages go, the rest sta
   const resolve = (v: any): any => (typeof v === 'string' && / R$/.test(v) ? resolve(objects[`obj:${v}`]?.value ?? null) : v);
   const kept = new Set(json.pages.map((p: { object: string }) => p.object));
   const outline = qpdfJson(out, 'outlines').outlines;
-  assert.equal(outline.map((o: any) => o.title), ['Bar', 'Baz']);
+  assert.equal(
+    outline.map((o: any) => o.title),
+    ['Bar', 'Baz'],
+  );
   outline.forEach((o: any) => assert.ok(kept.has(o.dest['/D'][0])));
   // Page 1's table of contents links to named destinations; only the two on page 4 (sections 8 and 9) are left.
   const annots = (resolve(resolve(json.pages[0].object)['/Annots']) ?? []).map(resolve);
@@ -177,16 +218,22 @@ test('n-up-pdf 4-up: Letter portrait 2x2, pages in their cells across then down,
   assert.is(pdfPages(out), 2);
   assert.equal(sizes(out)[0], [612, 792]);
   const cell = (c: { x: number; y: number }) => `${c.x < 306 ? 'left' : 'right'}-${c.y < 396 ? 'top' : 'bottom'}`;
-  assert.equal(['47698', '47699', '47700', '47701'].map((n) => cell(centre(out, 1, n))), ['left-top', 'right-top', 'left-bottom', 'right-bottom']);
+  assert.equal(
+    ['47698', '47699', '47700', '47701'].map((n) => cell(centre(out, 1, n))),
+    ['left-top', 'right-top', 'left-bottom', 'right-bottom'],
+  );
   assert.is(cell(centre(out, 2, '47702')), 'left-top');
   const { out: down } = await post('/n-up-pdf', { file: { file: FED }, pages: '1-4', pages_per_sheet: '4', order: 'down' });
-  assert.equal(['47698', '47699', '47700', '47701'].map((n) => cell(centre(down, 1, n))), ['left-top', 'left-bottom', 'right-top', 'right-bottom']);
+  assert.equal(
+    ['47698', '47699', '47700', '47701'].map((n) => cell(centre(down, 1, n))),
+    ['left-top', 'left-bottom', 'right-top', 'right-bottom'],
+  );
   // Scaled by half (the cell is 297 x 373.5 points less the spacing): page 1's number, at x 45 on its page, lands near 18 + 45 * 0.47.
   const n = pdfWords(out, 1).find((w) => w.text === '47698')!;
   assert.ok(Math.abs(n.xMin - (18 + 45 * ((612 - 36 - 9) / 2 / 612))) < 2, `${n.xMin}`);
 });
 
-test('n-up-pdf 2-up: the first page\'s A4 size turned landscape, page 1 left, page 2 right', async () => {
+test("n-up-pdf 2-up: the first page's A4 size turned landscape, page 1 left, page 2 right", async () => {
   const { out } = await post('/n-up-pdf', { file: { file: corpus('pdf/text-4-pages-pdflatex.pdf') }, pages_per_sheet: '2' });
   assert.is(pdfPages(out), 2);
   assert.equal(sizes(out)[0].map(Math.round), [842, 595]);
@@ -204,11 +251,19 @@ test('n-up-pdf booklet: 8 pages on 4 landscape sides in saddle-stitch order; 6 p
     const nums = pdfWords(out, s).filter((w) => /^477\d\d$|^4769\d$/.test(w.text));
     return [nums.find((w) => w.xMax < 396)?.text, nums.find((w) => w.xMin > 396)?.text];
   });
-  assert.equal(sides, [['47705', '47698'], ['47699', '47704'], ['47703', '47700'], ['47701', '47702']]);
+  assert.equal(sides, [
+    ['47705', '47698'],
+    ['47699', '47704'],
+    ['47703', '47700'],
+    ['47701', '47702'],
+  ]);
   const { out: six } = await post('/n-up-pdf', { file: { file: FED }, pages: '1-6', booklet: 'on', page_size: 'A4' });
   assert.is(pdfPages(six), 4);
   assert.equal(sizes(six)[0].map(Math.round), [842, 595]);
-  assert.not.ok(pdfWords(six, 1).some((w) => w.xMax < 421), 'the padding page is blank');
+  assert.not.ok(
+    pdfWords(six, 1).some((w) => w.xMax < 421),
+    'the padding page is blank',
+  );
 });
 
 test('n-up-pdf: 400s', async () => {
@@ -221,7 +276,10 @@ test('n-up-pdf: 400s', async () => {
 
 test('resized-pdf fit: each page on A5 in its own orientation, scaled and centred', async () => {
   const { out } = await post('/resized-pdf', { file: { file: ROTATION }, page_size: 'A5' });
-  assert.equal(sizes(out), [[419.53, 595.28], [595.28, 419.53]]);
+  assert.equal(sizes(out), [
+    [419.53, 595.28],
+    [595.28, 419.53],
+  ]);
   assert.equal(rotations(out), [0, 0]);
   const s = Math.min(419.53 / 612, 595.28 / 792);
   const w = pdfWords(out, 1).find((x) => x.text === 'This')!;
@@ -232,11 +290,22 @@ test('resized-pdf fit: each page on A5 in its own orientation, scaled and centre
   assert.ok(Math.abs(turned.xMin - ((595.28 - 792 * s2) / 2 + 72 * s2)) < 1, `${turned.xMin}`);
   const { out: square } = await post('/resized-pdf', { file: { file: ROTATION }, width: '300', height: '300', margin: '10', pages: '1' });
   // Page 2 was not selected: it is left as it was.
-  assert.equal(sizes(square), [[300, 300], [612, 792]]);
+  assert.equal(sizes(square), [
+    [300, 300],
+    [612, 792],
+  ]);
   assert.equal(rotations(square), [0, 90]);
   // The input stays the primary file: the outline entries to pages left as they were still lead there.
   const { out: outlined } = await post('/resized-pdf', { file: { file: OUTLINE }, page_size: 'A5', pages: '1' });
-  assert.equal(sizes(outlined).map((s) => s.map(Math.round)), [[420, 595], [595, 842], [595, 842], [595, 842]]);
+  assert.equal(
+    sizes(outlined).map((s) => s.map(Math.round)),
+    [
+      [420, 595],
+      [595, 842],
+      [595, 842],
+      [595, 842],
+    ],
+  );
   assert.is(qpdfJson(outlined, 'outlines').outlines.length, 9);
 });
 
@@ -252,7 +321,10 @@ test('resized-pdf crop: the box hugs the drawn content plus the margin (pixels),
   assert.equal(sizes(turned)[0], [612, 792]);
   assert.match(pageText(turned, 2), /This is my second page[\s\S]*Second line here/);
   const { width, height, ...shown } = await inkMargins(turned, 2);
-  assert.ok(Object.values(shown).every((v) => v <= 2), JSON.stringify(shown));
+  assert.ok(
+    Object.values(shown).every((v) => v <= 2),
+    JSON.stringify(shown),
+  );
   assert.ok(width > 5 * height, `${width} x ${height}`);
 });
 

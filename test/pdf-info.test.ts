@@ -1,11 +1,11 @@
-import { writeFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PDFDocument, PDFHexString, PDFName } from '@cantoo/pdf-lib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PDFDocument, PDFName, PDFHexString } from '@cantoo/pdf-lib';
 import { QUERIES } from '../app/operations/pdf-info.js';
-import { corpus, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 let tmp: string;
@@ -29,17 +29,52 @@ test('queries=all answers all 31 spec queries plus page_boxes and pdfvt_claim, w
   assert.is(QUERIES.length, 33);
   for (const q of QUERIES) assert.ok(q in r, q);
   assert.is(r.allQueriesProcessed, true);
-  for (const q of ['tagged', 'image_only', 'contains_annotations', 'contains_signature', 'restrict_permissions_set', 'contains_xfa', 'contains_acroforms', 'contains_javascript', 'contains_transparency', 'contains_embedded_file', 'uses_embedded_fonts', 'uses_nonembedded_fonts', 'pdfa', 'pdfua_claim', 'pdfe_claim', 'pdfx_claim', 'requires_password_to_open', 'pdfvt_claim']) {
+  for (const q of [
+    'tagged',
+    'image_only',
+    'contains_annotations',
+    'contains_signature',
+    'restrict_permissions_set',
+    'contains_xfa',
+    'contains_acroforms',
+    'contains_javascript',
+    'contains_transparency',
+    'contains_embedded_file',
+    'uses_embedded_fonts',
+    'uses_nonembedded_fonts',
+    'pdfa',
+    'pdfua_claim',
+    'pdfe_claim',
+    'pdfx_claim',
+    'requires_password_to_open',
+    'pdfvt_claim',
+  ]) {
     assert.type(r[q], 'boolean', q);
   }
-  for (const q of ['title', 'subject', 'author', 'producer', 'creator', 'creation_date', 'modified_date', 'keywords', 'doc_language', 'filename', 'pdf_version']) assert.type(r[q], 'string', q);
+  for (const q of [
+    'title',
+    'subject',
+    'author',
+    'producer',
+    'creator',
+    'creation_date',
+    'modified_date',
+    'keywords',
+    'doc_language',
+    'filename',
+    'pdf_version',
+  ])
+    assert.type(r[q], 'string', q);
   assert.type(r.custom_metadata, 'object');
   assert.not.ok(Array.isArray(r.custom_metadata));
 });
 
 test('text-minimal-pdflatex: page count, size, version, producer, dates and fonts as pdfinfo/pdffonts see them', async () => {
   const file = corpus('pdf/text-minimal-pdflatex.pdf');
-  const r = await info(file, 'page_count,file_size,filename,pdf_version,producer,creator,creation_date,title,uses_embedded_fonts,uses_nonembedded_fonts,tagged,image_only,custom_metadata,doc_language');
+  const r = await info(
+    file,
+    'page_count,file_size,filename,pdf_version,producer,creator,creation_date,title,uses_embedded_fonts,uses_nonembedded_fonts,tagged,image_only,custom_metadata,doc_language',
+  );
   const pi = tool('pdfinfo', ['-isodates', file]);
   assert.is(r.page_count, Number(/Pages:\s+(\d+)/.exec(pi)![1]));
   assert.is(r.file_size, statSync(file).size);
@@ -106,7 +141,13 @@ test('encryption: owner-only files open and report their restrictions; a user pa
 });
 
 test('broken and non-PDF input: 200, allQueriesProcessed false with a warning, never 5xx', async () => {
-  for (const f of ['malformed/empty-zero-bytes.pdf', 'malformed/invalid-header-then-eof.pdf', 'malformed/truncated-no-xref-pdfjs-bug1020226.pdf', 'images/hopper.jpg', 'office/poi-SampleDoc.docx']) {
+  for (const f of [
+    'malformed/empty-zero-bytes.pdf',
+    'malformed/invalid-header-then-eof.pdf',
+    'malformed/truncated-no-xref-pdfjs-bug1020226.pdf',
+    'images/hopper.jpg',
+    'office/poi-SampleDoc.docx',
+  ]) {
     const r = await info(corpus(f), 'all');
     assert.is(r.allQueriesProcessed, false, f);
     assert.type(r.warning, 'string');
@@ -123,7 +164,10 @@ test('page_boxes: per page, with inheritance and rotation, matching pdfinfo -box
   assert.is(r.page_boxes[1].rotation, 90);
   const box = tool('pdfinfo', ['-box', '-f', '1', '-l', '1', file]);
   const media = /Page\s+1 MediaBox:\s+([\d.\s]+)/.exec(box)![1].trim().split(/\s+/).map(Number);
-  assert.equal(r.page_boxes[0].mediaBox.map((n: number) => Math.round(n * 100) / 100), media);
+  assert.equal(
+    r.page_boxes[0].mediaBox.map((n: number) => Math.round(n * 100) / 100),
+    media,
+  );
 });
 
 test('claims and custom metadata from a generated PDF: pdfua, pdfx, pdfe, pdfvt, Info entries', async () => {

@@ -1,6 +1,6 @@
 // Real processes for the cluster suites and the scale benchmark: a redis-server and Quire replicas on free
 // loopback ports, the process table from /proc, and stops that leave no engine process behind.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -102,7 +102,13 @@ export async function startQuire(name: string, env: Record<string, string>, opts
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     if (p.exited) throw new Error(`${name} exited before answering /up${tail(p)}`);
-    if (await fetch(`${p.base}/up`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return p;
+    if (
+      await fetch(`${p.base}/up`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return p;
     await sleep(250);
   }
   throw new Error(`${name} did not answer /up within 180 s${tail(p)}`);

@@ -137,7 +137,11 @@ test('a file that needs a password to open is still refused: 401, and /pdf-info 
 });
 
 test('changing the security of a file whose attachments alone are encrypted needs their password, and says so', async () => {
-  await expectError(await t.form('/decrypted-pdf', { file: { file: files.crypt } }), 401, /password protected.*embedded files \(attachments\) are encrypted.*current_open_password/);
+  await expectError(
+    await t.form('/decrypted-pdf', { file: { file: files.crypt } }),
+    401,
+    /password protected.*embedded files \(attachments\) are encrypted.*current_open_password/,
+  );
   const body = await expectOk(await t.form('/decrypted-pdf', { file: { file: files.crypt }, current_open_password: PASSWORD }));
   const out = await t.download(body.outputUrl as string);
   assert.match(qpdf(['--show-encryption', out]).stdout, /File is not encrypted/);
@@ -153,7 +157,11 @@ test('a file whose attachments alone are encrypted is read without a password; a
   const info = await expectOk(await t.form('/pdf-info', { file: { file: files.eff }, queries: 'requires_password_to_open,page_count,contains_embedded_file' }));
   assert.equal([info.requires_password_to_open, info.page_count, info.allQueriesProcessed], [false, 1, true]);
   assert.match(info.warning, /attachments/);
-  await expectError(await t.form('/compressed-pdf', { file: { file: files.eff }, compression_level: 'low' }), 401, /embedded files \(attachments\) are encrypted.*\/decrypted-pdf/);
+  await expectError(
+    await t.form('/compressed-pdf', { file: { file: files.eff }, compression_level: 'low' }),
+    401,
+    /embedded files \(attachments\) are encrypted.*\/decrypted-pdf/,
+  );
 });
 
 test.run();

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { columnCuts, type Piece } from '../app/export/index.js';
 import { pdfFromObjects } from './fixtures.js';
-import { expectOk, pdfWord, startApp, tool, type TestApp } from './helpers.js';
+import { expectOk, pdfWord, startApp, type TestApp, tool } from './helpers.js';
 
 /**
  * No 500 from odd geometry (issue 24): pages and text whose numbers are zero, negative, huge or degenerate reach
@@ -35,9 +35,24 @@ const text = (x: number, y: number, s: string, size = 10) => `BT /F1 ${size} Tf 
 
 /** A two-column page whose left column ends in a list item that goes on at the top of the right column. */
 function listAcrossColumns(): Buffer {
-  const left = ['The first column starts with some prose that runs', 'over several rows so that the page model sees a', 'column of ordinary text set in ten point type and', 'read from top to bottom before the other column.'];
-  const right = ['after the break and the right column goes on with', 'more prose of the same kind so that it is a real', 'column too with several rows of ordinary text', 'until the end of the page where it stops here.'];
-  const ops = [...left.map((s, i) => text(72, 700 - i * 12, s)), text(72, 652, '\\225'), text(84, 652, 'A list item whose text goes on'), ...right.map((s, i) => text(320, 700 - i * 12, s))];
+  const left = [
+    'The first column starts with some prose that runs',
+    'over several rows so that the page model sees a',
+    'column of ordinary text set in ten point type and',
+    'read from top to bottom before the other column.',
+  ];
+  const right = [
+    'after the break and the right column goes on with',
+    'more prose of the same kind so that it is a real',
+    'column too with several rows of ordinary text',
+    'until the end of the page where it stops here.',
+  ];
+  const ops = [
+    ...left.map((s, i) => text(72, 700 - i * 12, s)),
+    text(72, 652, '\\225'),
+    text(84, 652, 'A list item whose text goes on'),
+    ...right.map((s, i) => text(320, 700 - i * 12, s)),
+  ];
   return onePage(ops.join('\n'));
 }
 
@@ -57,10 +72,15 @@ const CASES: Record<string, Buffer> = {
   'coordinates-huge': onePage(`${BODY}BT /F1 12 Tf 1 0 0 1 ${HUGE} 600 Tm (Far away) Tj ET BT /F1 12 Tf ${HUGE} 0 0 ${HUGE} 72 580 Tm (Huge matrix) Tj ET`),
   'ctm-zero-height': onePage(`${BODY}q 1 0 0 0 0 0 cm BT /F1 12 Tf 72 600 Td (Flat CTM) Tj ET Q`),
   'ctm-rotated-zero-height': onePage(`${BODY}q 0 1 0 0 300 300 cm BT /F1 12 Tf 0 0 Td (Rotated flat) Tj ET Q`),
-  'ctm-rotated': onePage(`${BODY}q 0 1 -1 0 400 300 cm BT /F1 12 Tf 0 0 Td (Rotated text) Tj ET Q q 0.7071 0.7071 -0.7071 0.7071 300 200 cm BT /F1 12 Tf 0 0 Td (Diagonal) Tj ET Q`),
+  'ctm-rotated': onePage(
+    `${BODY}q 0 1 -1 0 400 300 cm BT /F1 12 Tf 0 0 Td (Rotated text) Tj ET Q q 0.7071 0.7071 -0.7071 0.7071 300 200 cm BT /F1 12 Tf 0 0 Td (Diagonal) Tj ET Q`,
+  ),
   'zero-width-words': onePage(`${BODY}BT /F1 12 Tf 0 Tz 72 600 Td (No width) Tj ET BT /F2 12 Tf 72 560 Td (Zero widths font) Tj ET`),
   'list-across-columns': listAcrossColumns(),
-  'wide-page-table': onePage(['a', 'b', 'c', 'd'].map((r, i) => `${text(72, 700 - i * 14, `${r}1`, 12)} ${text(190000000, 700 - i * 14, `${r}2`, 12)}`).join(' '), '[0 0 200000000 800]'),
+  'wide-page-table': onePage(
+    ['a', 'b', 'c', 'd'].map((r, i) => `${text(72, 700 - i * 14, `${r}1`, 12)} ${text(190000000, 700 - i * 14, `${r}2`, 12)}`).join(' '),
+    '[0 0 200000000 800]',
+  ),
   'userunit-two': onePage('BT /F1 12 Tf 72 700 Td (Hello) Tj ET', '[0 0 612 792]', '/UserUnit 2'),
 };
 const file = (name: string) => join(dir, `${name}.pdf`);
@@ -80,10 +100,15 @@ const unzipXml = (path: string) => execFileSync('sh', ['-c', 'unzip -p "$0" "*.x
 /** Attribute values of an OOXML package that hold NaN or Infinity (what docx, exceljs and pptxgenjs write for them). */
 const badAttributes = (path: string) => unzipXml(path).match(/\w+(:\w+)?="[^"]*(NaN|Infinity)[^"]*"/g) ?? [];
 
-const allNumbers = (v: unknown): unknown[] => (Array.isArray(v) ? v.flatMap(allNumbers) : v && typeof v === 'object' ? Object.values(v).flatMap(allNumbers) : [v]);
+const allNumbers = (v: unknown): unknown[] =>
+  Array.isArray(v) ? v.flatMap(allNumbers) : v && typeof v === 'object' ? Object.values(v).flatMap(allNumbers) : [v];
 
 test('hostile geometry: /word, /excel, /powerpoint, /extracted-text, /markdown and /pdf-info answer 200 with finite numbers', async () => {
-  const office: [string, string][] = [['/word', 'docx'], ['/excel', 'xlsx'], ['/powerpoint', 'pptx']];
+  const office: [string, string][] = [
+    ['/word', 'docx'],
+    ['/excel', 'xlsx'],
+    ['/powerpoint', 'pptx'],
+  ];
   for (const name of Object.keys(CASES)) {
     for (const [path, ext] of office) {
       const body = await expectOk(await t.form(path, { file: { file: file(name) } }));
@@ -94,7 +119,10 @@ test('hostile geometry: /word, /excel, /powerpoint, /extracted-text, /markdown a
     const words = await expectOk(await t.form('/extracted-text', { file: { file: file(name) }, word_coordinates: 'on', word_style: 'on' }));
     // NaN and Infinity become null in JSON: every coordinate and size must still be a number.
     for (const w of words.words as { text: string; coordinates: unknown; style: { font: { size: number } } }[]) {
-      assert.ok(allNumbers(w.coordinates).every((n) => typeof n === 'number' && Number.isFinite(n)), `${name}: ${JSON.stringify(w)}`);
+      assert.ok(
+        allNumbers(w.coordinates).every((n) => typeof n === 'number' && Number.isFinite(n)),
+        `${name}: ${JSON.stringify(w)}`,
+      );
       assert.ok(w.style.font.size > 0, `${name}: ${JSON.stringify(w)}`);
     }
     await expectOk(await t.form('/markdown', { file: { file: file(name) } }));
@@ -110,7 +138,8 @@ test('LibreOffice opens every /word answer, with the text in it', () => {
     const pdf = join(dir, 'lo-out', `${name}.pdf`);
     assert.ok(existsSync(pdf), `${name}: LibreOffice could not open the docx`);
     // Text MuPDF reads on the page (not outside its box) is in the document too.
-    if (tool('mutool', ['draw', '-F', 'txt', '-o', '-', file(name)]).includes('Body text before')) assert.match(tool('pdftotext', [pdf, '-']), /Body text before the odd part\./, name);
+    if (tool('mutool', ['draw', '-F', 'txt', '-o', '-', file(name)]).includes('Body text before'))
+      assert.match(tool('pdftotext', [pdf, '-']), /Body text before the odd part\./, name);
   }
   assert.match(tool('pdftotext', [join(dir, 'lo-out', 'list-across-columns.pdf'), '-']), /A list item whose text goes on[\s\S]*after the break/);
 });
@@ -119,11 +148,20 @@ test('a list item that goes on in the next column: its piece there is indented w
   const xml = unzipXml(join(dir, 'docx', 'list-across-columns.docx'));
   const indents = [...xml.matchAll(/<w:ind ([^>]*)\/>/g)].map((m) => m[1]);
   assert.ok(indents.length >= 3);
-  for (const ind of indents) assert.ok([...ind.matchAll(/="([^"]*)"/g)].every((m) => /^-?\d+$/.test(m[1])), ind);
+  for (const ind of indents)
+    assert.ok(
+      [...ind.matchAll(/="([^"]*)"/g)].every((m) => /^-?\d+$/.test(m[1])),
+      ind,
+    );
 });
 
-type WordOut = { text: string; coordinates: Record<'topLeft' | 'topRight' | 'bottomLeft' | 'bottomRight', { x: number; y: number }>; style: { font: { size: number } } };
-const wordsOf = async (name: string) => (await expectOk(await t.form('/extracted-text', { file: { file: file(name) }, word_coordinates: 'on', word_style: 'on' }))).words as WordOut[];
+type WordOut = {
+  text: string;
+  coordinates: Record<'topLeft' | 'topRight' | 'bottomLeft' | 'bottomRight', { x: number; y: number }>;
+  style: { font: { size: number } };
+};
+const wordsOf = async (name: string) =>
+  (await expectOk(await t.form('/extracted-text', { file: { file: file(name) }, word_coordinates: 'on', word_style: 'on' }))).words as WordOut[];
 
 test('text at a degenerate text matrix is read at its place, left to right, at a size above zero', async () => {
   for (const name of ['text-matrix-zero', 'font-size-zero']) {
@@ -145,13 +183,18 @@ test('page boxes: an empty MediaBox is US Letter, and /UserUnit scales the page,
   const ordinary = onePage(BODY);
   writeFileSync(file('ordinary'), ordinary);
   const body = (await wordsOf('ordinary')).find((w) => w.text === 'Body')!;
-  for (const name of ['mediabox-zero', 'mediabox-zero-width']) assert.equal((await wordsOf(name)).find((w) => w.text === 'Body')!.coordinates, body.coordinates, name);
+  for (const name of ['mediabox-zero', 'mediabox-zero-width'])
+    assert.equal((await wordsOf(name)).find((w) => w.text === 'Body')!.coordinates, body.coordinates, name);
   // /UserUnit 2: the same user-space place as Poppler's (which ignores the unit), on a page twice as large.
   const hello = (await wordsOf('userunit-two')).find((w) => w.text === 'Hello')!;
   const poppler = pdfWord(file('userunit-two'), 1, 'Hello');
   assert.ok(Math.abs(hello.coordinates.bottomLeft.x - poppler.xMin) < 1, JSON.stringify(hello));
   assert.ok(Math.abs(hello.coordinates.bottomLeft.y - (792 - poppler.yMax)) < 6, JSON.stringify(hello));
-  const pageSize = (name: string) => /<w:pgSz w:w="(\d+)" w:h="(\d+)"/.exec(unzipXml(join(dir, 'docx', `${name}.docx`)))!.slice(1).map(Number);
+  const pageSize = (name: string) =>
+    /<w:pgSz w:w="(\d+)" w:h="(\d+)"/
+      .exec(unzipXml(join(dir, 'docx', `${name}.docx`)))!
+      .slice(1)
+      .map(Number);
   assert.equal(pageSize('userunit-two'), [1224 * 20, 1584 * 20]);
   // /UserUnit 0 makes MuPDF's page 0 by 0: the document keeps the page's box.
   assert.equal(pageSize('userunit-zero'), [612 * 20, 792 * 20]);

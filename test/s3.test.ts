@@ -3,17 +3,16 @@
 // talks to it through @aws-sdk/client-s3 exactly as it would to AWS or MinIO, and the test reads the bucket
 // back through the S3 API with its own client.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { loadConfig } from '../app/config.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileSync, mkdirSync } from 'node:fs';
-import { corpus, pdfPages, sleep, startApp, until, type TestApp } from './helpers.js';
+import { loadConfig } from '../app/config.js';
 import { watchFolders } from '../app/pipelines/index.js';
+import { corpus, pdfPages, sleep, startApp, type TestApp, until } from './helpers.js';
 
 const PDF = corpus('pdf/text-4-pages-pdflatex.pdf');
 const BUCKET = 'quire-test';
@@ -27,7 +26,13 @@ const s3dir = mkdtempSync(join(tmpdir(), 'quire-s3rver-'));
 const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3dir, configureBuckets: [{ name: BUCKET, configs: [] }] });
 const { port } = (await server.run()) as { port: number };
 const endpoint = `http://127.0.0.1:${port}`;
-const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+const s3 = new S3Client({
+  endpoint,
+  region: 'us-east-1',
+  forcePathStyle: true,
+  requestChecksumCalculation: 'WHEN_REQUIRED',
+  responseChecksumValidation: 'WHEN_REQUIRED',
+});
 const env = { S3_BUCKET: BUCKET, S3_ENDPOINT: endpoint, S3_REGION: 'us-east-1' };
 
 const keys = async () => ((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'resources/' }))).Contents ?? []).map((o) => o.Key!).sort();
@@ -76,7 +81,6 @@ test('upload -> object; process by id after a restart (inputs fetched from S3); 
     assert.equal(await keys(), [`resources/${id}`, `resources/${outId}`].sort(), 'the output is an object too');
     assert.is(pdfPages(await t2.download(body.outputUrl[0])), 1);
     assert.is(readdirSync(cache).length, 2, 'the job fetched its input into the cache and wrote its output through');
-
 
     assert.is((await t2.request(`/resource/${id}`, { method: 'DELETE' })).status, 200);
     assert.equal(await keys(), [`resources/${outId}`], 'DELETE removed the object');
@@ -179,7 +183,10 @@ test('a watched S3 prefix: a dropped object is split, its outputs and the origin
   // Only the watched prefix is in S3 here; the resources stay in DATA_DIR.
   const t = await startApp({ PIPELINES_DIR: defs, WATCH_DIR: `s3://${BUCKET}/watch`, WATCH_SETTLE_SECONDS: '1', S3_ENDPOINT: endpoint });
   const w = await watchFolders(t.deps, { pollMs: 200 });
-  const list = async (place: string) => ((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `watch/halves/${place}/` }))).Contents ?? []).map((o) => o.Key!.slice(`watch/halves/${place}/`.length)).sort();
+  const list = async (place: string) =>
+    ((await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `watch/halves/${place}/` }))).Contents ?? [])
+      .map((o) => o.Key!.slice(`watch/halves/${place}/`.length))
+      .sort();
   try {
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'watch/halves/in/report.pdf', Body: readFileSync(PDF) }));
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'watch/halves/in/junk.pdf', Body: 'not a pdf' }));
@@ -202,7 +209,11 @@ test('a watched S3 prefix: a dropped object is split, its outputs and the origin
 test('config: S3_BUCKET turns S3 on, S3_REGION defaults to us-east-1, S3_ENDPOINT alone is refused', () => {
   assert.is(loadConfig({}).s3, undefined);
   assert.equal(loadConfig({ S3_BUCKET: 'docs' }).s3, { bucket: 'docs', endpoint: undefined, region: 'us-east-1' });
-  assert.equal(loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'http://minio:9000/', S3_REGION: 'eu-west-1' }).s3, { bucket: 'docs', endpoint: 'http://minio:9000', region: 'eu-west-1' });
+  assert.equal(loadConfig({ S3_BUCKET: 'docs', S3_ENDPOINT: 'http://minio:9000/', S3_REGION: 'eu-west-1' }).s3, {
+    bucket: 'docs',
+    endpoint: 'http://minio:9000',
+    region: 'eu-west-1',
+  });
   assert.throws(() => loadConfig({ S3_ENDPOINT: 'http://minio:9000' }), /S3_ENDPOINT: needs S3_BUCKET/);
   assert.is(loadConfig({ S3_ENDPOINT: 'http://minio:9000', WATCH_DIR: 's3://b/w/', PIPELINES_DIR: '/p' }).watchDir, 's3://b/w');
   assert.throws(() => loadConfig({ S3_BUCKET: 'a/b' }), /S3_BUCKET="a\/b"/);

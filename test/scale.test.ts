@@ -10,8 +10,22 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import {
+  descendants,
+  killAllNow,
+  killSame,
+  type Proc,
+  type ProcEntry,
+  processTable,
+  REDIS_SERVER,
+  signal,
+  started,
+  startQuire,
+  startRedis,
+  stop,
+  tail,
+} from './processes.js';
 import { sleep, until } from './waiting.js';
-import { descendants, killAllNow, killSame, processTable, REDIS_SERVER, signal, started, startQuire, startRedis, stop, tail, type Proc, type ProcEntry } from './processes.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const CORPUS = process.env.QUIRE_CORPUS ?? resolve(root, '../shared/corpus');
@@ -51,7 +65,11 @@ function tesseracts(of: Proc[]): Array<{ pid: number; owner?: Proc; chain: strin
   return [...table.values()]
     .filter((e) => e.comm === 'tesseract' && e.state !== 'Z')
     .map((e) => {
-      const owner = ancestorIn(e.pid, of.map((p) => p.pid), table);
+      const owner = ancestorIn(
+        e.pid,
+        of.map((p) => p.pid),
+        table,
+      );
       const chain: string[] = [];
       for (let p: number | undefined = e.pid, i = 0; p && p > 1 && i < 8; i++, p = table.get(p)?.ppid) chain.push(`${p}:${table.get(p)?.comm}`);
       return { pid: e.pid, owner: of.find((p) => p.pid === owner), chain: chain.join(' <- ') };
@@ -249,7 +267,8 @@ if (!REDIS) {
         else if (t.owner && !seen.includes(`${t.owner.name}: ${t.chain}`)) seen.push(`${t.owner.name}: ${t.chain}`);
       }
       if (victim) break;
-      if (Date.now() > deadline) throw new Error(`no tesseract under a worker within 120 s (under an api replica: ${seen.join('; ') || 'none'})${tail(w1)}${tail(w2)}`);
+      if (Date.now() > deadline)
+        throw new Error(`no tesseract under a worker within 120 s (under an api replica: ${seen.join('; ') || 'none'})${tail(w1)}${tail(w2)}`);
       const st = await call(a.base, `/request-status/${requestId}`);
       if (st.body.status !== 'pending') throw new Error(`the request ended before a tesseract was seen under a worker: ${JSON.stringify(st.body)}`);
       await sleep(50);

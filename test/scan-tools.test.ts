@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseZbarXml } from '../engines/zbar.js';
 import { compileBarcodePattern, inkFraction, pagesBetween, separatorPages } from '../app/scan/index.js';
-import { corpus, pdfPages, startApp, tool, type TestApp } from './helpers.js';
+import { parseZbarXml } from '../engines/zbar.js';
+import { corpus, pdfPages, startApp, type TestApp, tool } from './helpers.js';
 
 /**
  * The scan clean-up endpoints on corpus scans and pages made here with independent tools (Ghostscript's ps2pdf,
@@ -53,7 +53,10 @@ const drawPage = (pdf: string, page: number, dpi: number, name: string) => {
  * baselines of its text lines at least 300 px long in hOCR, in degrees.
  */
 function tesseractSkew(png: string): number {
-  const hocr = execFileSync('tesseract', [png, '-', '--psm', '3', 'hocr'], { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  const hocr = execFileSync('tesseract', [png, '-', '--psm', '3', 'hocr'], {
+    env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).toString();
   const angles = [...hocr.matchAll(/class='ocr_(?:line|caption|textfloat|header)'[^>]*title="bbox (\d+) \d+ (\d+) \d+; baseline ([-\d.]+) /g)]
     .filter((m) => Number(m[2]) - Number(m[1]) >= 300)
     .map((m) => (Math.atan(Number(m[3])) * 180) / Math.PI)
@@ -87,7 +90,10 @@ test.before(async () => {
     const [x, y, s] = [Math.floor(rnd() * (W - 2)), Math.floor(rnd() * (H - 2)), 1 + Math.floor(rnd() * 2)];
     for (let i = 0; i < s; i++) for (let j = 0; j < s; j++) px[(y + i) * W + x + j] = 10;
   }
-  await sharp(px, { raw: { width: W, height: H, channels: 1 } }).withMetadata({ density: 150 }).png().toFile(at('noisy.png'));
+  await sharp(px, { raw: { width: W, height: H, channels: 1 } })
+    .withMetadata({ density: 150 })
+    .png()
+    .toFile(at('noisy.png'));
   f.noisy = imagePdf(at('noisy.png'), 'noisy');
   // Separator sheets from independent encoders.
   sh('qrencode', ['-s', '10', '-d', '150', '-o', at('qr.png'), 'SEP-A']);
@@ -110,10 +116,14 @@ test('ink: specks and edges of a scanned blank do not count, a line of text does
   };
   assert.is(await grey(() => {}), 0);
   // 30-pixel black strip down the left edge, 2x2 specks every 50 pixels.
-  assert.is(await grey((d, w) => {
-    for (let y = 0; y < 1100; y++) for (let x = 0; x < 30; x++) d[y * w + x] = 0;
-    for (let y = 100; y < 1000; y += 50) for (let x = 100; x < 750; x += 50) d[y * w + x] = d[y * w + x + 1] = d[(y + 1) * w + x] = d[(y + 1) * w + x + 1] = 0;
-  }), 0);
+  assert.is(
+    await grey((d, w) => {
+      for (let y = 0; y < 1100; y++) for (let x = 0; x < 30; x++) d[y * w + x] = 0;
+      for (let y = 100; y < 1000; y += 50)
+        for (let x = 100; x < 750; x += 50) d[y * w + x] = d[y * w + x + 1] = d[(y + 1) * w + x] = d[(y + 1) * w + x + 1] = 0;
+    }),
+    0,
+  );
   // A bar 300 x 8 pixels in the middle: 2400 of the inner 766 x 990 pixels (42 and 55 left out on each side).
   const bar = await grey((d, w) => {
     for (let y = 500; y < 508; y++) for (let x = 200; x < 500; x++) d[y * w + x] = 0;
@@ -125,12 +135,17 @@ test('separator grouping and zbar XML', () => {
   assert.equal(pagesBetween(6, [2, 4]), [[1], [3], [5, 6]]);
   assert.equal(pagesBetween(5, [1, 2, 5]), [[3, 4]]);
   assert.equal(pagesBetween(2, [1, 2]), []);
-  const codes = [{ page: 2, type: 'QR-Code', text: 'SEP-A' }, { page: 4, type: 'CODE-128', text: 'SEP-B' }, { page: 4, type: 'EAN-13', text: '4006381333931' }];
+  const codes = [
+    { page: 2, type: 'QR-Code', text: 'SEP-A' },
+    { page: 4, type: 'CODE-128', text: 'SEP-B' },
+    { page: 4, type: 'EAN-13', text: '4006381333931' },
+  ];
   assert.equal(separatorPages(codes), [2, 4]);
   assert.equal(separatorPages(codes, compileBarcodePattern('^SEP-B$')), [4]);
   assert.equal(separatorPages(codes, compileBarcodePattern('(?i)sep-a')), [2]);
   assert.throws(() => compileBarcodePattern('a(b'), /a\(b is not within the acceptable range for barcode_text/);
-  const xml = "<barcodes xmlns='http://zbar.sourceforge.net/2008/barcode'>\n<source href='/x/page-1.tif'>\n</source>\n<source href='/x/page-2.tif'>\n<index num='0'>\n<symbol type='QR-Code' quality='1' orientation='UP'><data><![CDATA[a]]]]><![CDATA[>b]]></data></symbol>\n</index>\n</source>\n</barcodes>";
+  const xml =
+    "<barcodes xmlns='http://zbar.sourceforge.net/2008/barcode'>\n<source href='/x/page-1.tif'>\n</source>\n<source href='/x/page-2.tif'>\n<index num='0'>\n<symbol type='QR-Code' quality='1' orientation='UP'><data><![CDATA[a]]]]><![CDATA[>b]]></data></symbol>\n</index>\n</source>\n</barcodes>";
   assert.equal(parseZbarXml(xml, ['/x/page-1.tif', '/x/page-2.tif']), [{ image: '/x/page-2.tif', type: 'QR-Code', text: 'a]]>b' }]);
 });
 
@@ -175,7 +190,10 @@ test('/separated-pdf: QR and Code 128 sheets split the document and are dropped;
   const doc = join_('sep-doc.pdf', [LINN, f.qr, HUCK, f.code128, FRENCH, f.line]);
   const { body, files } = await post('/separated-pdf', { file: { file: doc }, separator: 'barcode' });
   assert.equal(body.separatorPages, [2, 4]);
-  assert.equal(body.barcodes, [{ page: 2, type: 'QR-Code', text: 'SEP-A' }, { page: 4, type: 'CODE-128', text: 'SEP-B' }]);
+  assert.equal(body.barcodes, [
+    { page: 2, type: 'QR-Code', text: 'SEP-A' },
+    { page: 4, type: 'CODE-128', text: 'SEP-B' },
+  ]);
   assert.equal(files.map(pdfPages), [1, 1, 2]);
   assert.equal([pageSize(files[0]), pageSize(files[1]), pageSize(files[2]), pageSize(files[2], 2)], ['612 x 792', '384 x 470.88', '216 x 216', '612 x 792']);
   assert.ok(pageText(files[2], 2).includes(LINE));
@@ -234,18 +252,27 @@ test('/deskewed-pdf: pages turned 3 and -2 degrees come out within 0.5 degrees; 
   assert.is(tool('pdfimages', ['-list', '-f', '4', '-l', '4', doc]).split('\n')[2].trim().split(/\s+/)[7], '1', 'page 4 is a 1-bit scan');
 
   const before = [1, 3, 4].map((p) => tesseractSkew(drawPage(doc, p, 150, `before-${p}`)));
-  assert.ok(before.every((a) => Math.abs(a) > 1.5), `input skew by Tesseract: ${before}`);
+  assert.ok(
+    before.every((a) => Math.abs(a) > 1.5),
+    `input skew by Tesseract: ${before}`,
+  );
 
   const { body, files } = await post('/deskewed-pdf', { file: { file: doc } });
   const out = files[0];
-  assert.equal(body.skew.map((s: any) => s.page), [1, 3, 4]);
+  assert.equal(
+    body.skew.map((s: any) => s.page),
+    [1, 3, 4],
+  );
   const [a1, a3, a4] = body.skew.map((s: any) => s.angle);
   assert.ok(Math.abs(a1 - 3) < 0.3 && Math.abs(a3 + 2.7) < 0.3 && Math.abs(a4 + 2) < 0.3, JSON.stringify(body.skew)); // Huck's scan leans -0.7 of its own
   assert.match(body.warning, 'Page 2 is not scanned');
   assert.is(pdfPages(out), 4);
   for (const p of [1, 3, 4]) assert.is(pageSize(out, p), pageSize(doc, p));
   const after = [1, 3, 4].map((p) => tesseractSkew(drawPage(out, p, 150, `after-${p}`)));
-  assert.ok(after.every((a) => Math.abs(a) < 0.5), `output skew by Tesseract: ${after}`);
+  assert.ok(
+    after.every((a) => Math.abs(a) < 0.5),
+    `output skew by Tesseract: ${after}`,
+  );
 
   // Page 1 had a text layer: a new one lies on the straight lines (its words on one row of the layout text);
   // page 2 (vector) is untouched; pages 3 and 4 had none and get none; page 4 stays 1-bit.
@@ -255,7 +282,11 @@ test('/deskewed-pdf: pages turned 3 and -2 degrees come out within 0.5 degrees; 
   assert.not.match(pageText(doc, 1), /32 Track MIDI Sequence Recorder/);
   assert.ok(pageText(out, 2).includes(LINE));
   assert.is(pageText(out, 3).trim(), '');
-  const images = tool('pdfimages', ['-list', out]).split('\n').slice(2).filter(Boolean).map((l) => l.trim().split(/\s+/));
+  const images = tool('pdfimages', ['-list', out])
+    .split('\n')
+    .slice(2)
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/));
   assert.equal(images.find((c) => c[0] === '4')?.[7], '1', 'page 4 image bits per component');
 });
 

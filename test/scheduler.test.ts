@@ -6,8 +6,8 @@ import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { AppError } from '../app/errors.js';
 import { int } from '../app/http/fields.js';
-import { operation, type Operation } from '../app/http/operation.js';
-import { Jobs, type Cost } from '../app/jobs/index.js';
+import { type Operation, operation } from '../app/http/operation.js';
+import { type Cost, Jobs } from '../app/jobs/index.js';
 import { run } from '../engines/run.js';
 import { corpus, sleep, startApp, until } from './helpers.js';
 
@@ -20,7 +20,18 @@ const work = mkdtempSync(join(tmpdir(), 'quire-sched-'));
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
 const jobs = (over: Partial<ConstructorParameters<typeof Jobs>[0]> = {}) =>
-  new Jobs({ concurrency: 10, cpuBudget: 2, lightConcurrency: 2, officeInstances: 1, browserPages: 2, queueMax: 100, timeoutMs: 60_000, workDir: work, keepMs: 60_000, ...over });
+  new Jobs({
+    concurrency: 10,
+    cpuBudget: 2,
+    lightConcurrency: 2,
+    officeInstances: 1,
+    browserPages: 2,
+    queueMax: 100,
+    timeoutMs: 60_000,
+    workDir: work,
+    keepMs: 60_000,
+    ...over,
+  });
 
 /** Waits until `n` jobs have started (starting involves a mkdir), then a little longer for one that should not have. */
 async function started(log: string[], n: number) {
@@ -100,7 +111,7 @@ test('cpu budget: a job counts its processes; a smaller job behind a larger one 
   await pb;
 });
 
-test('fairness: one client with 50 queued jobs does not starve another client\'s single job', async () => {
+test("fairness: one client with 50 queued jobs does not starve another client's single job", async () => {
   const j = jobs({ cpuBudget: 1 });
   const log: string[] = [];
   const gates = Array.from({ length: 50 }, (_, k) => gate(log, `a${k}`));
@@ -195,7 +206,8 @@ test('HTTP: fair between API keys; /pdf-info answers while real OCR and office j
   try {
     // Key A queues 8 two-second jobs (2 run, 6 wait); key B then sends one: it runs in the next free slot.
     const a = [];
-    for (let k = 0; k < 8; k++) a.push((await (await t.json('/test-sleep', { ms: 1000, tag: `a${k}` }, { 'Api-Key': keyA, 'Request-Type': 'requestId' })).json()).requestId);
+    for (let k = 0; k < 8; k++)
+      a.push((await (await t.json('/test-sleep', { ms: 1000, tag: `a${k}` }, { 'Api-Key': keyA, 'Request-Type': 'requestId' })).json()).requestId);
     const b = (await (await t.json('/test-sleep', { ms: 100, tag: 'b' }, { 'Api-Key': keyB, 'Request-Type': 'requestId' })).json()).requestId;
     const bDone = await poll(b, keyB);
     const aDone = await Promise.all(a.map((id) => poll(id, keyA)));
@@ -215,7 +227,9 @@ test('HTTP: fair between API keys; /pdf-info answers while real OCR and office j
     const info = await t.form('/pdf-info', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, queries: 'page_count' }, { 'Api-Key': keyB });
     assert.is(info.status, 200);
     assert.is((await info.json()).page_count, 1);
-    const stillRunning = await Promise.all(ids.slice(0, 2).map(async (id) => (await (await t.request(`/request-status/${id}`, { headers: { 'Api-Key': keyA } })).json()).status));
+    const stillRunning = await Promise.all(
+      ids.slice(0, 2).map(async (id) => (await (await t.request(`/request-status/${id}`, { headers: { 'Api-Key': keyA } })).json()).status),
+    );
     assert.ok(stillRunning.includes('pending'), 'pdf-info answered before the OCR jobs ended');
     for (const st of await Promise.all(ids.map((id) => poll(id, keyA)))) assert.is(st.status, 'completed', JSON.stringify(st));
   } finally {

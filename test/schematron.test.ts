@@ -36,7 +36,10 @@ file(
 const ctx = { cwd: work, timeoutMs: 30_000 };
 
 test('failed asserts and successful reports, with ids, flags, prefixed locations and filled-in values', async () => {
-  const doc = file('order.xml', `<?xml version="1.0"?>\n<!-- an order -->\n<order xmlns="urn:orders" limit="10"><item sku="a" price="5"/><item sku="b" price="12.5"/><item price="0"/></order>`);
+  const doc = file(
+    'order.xml',
+    `<?xml version="1.0"?>\n<!-- an order -->\n<order xmlns="urn:orders" limit="10"><item sku="a" price="5"/><item sku="b" price="12.5"/><item price="0"/></order>`,
+  );
   const found = await checkSchematron(doc, schema, ctx);
   assert.equal(
     found.map((f) => [f.id, f.flag, f.text]),
@@ -52,7 +55,10 @@ test('failed asserts and successful reports, with ids, flags, prefixed locations
 
 test('a document with a DOCTYPE is refused before xsltproc reads it (it would expand file entities)', async () => {
   const secret = file('secret.txt', 'TOP-SECRET-VALUE');
-  const doc = file('xxe.xml', `<?xml version="1.0"?>\n<!DOCTYPE order [<!ENTITY x SYSTEM "file://${secret}">]>\n<order xmlns="urn:orders" limit="1"><item sku="&x;" price="5"/></order>`);
+  const doc = file(
+    'xxe.xml',
+    `<?xml version="1.0"?>\n<!DOCTYPE order [<!ENTITY x SYSTEM "file://${secret}">]>\n<order xmlns="urn:orders" limit="1"><item sku="&x;" price="5"/></order>`,
+  );
   const err = await checkSchematron(doc, schema, ctx).catch((e: unknown) => e);
   assert.instance(err, EngineError);
   assert.match(String((err as Error).message), /DOCTYPE/);
@@ -60,7 +66,10 @@ test('a document with a DOCTYPE is refused before xsltproc reads it (it would ex
 });
 
 test('a schema with a broken XPath fails as an engine error naming the XPath error', async () => {
-  const broken = file('broken.sch', `<schema xmlns="${SCH}" queryBinding="xslt"><pattern><rule context="/r"><assert id="X" test="count(">x</assert></rule></pattern></schema>`);
+  const broken = file(
+    'broken.sch',
+    `<schema xmlns="${SCH}" queryBinding="xslt"><pattern><rule context="/r"><assert id="X" test="count(">x</assert></rule></pattern></schema>`,
+  );
   const err = await checkSchematron(file('r.xml', '<r/>'), broken, ctx).catch((e: unknown) => e);
   assert.instance(err, EngineError);
   assert.match(String((err as EngineError).details.stderr), /XPath error/);

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, pdfPages, pdfWord as word, pdfWords as words, startApp, tool, uploadId, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, startApp, type TestApp, tool, uploadId, pdfWord as word, } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-shapes-'));
@@ -40,7 +40,11 @@ async function render(pdf: string, page: number) {
     return [data[i], data[i + 1], data[i + 2]];
   };
 }
-const near = (got: number[], want: number[], tol = 12) => assert.ok(got.every((v, i) => Math.abs(v - want[i]) <= tol), `pixel ${got} is not ~${want}`);
+const near = (got: number[], want: number[], tol = 12) =>
+  assert.ok(
+    got.every((v, i) => Math.abs(v - want[i]) <= tol),
+    `pixel ${got} is not ~${want}`,
+  );
 const WHITE = [255, 255, 255];
 
 const pageText = (pdf: string, page: number) => tool('pdftotext', ['-f', String(page), '-l', String(page), pdf, '-']);
@@ -82,14 +86,25 @@ test('shapes: line, filled and stroked rectangle, CMYK fill and opacity land on 
 });
 
 test('shapes: page "all" draws on every page; page beyond the count and page 0 are 400 naming page', async () => {
-  const pdf = await produce('/pdf-with-added-shapes', { id: fed, shape_objects: JSON.stringify([{ type: 'rectangle', page: 'all', x: 10, y: 10, width: 40, height: 40, fill_color_rgb: '255,0,255' }]) });
+  const pdf = await produce('/pdf-with-added-shapes', {
+    id: fed,
+    shape_objects: JSON.stringify([{ type: 'rectangle', page: 'all', x: 10, y: 10, width: 40, height: 40, fill_color_rgb: '255,0,255' }]),
+  });
   assert.is(pdfPages(pdf), 15);
   for (const p of [1, 8, 15]) near((await render(pdf, p))(30, 30), [255, 0, 255]);
   assert.match(pageText(pdf, 15), /\S/);
-  await expectError(await t.json('/pdf-with-added-shapes', { id: fed, shape_objects: [{ type: 'line', page: 16, x1: 0, y1: 0, x2: 10, y2: 10 }] }), 400, /page/);
+  await expectError(
+    await t.json('/pdf-with-added-shapes', { id: fed, shape_objects: [{ type: 'line', page: 16, x1: 0, y1: 0, x2: 10, y2: 10 }] }),
+    400,
+    /page/,
+  );
   await expectError(await t.json('/pdf-with-added-shapes', { id: fed, shape_objects: [{ type: 'line', page: 0, x1: 0, y1: 0, x2: 10, y2: 10 }] }), 400, /page/);
   await expectError(await t.json('/pdf-with-added-shapes', { id: fed, shape_objects: [{ type: 'circle', page: 1 }] }), 400, /type/);
-  await expectError(await t.json('/pdf-with-added-shapes', { id: fed, shape_objects: [{ type: 'line', page: 1, x1: 0, y1: 0, x2: 1, y2: 1, dash: 3 }] }), 400, /shape_objects/);
+  await expectError(
+    await t.json('/pdf-with-added-shapes', { id: fed, shape_objects: [{ type: 'line', page: 1, x1: 0, y1: 0, x2: 1, y2: 1, dash: 3 }] }),
+    400,
+    /shape_objects/,
+  );
 });
 
 test('shapes: tagging marks artifacts and actual text only with tag_enabled; tag options without it are 400', async () => {
@@ -121,7 +136,12 @@ test('tables: cells in order and place, spans, borders and fills on pixels, font
     style: { border: grid, padding: { top: 5, right: 5, bottom: 5, left: 5 }, text_size: 10 },
     header_rows: [{ cells: [{ text: 'Alpha', style: { font: 'Times Bold' } }, { text: 'Beta' }, { text: 'Gamma', style: { text_align: 'right' } }] }],
     rows: [
-      { cells: [{ text: 'Wide', col_span: 2, style: { background_color_rgb: '0,0,255', text_color_rgb: '255,255,255' } }, { text: 'Tall', row_span: 2, style: { background_color_cmyk: [0, 0, 100, 0] } }] },
+      {
+        cells: [
+          { text: 'Wide', col_span: 2, style: { background_color_rgb: '0,0,255', text_color_rgb: '255,255,255' } },
+          { text: 'Tall', row_span: 2, style: { background_color_cmyk: [0, 0, 100, 0] } },
+        ],
+      },
       { cells: [{ text: 'Left' }, { text: 'Mid' }], min_height: 40 },
     ],
   };
@@ -198,10 +218,20 @@ test('tables: rows continue on inserted pages of the same size with the header r
 });
 
 test('tables: tables on several pages each insert their continuation right after their own page', async () => {
-  const tbl = (page: number, tag: string) => ({ page, x: 72, y: 300, width: 200, columns: [{ width: 200 }], rows: Array.from({ length: 30 }, (_, i) => ({ cells: [{ text: `${tag}${i}` }] })) });
+  const tbl = (page: number, tag: string) => ({
+    page,
+    x: 72,
+    y: 300,
+    width: 200,
+    columns: [{ width: 200 }],
+    rows: Array.from({ length: 30 }, (_, i) => ({ cells: [{ text: `${tag}${i}` }] })),
+  });
   const pdf = await produce('/pdf-with-added-tables', { id: fed, table_objects: [tbl(3, 'C'), tbl(1, 'A'), tbl(15, 'Z')] });
   assert.is(pdfPages(pdf), 18);
-  const tags = (p: number) => rawText(pdf, p).match(/\b[ACZ]\d+\b/g)?.join(',') ?? '';
+  const tags = (p: number) =>
+    rawText(pdf, p)
+      .match(/\b[ACZ]\d+\b/g)
+      ?.join(',') ?? '';
   assert.match(tags(1), /^A0,.*A12$/);
   assert.match(tags(2), /^A13,.*A29$/);
   assert.is(pageText(pdf, 3), pageText(FED, 2));
@@ -216,7 +246,17 @@ test('tables: on a turned page continuation pages get its visible size; is_rtl l
   const rot = await uploadId(t, corpus('pdf/rotation-2-pages.pdf')); // page 2 /Rotate 90: 792 x 612 as seen
   const pdf = await produce('/pdf-with-added-tables', {
     id: rot,
-    table_objects: [{ page: 2, x: 100, y: 200, width: 400, is_rtl: true, columns: [{ width: 100 }, { width: 300 }], rows: Array.from({ length: 20 }, (_, i) => ({ cells: [{ text: `First${i}` }, { text: `Second${i}` }] })) }],
+    table_objects: [
+      {
+        page: 2,
+        x: 100,
+        y: 200,
+        width: 400,
+        is_rtl: true,
+        columns: [{ width: 100 }, { width: 300 }],
+        rows: Array.from({ length: 20 }, (_, i) => ({ cells: [{ text: `First${i}` }, { text: `Second${i}` }] })),
+      },
+    ],
   });
   assert.is(pdfPages(pdf), 3);
   assert.match(tool('pdfinfo', ['-f', '3', '-l', '3', pdf]), /Page\s+3 size:\s+792 x 612/);
@@ -231,19 +271,34 @@ test('tables: on a turned page continuation pages get its visible size; is_rtl l
 
 test('tables: split-row cuts a long row between lines at the page bottom; prefer-next-page moves it whole; move-row refuses a row taller than a page', async () => {
   const long = Array.from({ length: 40 }, (_, i) => `Line${i + 1}`).join('\n');
-  const table = (extra: Record<string, unknown>, lines = long) => ({ page: 1, x: 72, y: 300, width: 300, columns: [{ width: 300 }], page_bottom_margin: 72, rows: [{ cells: [{ text: 'First' }] }, { cells: [{ text: lines }] }], ...extra });
+  const table = (extra: Record<string, unknown>, lines = long) => ({
+    page: 1,
+    x: 72,
+    y: 300,
+    width: 300,
+    columns: [{ width: 300 }],
+    page_bottom_margin: 72,
+    rows: [{ cells: [{ text: 'First' }] }, { cells: [{ text: lines }] }],
+    ...extra,
+  });
   // 'First' takes 20 units; 300 - 20 - 72 = 208 left: (208 - 8) / 12 = 16 lines stay on page 1.
   const split = await produce('/pdf-with-added-tables', { id: fed, table_objects: [table({ overflow_behavior: 'split-row' })] });
   assert.is(pdfPages(split), 16);
   assert.match(rawText(split, 1), /First\s+Line1\b[\s\S]*Line16\s*$/);
   assert.match(pageText(split, 2), /^Line17\b[\s\S]*Line40\b/);
-  const moved = await produce('/pdf-with-added-tables', { id: fed, table_objects: [table({ overflow_behavior: 'split-row', row_split_behavior: 'prefer-next-page' })] });
+  const moved = await produce('/pdf-with-added-tables', {
+    id: fed,
+    table_objects: [table({ overflow_behavior: 'split-row', row_split_behavior: 'prefer-next-page' })],
+  });
   assert.is(pdfPages(moved), 16);
   assert.not.match(pageText(moved, 1), /Line1\b/);
   assert.match(pageText(moved, 2), /^Line1\b[\s\S]*Line40\b/);
   const huge = Array.from({ length: 100 }, (_, i) => `Line${i + 1}`).join('\n');
   await expectError(await t.json('/pdf-with-added-tables', { id: fed, table_objects: [table({}, huge)] }), 400, /taller than the room a page has/);
-  const three = await produce('/pdf-with-added-tables', { id: fed, table_objects: [table({ overflow_behavior: 'split-row', row_split_behavior: 'prefer-next-page' }, huge)] });
+  const three = await produce('/pdf-with-added-tables', {
+    id: fed,
+    table_objects: [table({ overflow_behavior: 'split-row', row_split_behavior: 'prefer-next-page' }, huge)],
+  });
   assert.is(pdfPages(three), 17);
   assert.match(pageText(three, 3), /Line100\b/);
 });
@@ -264,8 +319,11 @@ test('tables: tag_actual_text replaces the cell text for pdftotext; images from 
   assert.match(tool('pdfimages', ['-list', pdf]), /image\s+\d+\s+\d+/);
   // Centred half-page table: columns from 148.8 to 297.6 and to 446.4; the image 60 wide, 4 in from its cell.
   const px = await render(pdf, 1);
-  const inImage = [0, 10, 20, 30, 40, 50].map((d) => px(297.6 + 4 + 5 + d % 50, 500 - 4 - 20));
-  assert.ok(inImage.some((p) => p.join() !== WHITE.join()), 'image pixels');
+  const inImage = [0, 10, 20, 30, 40, 50].map((d) => px(297.6 + 4 + 5 + (d % 50), 500 - 4 - 20));
+  assert.ok(
+    inImage.some((p) => p.join() !== WHITE.join()),
+    'image pixels',
+  );
   near(px(297.6 + 4 + 70, 500 - 4 - 20), WHITE);
   assert.match(qdf(pdf), /\/Figure <<\/Alt <FEFF0048006F0070007000650072>>> BDC/);
 });
@@ -291,7 +349,9 @@ test('tables: a tagged input keeps its structure tree; its text stays', async ()
   const pdf = await produce('/pdf-with-added-tables', {
     id,
     tag_enabled: true,
-    table_objects: [{ page: 2, x: 72, y: 300, width: 200, columns: [{ width: 200 }], rows: Array.from({ length: 30 }, (_, i) => ({ cells: [{ text: `Row${i}` }] })) }],
+    table_objects: [
+      { page: 2, x: 72, y: 300, width: 200, columns: [{ width: 200 }], rows: Array.from({ length: 30 }, (_, i) => ({ cells: [{ text: `Row${i}` }] })) },
+    ],
   });
   assert.is(pdfPages(pdf), 3);
   assert.match(qdf(pdf), /\/StructTreeRoot/);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -52,7 +52,8 @@ function signatures(path: string): { field: string; intact: boolean; total: bool
 function sigFields(path: string): Record<string, boolean> {
   const json = JSON.parse(tool('qpdf', ['--json', '--json-key=acroform', path]));
   const out: Record<string, boolean> = {};
-  for (const f of json.acroform.fields as { fullname: string; fieldtype: string; value: unknown }[]) if (f.fieldtype === '/Sig') out[f.fullname] = f.value !== null;
+  for (const f of json.acroform.fields as { fullname: string; fieldtype: string; value: unknown }[])
+    if (f.fieldtype === '/Sig') out[f.fullname] = f.value !== null;
   return out;
 }
 
@@ -74,7 +75,13 @@ test('existing: re-sign a field by name on an earlier output (second empty field
   const second = await call({ id: first.outputId, ...pem, ...config({ type: 'existing', name: 'Sig2' }) });
   const out = await t.download(second.outputUrl);
   const sigs = signatures(out);
-  assert.equal(sigs.map((s) => [s.field, s.intact]), [['Sig1', true], ['Sig2', true]]);
+  assert.equal(
+    sigs.map((s) => [s.field, s.intact]),
+    [
+      ['Sig1', true],
+      ['Sig2', true],
+    ],
+  );
   assert.ok(sigs[1].total);
   assert.equal(sigFields(out), { Sig1: true, Sig2: true });
   // Signing the first field again: it is already signed.
@@ -97,11 +104,17 @@ test('existing: unknown name -> 400 naming it and the field names; not a signatu
   assert.match(bad.error, /signature_configuration\.type/);
 });
 
-test('new (today\'s behaviour) still adds a field beside the empty one', async () => {
+test("new (today's behaviour) still adds a field beside the empty one", async () => {
   const body = await call({ file: { file: FORM }, ...pem, ...config({ type: 'new', name: 'Added' }) });
   const out = await t.download(body.outputUrl);
   // pdfsig also lists the empty field, with nothing to validate.
-  assert.equal(signatures(out).map((s) => [s.field, s.intact]), [['Signature', false], ['Added', true]]);
+  assert.equal(
+    signatures(out).map((s) => [s.field, s.intact]),
+    [
+      ['Signature', false],
+      ['Added', true],
+    ],
+  );
   assert.equal(sigFields(out), { Signature: false, Added: true });
 });
 

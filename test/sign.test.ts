@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfText, startApp, tool, type FormValue, type TestApp } from './helpers.js';
+import { corpus, type FormValue, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 let keys: string;
@@ -31,7 +31,9 @@ test.before(async () => {
   openssl('pkcs12', '-export', '-inkey', 'ec.key', '-in', 'ec.pem', '-certfile', 'ca.pem', '-out', 'ec.p12', '-passout', `pass:${PASS}`);
   writeFileSync(k('pass.txt'), `${PASS}\n`);
   writeFileSync(k('wrong.txt'), 'not the passphrase\n');
-  await sharp({ create: { width: 60, height: 30, channels: 3, background: { r: 230, g: 0, b: 0 } } }).png().toFile(k('logo.png'));
+  await sharp({ create: { width: 60, height: 30, channels: 3, background: { r: 230, g: 0, b: 0 } } })
+    .png()
+    .toFile(k('logo.png'));
   t = await startApp();
 });
 test.after(async () => {
@@ -98,12 +100,29 @@ test('PEM, visible with display options and a logo: appearance text and logo on 
     name: 'Approval',
     logo_opacity: '0.8',
     location: { bottom_left: { x: '300', y: '40' }, top_right: { x: '560', y: '130' }, page: '1' },
-    display: { include_distinguished_name: 'true', include_datetime: 'true', reason: 'Approved for release', location: 'Berlin', contact: 'qa@example.com', name: 'Q. Tester' },
+    display: {
+      include_distinguished_name: 'true',
+      include_datetime: 'true',
+      reason: 'Approved for release',
+      location: 'Berlin',
+      contact: 'qa@example.com',
+      name: 'Q. Tester',
+    },
   };
   const { path, body } = await sign({ file: { file: PLAIN }, ...pem(), logo_file: { file: k('logo.png') }, ...config(cfg) });
-  assert.equal(signatures(path).map((s) => [s.field, s.cn, s.valid, s.total]), [['Approval', 'Quire Test Signer', true, true]]);
+  assert.equal(
+    signatures(path).map((s) => [s.field, s.cn, s.valid, s.total]),
+    [['Approval', 'Quire Test Signer', true, true]],
+  );
   const text = squash(pdfText(path));
-  for (const part of ['Digitally signed by Q. Tester', 'CN=Quire Test Signer', 'Reason: Approved for release', 'Location: Berlin', 'Contact: qa@example.com', 'Date: 20']) {
+  for (const part of [
+    'Digitally signed by Q. Tester',
+    'CN=Quire Test Signer',
+    'Reason: Approved for release',
+    'Location: Berlin',
+    'Contact: qa@example.com',
+    'Date: 20',
+  ]) {
     assert.ok(text.includes(part), `${part} in ${text}`);
   }
   assert.ok(text.includes(squash(pdfText(PLAIN)).slice(0, 40)), 'the page text is still there');
@@ -112,8 +131,14 @@ test('PEM, visible with display options and a logo: appearance text and logo on 
   const png = join(keys, 'page');
   execFileSync('pdftoppm', ['-png', '-r', '72', '-f', '1', '-l', '1', '-singlefile', path, png]);
   const meta = await sharp(`${png}.png`).metadata();
-  const box = await sharp(`${png}.png`).extract({ left: 310, top: meta.height! - 125, width: 240, height: 80 }).raw().toBuffer({ resolveWithObject: true });
-  const outside = await sharp(`${png}.png`).extract({ left: 310, top: meta.height! - 30, width: 240, height: 20 }).raw().toBuffer({ resolveWithObject: true });
+  const box = await sharp(`${png}.png`)
+    .extract({ left: 310, top: meta.height! - 125, width: 240, height: 80 })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const outside = await sharp(`${png}.png`)
+    .extract({ left: 310, top: meta.height! - 30, width: 240, height: 20 })
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const reds = (b: { data: Buffer; info: { channels: number } }) => {
     let n = 0;
     for (let i = 0; i < b.data.length; i += b.info.channels) if (b.data[i] > 200 && b.data[i + 1] < 120 && b.data[i + 2] < 120) n++;
@@ -124,9 +149,16 @@ test('PEM, visible with display options and a logo: appearance text and logo on 
 });
 
 test('appearance text beyond Latin-1 (Cyrillic, CJK) is drawn with embedded fonts and stays extractable', async () => {
-  const cfg = { type: 'new', location: { bottom_left: { x: 40, y: 40 }, top_right: { x: 400, y: 120 }, page: 1 }, display: { name: 'Jürgen Мюллер 山田太郎', reason: 'Согласовано', include_datetime: false } };
+  const cfg = {
+    type: 'new',
+    location: { bottom_left: { x: 40, y: 40 }, top_right: { x: 400, y: 120 }, page: 1 },
+    display: { name: 'Jürgen Мюллер 山田太郎', reason: 'Согласовано', include_datetime: false },
+  };
   const { path } = await sign({ file: { file: PLAIN }, ...pfx(), ...config(cfg) });
-  assert.equal(signatures(path).map((s) => s.valid), [true]);
+  assert.equal(
+    signatures(path).map((s) => s.valid),
+    [true],
+  );
   const text = squash(pdfText(path));
   for (const part of ['Digitally signed by Jürgen Мюллер 山田太郎', 'Reason: Согласовано']) assert.ok(text.includes(part), `${part} in ${text}`);
   const fonts = tool('pdffonts', [path]);
@@ -135,33 +167,71 @@ test('appearance text beyond Latin-1 (Cyrillic, CJK) is drawn with embedded font
 });
 
 test('ECDSA credentials (PEM with a SEC1 DER key, and PKCS#12 with a Windows line end in the passphrase file) sign validly', async () => {
-  const { path } = await sign({ file: { file: PLAIN }, certificate_file: { file: k('ec.pem') }, private_key_file: { file: k('ec.der') }, ...config({ type: 'new' }) });
-  assert.equal(signatures(path).map((s) => [s.cn, s.valid, s.total]), [['Quire EC Signer', true, true]]);
+  const { path } = await sign({
+    file: { file: PLAIN },
+    certificate_file: { file: k('ec.pem') },
+    private_key_file: { file: k('ec.der') },
+    ...config({ type: 'new' }),
+  });
+  assert.equal(
+    signatures(path).map((s) => [s.cn, s.valid, s.total]),
+    [['Quire EC Signer', true, true]],
+  );
   writeFileSync(k('pass-crlf.txt'), `${PASS}\r\n`);
-  const { path: p12 } = await sign({ file: { file: PLAIN }, pfx_credential_file: { file: k('ec.p12') }, pfx_passphrase_file: { file: k('pass-crlf.txt') }, ...config({ type: 'new' }) });
-  assert.equal(signatures(p12).map((s) => [s.cn, s.valid]), [['Quire EC Signer', true]]);
+  const { path: p12 } = await sign({
+    file: { file: PLAIN },
+    pfx_credential_file: { file: k('ec.p12') },
+    pfx_passphrase_file: { file: k('pass-crlf.txt') },
+    ...config({ type: 'new' }),
+  });
+  assert.equal(
+    signatures(p12).map((s) => [s.cn, s.valid]),
+    [['Quire EC Signer', true]],
+  );
 });
 
 test('a PKCS#12 with a passphrase of 1,023 bytes, the longest OpenSSL reads from a file, signs validly', async () => {
   writeFileSync(k('long.txt'), `${'x'.repeat(1023)}\n`);
   openssl('pkcs12', '-export', '-inkey', 'signer.key', '-in', 'signer.pem', '-out', 'long.p12', '-passout', 'file:long.txt');
-  const { path } = await sign({ file: { file: PLAIN }, pfx_credential_file: { file: k('long.p12') }, pfx_passphrase_file: { file: k('long.txt') }, ...config({ type: 'new' }) });
-  assert.equal(signatures(path).map((s) => [s.cn, s.valid]), [['Quire Test Signer', true]]);
+  const { path } = await sign({
+    file: { file: PLAIN },
+    pfx_credential_file: { file: k('long.p12') },
+    pfx_passphrase_file: { file: k('long.txt') },
+    ...config({ type: 'new' }),
+  });
+  assert.equal(
+    signatures(path).map((s) => [s.cn, s.valid]),
+    [['Quire Test Signer', true]],
+  );
 });
 
 test('an already signed PDF: the new signature is added and both earlier ones stay valid', async () => {
   const input = corpus('signing/pyhanko-signed-twice-pades.pdf');
-  const { path } = await sign({ file: { file: input }, ...pfx(), ...config({ type: 'new', location: { bottom_left: { x: 10, y: 10 }, top_right: { x: 150, y: 60 }, page: 1 } }) });
+  const { path } = await sign({
+    file: { file: input },
+    ...pfx(),
+    ...config({ type: 'new', location: { bottom_left: { x: 10, y: 10 }, top_right: { x: 150, y: 60 }, page: 1 } }),
+  });
   const sigs = signatures(path);
   assert.is(sigs.length, 3);
-  assert.ok(sigs.every((s) => s.valid), JSON.stringify(sigs));
-  assert.equal(sigs.map((s) => s.cn), ['Alice', 'Alice', 'Quire Test Signer']);
+  assert.ok(
+    sigs.every((s) => s.valid),
+    JSON.stringify(sigs),
+  );
+  assert.equal(
+    sigs.map((s) => s.cn),
+    ['Alice', 'Alice', 'Quire Test Signer'],
+  );
   assert.ok(sigs[2].total);
   assert.ok(startsWith(path, input));
 });
 
 test('a /Rotate 90 page: valid, and the appearance reads upright on the displayed page', async () => {
-  const { path } = await sign({ file: { file: ROTATED }, ...pem(), ...config({ type: 'new', location: { bottom_left: { x: 400, y: 100 }, top_right: { x: 500, y: 400 }, page: 2 } }) });
+  const { path } = await sign({
+    file: { file: ROTATED },
+    ...pem(),
+    ...config({ type: 'new', location: { bottom_left: { x: 400, y: 100 }, top_right: { x: 500, y: 400 }, page: 2 } }),
+  });
   assert.ok(signatures(path)[0].valid);
   const page2 = squash(tool('pdftotext', ['-f', '2', '-l', '2', path, '-']));
   assert.match(page2, /This is my second page/);
@@ -183,14 +253,21 @@ test('a legacy PKCS#12 (RC2-40, pyHanko) and a JSON body with ids and a real JSO
     id,
     pfx_credential_id: cred,
     pfx_passphrase_id: pass,
-    signature_configuration: { type: 'new', location: { bottom_left: { x: 72, y: 72 }, top_right: { x: 272, y: 132 }, page: 1 }, display: { include_datetime: false } },
+    signature_configuration: {
+      type: 'new',
+      location: { bottom_left: { x: 72, y: 72 }, top_right: { x: 272, y: 132 }, page: 1 },
+      display: { include_datetime: false },
+    },
     output: 'signed-by-lord',
   });
   const body = (await res.json()) as Record<string, any>;
   assert.is(res.status, 200, JSON.stringify(body));
   assert.equal(body.inputId, [id, cred, pass]);
   const path = await t.download(body.outputUrl);
-  assert.equal(signatures(path).map((s) => [s.cn, s.valid]), [['Lord Testerino', true]]);
+  assert.equal(
+    signatures(path).map((s) => [s.cn, s.valid]),
+    [['Lord Testerino', true]],
+  );
   const text = squash(pdfText(path));
   assert.match(text, /Digitally signed by Lord Testerino/);
   assert.not.match(text, /Date:/);
@@ -211,13 +288,21 @@ test('bad credentials and configurations are 400s that say what is wrong', async
   await fails({ ...file, ...pfx(), ...loc('2') }, 400, /page/);
   await fails({ ...file, ...pfx(), ...loc('0') }, 400, /page/);
   await fails({ ...file, ...pfx(), ...loc(1, { x: 50, y: 50 }) }, 400, /location/);
-  await fails({ ...file, ...pfx(), ...config({ type: 'new', location: { bottom_left: { x: 5000, y: 5000 }, top_right: { x: 5100, y: 5100 }, page: 1 } }) }, 400, /outside page 1/);
+  await fails(
+    { ...file, ...pfx(), ...config({ type: 'new', location: { bottom_left: { x: 5000, y: 5000 }, top_right: { x: 5100, y: 5100 }, page: 1 } }) },
+    400,
+    /outside page 1/,
+  );
   await fails({ ...file, ...pfx(), logo_file: { file: k('pass.txt') }, ...loc(1) }, 400, /logo/);
 });
 
 test('inputs that cannot be signed: encrypted (401), certified with no changes allowed (400), not a PDF (400)', async () => {
   await fails({ file: { file: corpus('encrypted/rc4-128-user-view-owner-master.pdf') }, ...pfx(), ...config({ type: 'new' }) }, 401, /password protected/);
-  await fails({ file: { file: corpus('signing/pyhanko-certified-signature.pdf') }, ...pfx(), ...config({ type: 'new' }) }, 400, /certified with no changes allowed/);
+  await fails(
+    { file: { file: corpus('signing/pyhanko-certified-signature.pdf') }, ...pfx(), ...config({ type: 'new' }) },
+    400,
+    /certified with no changes allowed/,
+  );
   await fails({ file: { file: k('pass.txt'), name: 'x.pdf' }, ...pfx(), ...config({ type: 'new' }) }, 400, /not valid input/);
 });
 

@@ -1,12 +1,12 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
-import { PassThrough, Readable } from 'node:stream';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { coalesce } from '../app/store/coalesce.js';
 import { streamToFile } from '../app/store/bytes.js';
+import { coalesce } from '../app/store/coalesce.js';
 import { corpus, sleep, startApp, UUID_V4 } from './helpers.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
@@ -17,8 +17,17 @@ test('upload: repeated multipart file parts, raw body with Content-Filename; inf
     const res = await t.form('/upload', { file: [{ file: PDF }, { file: corpus('office/poi-SampleDoc.docx') }] });
     const { files } = await res.json();
     assert.is(files.length, 2);
-    assert.equal(files.map((f: { name: string }) => f.name), ['text-minimal-pdflatex.pdf', 'poi-SampleDoc.docx']);
-    const raw = await (await t.request('/upload', { method: 'POST', headers: { 'content-filename': 'r%C3%A9sum%C3%A9', 'content-type': 'application/pdf' }, body: readFileSync(PDF) })).json();
+    assert.equal(
+      files.map((f: { name: string }) => f.name),
+      ['text-minimal-pdflatex.pdf', 'poi-SampleDoc.docx'],
+    );
+    const raw = await (
+      await t.request('/upload', {
+        method: 'POST',
+        headers: { 'content-filename': 'r%C3%A9sum%C3%A9', 'content-type': 'application/pdf' },
+        body: readFileSync(PDF),
+      })
+    ).json();
     assert.is(raw.files[0].name, 'résumé.pdf');
     for (const { id } of [...files, ...raw.files]) {
       const info = await (await t.request(`/resource/${id}?format=info`)).json();
@@ -39,7 +48,9 @@ test('upload: repeated multipart file parts, raw body with Content-Filename; inf
 test('download: bytes intact, Content-Type, Content-Disposition with filename*, no format = file', async () => {
   const t = await startApp({ PUBLIC_URL: 'https://docs.example.org/quire/' });
   try {
-    const up = await (await t.request('/upload', { method: 'POST', headers: { 'content-filename': encodeURIComponent('Bericht für 2026.pdf') }, body: readFileSync(PDF) })).json();
+    const up = await (
+      await t.request('/upload', { method: 'POST', headers: { 'content-filename': encodeURIComponent('Bericht für 2026.pdf') }, body: readFileSync(PDF) })
+    ).json();
     const id = up.files[0].id;
     const res = await t.request(`/resource/${id}`);
     assert.is(res.status, 200);
@@ -102,7 +113,9 @@ test('expiry: after RESOURCE_TTL_SECONDS the file and its record go together', a
     assert.is((await t.request(`/resource/${id}`)).status, 404, 'expired reads as gone at once');
     assert.is(await t.deps.store.sweepExpired(), 1);
     assert.not.ok(existsSync(join(t.dataDir, 'resources', id)));
-    const shards = readdirSync(join(t.dataDir, 'index')).map((f) => readFileSync(join(t.dataDir, 'index', f), 'utf8')).join('');
+    const shards = readdirSync(join(t.dataDir, 'index'))
+      .map((f) => readFileSync(join(t.dataDir, 'index', f), 'utf8'))
+      .join('');
     assert.not.match(shards, id);
   } finally {
     await t.close();
@@ -127,7 +140,9 @@ test('API keys: 401 texts, ownership on delete and on polling, GET by id stays o
     const bulk = await (await t.json('/delete', { ids: made.outputId }, { 'Api-Key': B })).json();
     assert.match(bulk.deletionResponses[made.outputId], /does not own/);
     assert.is((await t.request(`/resource/${made.outputId}`, { method: 'DELETE', headers: { 'Api-Key': A } })).status, 200);
-    const { requestId } = await (await t.json('/blank-pdf', { page_size: 'A4', page_count: 1, page_orientation: 'portrait' }, { 'Api-Key': A, 'Request-Type': 'requestId' })).json();
+    const { requestId } = await (
+      await t.json('/blank-pdf', { page_size: 'A4', page_count: 1, page_orientation: 'portrait' }, { 'Api-Key': A, 'Request-Type': 'requestId' })
+    ).json();
     await sleep(200);
     assert.is((await t.request(`/request-status/${requestId}`, { headers: { 'Api-Key': B } })).status, 404);
     assert.is((await (await t.request(`/request-status/${requestId}`, { headers: { 'Api-Key': A } })).json()).status, 'completed');
@@ -149,7 +164,13 @@ test('upload by URL: loopback, private and metadata addresses refused (also via 
   const port = (server.address() as { port: number }).port;
   const t = await startApp();
   try {
-    for (const url of [`http://127.0.0.1:${port}/a.pdf`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/x', 'file:///etc/passwd', `http://localhost:${port}/a.pdf`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/a.pdf`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.0.0.1/x',
+      'file:///etc/passwd',
+      `http://localhost:${port}/a.pdf`,
+    ]) {
       const res = await t.json('/upload', { url: [url] });
       assert.is(res.status, 400, url);
       assert.match((await res.json()).error, /cannot be fetched/);
@@ -190,7 +211,6 @@ test('coalesced writes: calls during a write share one follow-up write, each see
   assert.equal(seen, [3, 3, 3]);
 });
 
-
 test('streams that fail before their file is even opened leave no file behind (cut uploads left <id>.part files)', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'quire-part-'));
   try {
@@ -202,7 +222,13 @@ test('streams that fail before their file is even opened leave no file behind (c
       const writing = streamToFile([source], join(dir, `${n++}.part`));
       source.write('%PDF-1.7');
       setImmediate(() => source.destroy(new Error('Unexpected end of form')));
-      assert.match(await writing.then(() => 'written', (e: Error) => e.message), /Unexpected end of form/);
+      assert.match(
+        await writing.then(
+          () => 'written',
+          (e: Error) => e.message,
+        ),
+        /Unexpected end of form/,
+      );
     };
     for (let round = 0; round < 500; round++) await Promise.all([cut(), cut(), cut(), cut(), cut(), cut()]);
     await sleep(200);
@@ -210,7 +236,13 @@ test('streams that fail before their file is even opened leave no file behind (c
     // An existing name is neither overwritten nor removed.
     const taken = join(dir, 'taken');
     await streamToFile([Readable.from(['mine'])], taken);
-    assert.match(await streamToFile([Readable.from(['theirs'])], taken).then(() => 'written', (e: Error) => e.message), /EEXIST/);
+    assert.match(
+      await streamToFile([Readable.from(['theirs'])], taken).then(
+        () => 'written',
+        (e: Error) => e.message,
+      ),
+      /EEXIST/,
+    );
     assert.is(readFileSync(taken, 'utf8'), 'mine');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { freeKey, pdfaPart } from '../app/operations/pdf-with-added-attachment.js';
-import { corpus, expectError, expectOk, pdfInfoBox, pdfText, startApp, tool, uploadId, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfText, startApp, type TestApp, tool, uploadId } from './helpers.js';
 
 let t: TestApp;
 const PLAIN = corpus('pdf/text-minimal-pdflatex.pdf'); // 1 page A4
@@ -81,11 +81,25 @@ test('attachment errors: PDF/A-1 and -2 refused, PDF/A-3 accepted, password 401,
   const TEXT = /The input PDF claims conformance to a PDF\/A version that prohibits file attachments/;
   const att = { file: corpus('text/cups-testfile.txt') };
   await fails(await t.form('/pdf-with-added-attachment', { file: { file: corpus('pdfa/crazyones-pdfa-1b-ghostscript.pdf') }, file_to_attach: att }), 400, TEXT);
-  await fails(await t.form('/pdf-with-added-attachment', { file: { file: corpus('pdfa/verapdf-pdfa2b-6-1-2-t02-pass-a.pdf') }, file_to_attach: att }), 400, TEXT);
-  const out = await ok(await t.form('/pdf-with-added-attachment', { file: { file: corpus('pdfa/verapdf-pdfa3b-6-8-t02-pass-a-embedded-file.pdf') }, file_to_attach: att }));
+  await fails(
+    await t.form('/pdf-with-added-attachment', { file: { file: corpus('pdfa/verapdf-pdfa2b-6-1-2-t02-pass-a.pdf') }, file_to_attach: att }),
+    400,
+    TEXT,
+  );
+  const out = await ok(
+    await t.form('/pdf-with-added-attachment', { file: { file: corpus('pdfa/verapdf-pdfa3b-6-8-t02-pass-a-embedded-file.pdf') }, file_to_attach: att }),
+  );
   assert.match(tool('pdfdetach', ['-list', out]), /cups-testfile\.txt/);
-  await fails(await t.form('/pdf-with-added-attachment', { file: { file: corpus('encrypted/aes-256-user-view-owner-master.pdf') }, file_to_attach: att }), 401, /password protected/);
-  await fails(await t.form('/pdf-with-added-attachment', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') }, file_to_attach: att }), 400, /not valid input/);
+  await fails(
+    await t.form('/pdf-with-added-attachment', { file: { file: corpus('encrypted/aes-256-user-view-owner-master.pdf') }, file_to_attach: att }),
+    401,
+    /password protected/,
+  );
+  await fails(
+    await t.form('/pdf-with-added-attachment', { file: { file: corpus('malformed/truncated-no-xref-pdfjs-bug1020226.pdf') }, file_to_attach: att }),
+    400,
+    /not valid input/,
+  );
   const id = await upload(corpus('images/hopper.png'));
   await fails(await t.form('/pdf-with-added-attachment', { file: { file: PLAIN }, file_to_attach: att, id_to_attach: id }), 400, /not both/);
 });
@@ -114,7 +128,17 @@ test('page boxes: margins inward from the media box per range (pdfinfo -box)', a
 });
 
 test('page boxes: negative media margins enlarge; wrapped {"boxes"}; odd and 2-last ranges', async () => {
-  const spec = { boxes: [{ box: 'media', pages: [{ range: 'odd', top: -10, bottom: -10, left: -10, right: -10 }, { range: '2-last', top: 0, bottom: 0, left: 0, right: 100 }] }] };
+  const spec = {
+    boxes: [
+      {
+        box: 'media',
+        pages: [
+          { range: 'odd', top: -10, bottom: -10, left: -10, right: -10 },
+          { range: '2-last', top: 0, bottom: 0, left: 0, right: 100 },
+        ],
+      },
+    ],
+  };
   const before = boxes(ROT);
   const out = await ok(await t.json('/pdf-with-page-boxes-set', { id: await upload(ROT), boxes: JSON.stringify(spec) }));
   const b = boxes(out);
@@ -126,7 +150,8 @@ test('page boxes: negative media margins enlarge; wrapped {"boxes"}; odd and 2-l
 });
 
 test('page boxes errors: negative non-media, bad range, page outside, bad JSON, password, broken', async () => {
-  const send = (boxes: unknown, file = PLAIN) => t.form('/pdf-with-page-boxes-set', { file: { file }, boxes: typeof boxes === 'string' ? boxes : JSON.stringify(boxes) });
+  const send = (boxes: unknown, file = PLAIN) =>
+    t.form('/pdf-with-page-boxes-set', { file: { file }, boxes: typeof boxes === 'string' ? boxes : JSON.stringify(boxes) });
   const one = (range: string, box = 'crop', m = 10) => [{ box, pages: [{ range, top: m, bottom: m, left: m, right: m }] }];
   await fails(await send(one('all', 'crop', -5)), 400, /boxes\[0\]\.pages\[0\]\.top/);
   await fails(await send(one('2')), 400, /range/);

@@ -4,7 +4,20 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { convertToPdf, corpus, expectError, expectOk, pdfText, pdfWords as words, startApp, type PdfWord as Word, tool, uploadId, type FormValue, type TestApp } from './helpers.js';
+import {
+  convertToPdf,
+  corpus,
+  expectError,
+  expectOk,
+  type FormValue,
+  pdfText,
+  startApp,
+  type TestApp,
+  tool,
+  uploadId,
+  type PdfWord as Word,
+  pdfWords as words,
+} from './helpers.js';
 
 /**
  * /pdf from structured text (Markdown, plain text, CSV, JSON, XML) through Chromium: every outcome read back
@@ -150,13 +163,31 @@ test('Markdown images: only from image_ids / image_files, by file name or image_
   // fail: an image without alternate text is refused, naming the option.
   writeFileSync(join(work, 'noalt.md'), '![](hopper.png)\n');
   const noAlt = await uploadId(t, join(work, 'noalt.md'));
-  await expectError(await t.json('/pdf', { id: noAlt, image_ids: [png], structured_text_options: { markdown: { missing_image_alt_text: 'fail' } } }), 400, /missing_image_alt_text.*hopper\.png/);
+  await expectError(
+    await t.json('/pdf', { id: noAlt, image_ids: [png], structured_text_options: { markdown: { missing_image_alt_text: 'fail' } } }),
+    400,
+    /missing_image_alt_text.*hopper\.png/,
+  );
   // image_alt_text supplies it.
-  await expectOk(await t.json('/pdf', { id: noAlt, image_ids: [png], structured_text_options: { markdown: { missing_image_alt_text: 'fail', image_alt_text: { 'hopper.png': 'Grace Hopper' } } } }));
+  await expectOk(
+    await t.json('/pdf', {
+      id: noAlt,
+      image_ids: [png],
+      structured_text_options: { markdown: { missing_image_alt_text: 'fail', image_alt_text: { 'hopper.png': 'Grace Hopper' } } },
+    }),
+  );
   // A bad index names the option.
-  await expectError(await t.json('/pdf', { id, image_ids: [png], structured_text_options: { markdown: { image_sources: { 'logo-target': { image_id_index: 3 } } } } }), 400, /image_id_index/);
+  await expectError(
+    await t.json('/pdf', { id, image_ids: [png], structured_text_options: { markdown: { image_sources: { 'logo-target': { image_id_index: 3 } } } } }),
+    400,
+    /image_id_index/,
+  );
   // Not an image.
-  await expectError(await t.json('/pdf', { id: noAlt, image_ids: [id], structured_text_options: { markdown: { image_sources: { 'hopper.png': { image_id_index: 0 } } } } }), 400, /GIF, JPEG, PNG, or TIFF/);
+  await expectError(
+    await t.json('/pdf', { id: noAlt, image_ids: [id], structured_text_options: { markdown: { image_sources: { 'hopper.png': { image_id_index: 0 } } } } }),
+    400,
+    /GIF, JPEG, PNG, or TIFF/,
+  );
 });
 
 test('Markdown: TIFF from an image_files upload by upload_index; column_width_weights size the table', async () => {
@@ -166,7 +197,10 @@ test('Markdown: TIFF from an image_files upload by upload_index; column_width_we
   const { path, body } = await convert({
     file: file('figure.md', md),
     image_files: { file: tiff },
-    structured_text_options: options({ markdown: { image_sources: { 'figure-target': { upload_index: 0 } } }, style: { table: { column_width_weights: [1, 3] } } }),
+    structured_text_options: options({
+      markdown: { image_sources: { 'figure-target': { upload_index: 0 } } },
+      style: { table: { column_width_weights: [1, 3] } },
+    }),
   });
   assert.is(body.warning, undefined);
   const list = tool('pdfimages', ['-list', path]).split('\n').slice(2).filter(Boolean);
@@ -182,9 +216,15 @@ test('tables: the header row repeats on every page the table spans unless repeat
   const csv = `Code,Label\n${Array.from({ length: 150 }, (_, i) => `R${i},Row number ${i}`).join('\n')}\n`;
   const repeated = await convert({ file: file('long.csv', csv), structured_text_options: options({}) });
   assert.ok(tool('qpdf', ['--show-npages', repeated.path]).trim() !== '1');
-  assert.ok(words(repeated.path, 2).some((w) => w.text === 'Code'), 'header on page 2');
+  assert.ok(
+    words(repeated.path, 2).some((w) => w.text === 'Code'),
+    'header on page 2',
+  );
   const once = await convert({ file: file('long.csv', csv), structured_text_options: options({ style: { table: { repeat_headers_on_overflow: false } } }) });
-  assert.not.ok(words(once.path, 2).some((w) => w.text === 'Code'), 'no header on page 2');
+  assert.not.ok(
+    words(once.path, 2).some((w) => w.text === 'Code'),
+    'no header on page 2',
+  );
   assert.ok(words(once.path, 1).some((w) => w.text === 'Code'));
 });
 
@@ -205,7 +245,15 @@ test('CSV: header row, delimiter, alignment and width weights; real corpus CSV',
   const csv = 'Item;Price;Note\nPen;1.50;blue\nNotebook;12.00;A4 ruled\nDesk;250.00;oak\n';
   const { path } = await convert({
     file: file('prices.csv', csv),
-    structured_text_options: options({ csv: { delimiter: ';', columns: [{ index: 0, text_align: 'right', width_weight: 1 }, { index: 2, width_weight: 3 }] } }),
+    structured_text_options: options({
+      csv: {
+        delimiter: ';',
+        columns: [
+          { index: 0, text_align: 'right', width_weight: 1 },
+          { index: 2, width_weight: 3 },
+        ],
+      },
+    }),
   });
   const ws = words(path);
   // Column 0 set right: right edges line up; column 1 is all numbers: right-aligned by default.
@@ -220,7 +268,10 @@ test('CSV: header row, delimiter, alignment and width weights; real corpus CSV',
   assert.match(tool('mutool', ['draw', '-q', '-F', 'stext', '-o', '-', path]), /<font name="LiberationSans-Bold"[^>]*>\s*<char [^>]*c="I"/);
 
   // The corpus sheet, as a typeset table rather than a LibreOffice spreadsheet; no header row asked.
-  const sheet = await convert({ file: { file: corpus('office/gotenberg-sheet.csv') }, structured_text_options: options({ csv: { first_row_is_header: false } }) });
+  const sheet = await convert({
+    file: { file: corpus('office/gotenberg-sheet.csv') },
+    structured_text_options: options({ csv: { first_row_is_header: false } }),
+  });
   assert.match(pdfText(sheet.path).replace(/\s+/g, ' '), /Name Amount Alice 100 Bob 200/);
   assert.not.match(tool('pdffonts', [sheet.path]), /Bold/);
   assert.match(info(sheet.path), /Producer:\s+Skia/);
@@ -233,9 +284,18 @@ test('CSV: header row, delimiter, alignment and width weights; real corpus CSV',
 
 test('plain text: preserve keeps every line, reflow joins a paragraph and wraps it to the page', async () => {
   const source = readFileSync(corpus('scans/linn-brochure-two-columns.expected.txt'), 'utf8');
-  const preserve = await convert({ file: { file: corpus('scans/linn-brochure-two-columns.expected.txt'), name: 'linn.txt' }, structured_text_options: options({ plain_text: { line_handling: 'preserve' } }) });
-  const reflow = await convert({ file: { file: corpus('scans/linn-brochure-two-columns.expected.txt'), name: 'linn.txt' }, structured_text_options: options({ plain_text: { line_handling: 'reflow' }, page_setup: { size: 'A4' } }) });
-  const count = (p: string) => tool('pdftotext', ['-nopgbrk', p, '-']).split('\n').filter((l) => l.trim()).length;
+  const preserve = await convert({
+    file: { file: corpus('scans/linn-brochure-two-columns.expected.txt'), name: 'linn.txt' },
+    structured_text_options: options({ plain_text: { line_handling: 'preserve' } }),
+  });
+  const reflow = await convert({
+    file: { file: corpus('scans/linn-brochure-two-columns.expected.txt'), name: 'linn.txt' },
+    structured_text_options: options({ plain_text: { line_handling: 'reflow' }, page_setup: { size: 'A4' } }),
+  });
+  const count = (p: string) =>
+    tool('pdftotext', ['-nopgbrk', p, '-'])
+      .split('\n')
+      .filter((l) => l.trim()).length;
   const sourceLines = source.split('\n').filter((l) => l.trim()).length;
   assert.ok(count(preserve.path) >= sourceLines, `${count(preserve.path)} vs ${sourceLines}`);
   // 'The LinnSequencer\n32 Track MIDI Sequence Recorder': one paragraph, so reflow puts it on one line.
@@ -273,7 +333,11 @@ test('JSON and XML: source keeps the syntax; hierarchy indents each level under 
 test('CJK text is extractable; cjk_font and page setup apply', async () => {
   const { path } = await convert({
     file: file('cjk.md', '# 見出し\n\n日本語の本文です。中文文本。한국어 텍스트.\n'),
-    structured_text_options: options({ language: 'ja-JP', style: { cjk_font: 'Noto Sans CJK JP' }, page_setup: { size: 'A5', orientation: 'landscape', margin: { top: 20, left: 30, right: 30, bottom: 20 } } }),
+    structured_text_options: options({
+      language: 'ja-JP',
+      style: { cjk_font: 'Noto Sans CJK JP' },
+      page_setup: { size: 'A5', orientation: 'landscape', margin: { top: 20, left: 30, right: 30, bottom: 20 } },
+    }),
   });
   const text = pdfText(path);
   assert.match(text, /見出し/);
@@ -296,14 +360,34 @@ test('large sources (over 256 KB) are typeset in a worker thread: same output, e
 
 test('bad options: 400 naming them', async () => {
   const json = file('data.json', JSON_DOC);
-  await expectError(await t.form('/pdf', { file: json, structured_text_options: options({ data_presentation: 'tree' }) }), 400, /tree is not within the acceptable range for structured_text_options\.data_presentation/);
-  await expectError(await t.form('/pdf', { file: json, structured_text_options: options({ style: { font: 'Comic Sans' } }) }), 400, /Comic Sans is not within the acceptable range for structured_text_options\.style\.font/);
-  await expectError(await t.form('/pdf', { file: json, structured_text_options: options({ style: { text_size: 5 } }) }), 400, /structured_text_options\.style\.text_size/);
-  await expectError(await t.form('/pdf', { file: json, structured_text_options: options({ page_setup: { width: 612 } }) }), 400, /structured_text_options\.page_setup\.width/);
+  await expectError(
+    await t.form('/pdf', { file: json, structured_text_options: options({ data_presentation: 'tree' }) }),
+    400,
+    /tree is not within the acceptable range for structured_text_options\.data_presentation/,
+  );
+  await expectError(
+    await t.form('/pdf', { file: json, structured_text_options: options({ style: { font: 'Comic Sans' } }) }),
+    400,
+    /Comic Sans is not within the acceptable range for structured_text_options\.style\.font/,
+  );
+  await expectError(
+    await t.form('/pdf', { file: json, structured_text_options: options({ style: { text_size: 5 } }) }),
+    400,
+    /structured_text_options\.style\.text_size/,
+  );
+  await expectError(
+    await t.form('/pdf', { file: json, structured_text_options: options({ page_setup: { width: 612 } }) }),
+    400,
+    /structured_text_options\.page_setup\.width/,
+  );
   await expectError(await t.form('/pdf', { file: json, structured_text_options: options({ page_setup: { width: 200, height: 200 } }) }), 400, /usable width/);
   await expectError(await t.form('/pdf', { file: file('bad.json', '{"a": ') }), 400, /bad\.json is not valid JSON/);
   await expectError(await t.form('/pdf', { file: file('bad.xml', '<!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>') }), 400, /DOCTYPE/);
-  await expectError(await t.form('/pdf', { file: file('a.csv', 'a,b\n1,2\n'), structured_text_options: options({ csv: { columns: [{ index: 5 }] } }) }), 400, /csv\.columns\[0\]\.index/);
+  await expectError(
+    await t.form('/pdf', { file: file('a.csv', 'a,b\n1,2\n'), structured_text_options: options({ csv: { columns: [{ index: 5 }] } }) }),
+    400,
+    /csv\.columns\[0\]\.index/,
+  );
 });
 
 test('Markdown images count against HTML_MAX_MB before they are read: 422 naming it', async () => {
@@ -312,7 +396,9 @@ test('Markdown images count against HTML_MAX_MB before they are read: 422 naming
     const noise = join(work, 'noise.png');
     const raw = Buffer.alloc(900 * 900 * 3);
     for (let i = 0; i < raw.length; i++) raw[i] = (i * 2654435761) >>> 24;
-    await sharp(raw, { raw: { width: 900, height: 900, channels: 3 } }).png({ compressionLevel: 0 }).toFile(noise);
+    await sharp(raw, { raw: { width: 900, height: 900, channels: 3 } })
+      .png({ compressionLevel: 0 })
+      .toFile(noise);
     const res = await small.form('/pdf', { file: file('big.md', '![Noise](noise.png)\n'), image_files: { file: noise } });
     await expectError(res, 422, /HTML_MAX_MB=1/);
   } finally {

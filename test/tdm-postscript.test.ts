@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mergeTdm } from '../app/operations/tdm-reserved-pdf.js';
 import { needsPrepass, pdfToPsArgs, psPrepassArgs } from '../engines/postscript.js';
-import { corpus, pdfPages, pdfText, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, pdfPages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 /** /tdm-reserved-pdf (XMP read back with pdfinfo -meta and qpdf) and /postscript (read back with gs and pdftotext). */
 
@@ -32,7 +32,8 @@ async function upload(path: string): Promise<string> {
 // ---------- /tdm-reserved-pdf ----------
 
 test('mergeTdm keeps every property and replaces earlier tdm values', () => {
-  const xmp = '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:t="http://www.w3.org/ns/tdmrep/" t:reservation="0"><dc:title>X</dc:title><t:policy>https://old</t:policy></rdf:Description></rdf:RDF></x:xmpmeta>';
+  const xmp =
+    '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:t="http://www.w3.org/ns/tdmrep/" t:reservation="0"><dc:title>X</dc:title><t:policy>https://old</t:policy></rdf:Description></rdf:RDF></x:xmpmeta>';
   const out = mergeTdm(xmp, 'https://example.com/p?a=1&b=2');
   assert.match(out, '<dc:title>X</dc:title>');
   assert.not.match(out, 'https://old');
@@ -58,7 +59,10 @@ test('an XMP-bearing PDF: tdm:reservation 1, tdm:policy, the old XMP and Info ke
   assert.match(xmp, '<pdf:Producer>LibreOffice 7.3</pdf:Producer>');
   assert.match(xmp, '<pdfaid:part>3</pdfaid:part>');
   // The Info dictionary is kept.
-  const info = (p: string) => tool('pdfinfo', [p]).split('\n').filter((l) => /^(Title|Producer|Creator):/.test(l));
+  const info = (p: string) =>
+    tool('pdfinfo', [p])
+      .split('\n')
+      .filter((l) => /^(Title|Producer|Creator):/.test(l));
   assert.equal(info(out), info(src));
   // The metadata stream read with qpdf too (an independent reader of the object).
   const catalog = tool('qpdf', ['--show-object=trailer', out]);
@@ -110,7 +114,8 @@ test('tdm errors: bad policy 400 naming policy, user password 401, broken 400', 
 test('engine arguments: gs prepass with -dSAFER, page list, annotations, scale prolog; pdftops level', () => {
   const o = { level: 2 as const, pages: [1, 3], annotations: false, autoRotate: false, scale: 0.5 };
   const a = psPrepassArgs('in.pdf', 'out.pdf', o);
-  for (const x of ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', '-sPageList=1,3', '-dShowAnnots=false', '-dAutoRotatePages=/None']) assert.ok(a.includes(x), x);
+  for (const x of ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfwrite', '-sPageList=1,3', '-dShowAnnots=false', '-dAutoRotatePages=/None'])
+    assert.ok(a.includes(x), x);
   assert.ok(a.some((x) => x.includes('0.5 0.5 scale')));
   assert.equal(a.slice(-2), ['--', 'in.pdf']);
   assert.ok(needsPrepass(o));
@@ -147,7 +152,15 @@ for (const level of ['2', '3']) {
 test('/postscript options: page_range, scale, shrink_to_fit, loose types, JSON by id', async () => {
   const src = corpus('pdf/text-4-pages-pdflatex.pdf');
   const id = await upload(src);
-  const res = await t.json('/postscript', { id, page_range: '2-last', ps_level: 2, print_annotations: 'false', rotate: true, binary_output: false, scale: '0.5' });
+  const res = await t.json('/postscript', {
+    id,
+    page_range: '2-last',
+    ps_level: 2,
+    print_annotations: 'false',
+    rotate: true,
+    binary_output: false,
+    scale: '0.5',
+  });
   assert.is(res.status, 200);
   const ps = await t.download(((await res.json()) as { outputUrl: string }).outputUrl);
   assert.match(readFileSync(ps, 'latin1'), /%%Pages: 3\b/);
@@ -174,7 +187,13 @@ test('/postscript options: page_range, scale, shrink_to_fit, loose types, JSON b
 
 test('/postscript errors: 400 naming ps_level, scale, page_range; 401 encrypted; 400 broken', async () => {
   const src = { file: corpus('pdf/text-minimal-pdflatex.pdf') };
-  for (const [k, v] of [['ps_level', '1'], ['scale', '0'], ['scale', '-2'], ['page_range', '9'], ['page_range', 'x-y']]) {
+  for (const [k, v] of [
+    ['ps_level', '1'],
+    ['scale', '0'],
+    ['scale', '-2'],
+    ['page_range', '9'],
+    ['page_range', 'x-y'],
+  ]) {
     const res = await t.form('/postscript', { file: src, [k]: v });
     assert.is(res.status, 400, `${k}=${v}`);
     assert.match(((await res.json()) as { error: string }).error, k);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UNREADABLE, explainUnreadable, formatOf, whyUnreadable, type UnreadableReason } from '../app/document/index.js';
+import { explainUnreadable, formatOf, UNREADABLE, type UnreadableReason, whyUnreadable } from '../app/document/index.js';
 import type { EngineContext } from '../engines/context.js';
 import { EngineError } from '../engines/errors.js';
 import { rewritePdf } from '../engines/ghostscript-pdfwrite.js';
@@ -86,7 +86,12 @@ const file = (name: string, bytes: Buffer | string) => {
 };
 
 const onePage = (extra: string[] = []) =>
-  pdfFromObjects(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>', ...extra]);
+  pdfFromObjects([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>',
+    ...extra,
+  ]);
 
 /** A one-page PDF whose trailer names object 4 as its encryption dictionary. */
 function encryptedWith(dict: string): Buffer {
@@ -138,7 +143,10 @@ test('formats recognised by their first bytes (and a ZIP by its entries)', async
   assert.is(of('postscript/pillow-zero_bb.eps'), 'an EPS (Encapsulated PostScript) file');
   assert.is(of('forms/annotations.xfdf'), 'an XML document');
   assert.is(of('forms/simple-form-2-fields.fdf'), 'an FDF file (form field data, not a document)');
-  assert.is(formatOf(Buffer.from('PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00notes', 'latin1')), 'a ZIP archive');
+  assert.is(
+    formatOf(Buffer.from('PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00notes', 'latin1')),
+    'a ZIP archive',
+  );
   assert.is(formatOf(Buffer.from('{\\rtf1\\ansi Hello}')), 'an RTF document');
   assert.is(formatOf(Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>')), 'an SVG image');
   assert.is(formatOf(Buffer.from('\n  <!DOCTYPE HTML>\n<html>')), 'an HTML page');
@@ -213,7 +221,11 @@ test('an empty page tree and a page tree that loops', async () => {
   // Pages tree" but goes on with one phantom page of 0 x 0 points, so it is not asked to refuse here.
   const loop = file(
     'pages-loop.pdf',
-    pdfFromObjects(['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [3 0 R] /Count 1 >>', '<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 1 >>']),
+    pdfFromObjects([
+      '<< /Type /Catalog /Pages 2 0 R >>',
+      '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      '<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 1 >>',
+    ]),
   );
   assert.is(await explained(loop, 'page-tree-loop', ['qpdf', 'mupdf']), "the document's page tree loops back on itself, so it leads to no pages.");
 });

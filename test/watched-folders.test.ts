@@ -1,17 +1,22 @@
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfPages, sleep, startApp, tool, until } from './helpers.js';
-import { REDIS_SERVER, crash, startQuire, startRedis, stop, tail, type Proc } from './processes.js';
 import { watchFolders } from '../app/pipelines/index.js';
+import { corpus, pdfPages, sleep, startApp, tool, until } from './helpers.js';
+import { crash, type Proc, REDIS_SERVER, startQuire, startRedis, stop, tail } from './processes.js';
 
 // Watched folders end to end: good, junk, slowly written and same-named files; a kill -9 in the middle of a run;
 // two workers on one folder. Outputs read back with qpdf and pdftotext.
 const FOUR = corpus('pdf/text-4-pages-pdflatex.pdf');
 const SCAN = corpus('scans/huckleberry-finn-p22-scan.pdf');
-const ls = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => !n.startsWith('.')).sort() : []);
+const ls = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((n) => !n.startsWith('.'))
+        .sort()
+    : [];
 
 function setup(pipelines: Record<string, unknown[]>) {
   const root = mkdtempSync(join(tmpdir(), 'quire-watch-'));
@@ -110,7 +115,11 @@ test('two workers on one folder (cluster mode): every file taken by exactly one 
     await until('all filed', () => ls(join(watch, 'split/done')).length === names.length, 180_000);
     const s = states(watch, 'split');
     assert.equal(s.done, names);
-    assert.equal(s.out, names.flatMap((n) => [n.replace('.pdf', '_1.pdf'), n.replace('.pdf', '_2.pdf')]).sort(), 'no file processed twice (a second run would write doc0-2_1.pdf...)');
+    assert.equal(
+      s.out,
+      names.flatMap((n) => [n.replace('.pdf', '_1.pdf'), n.replace('.pdf', '_2.pdf')]).sort(),
+      'no file processed twice (a second run would write doc0-2_1.pdf...)',
+    );
     assert.equal(s.failed, []);
     for (const n of s.out) assert.is(pdfPages(join(watch, 'split/out', n)), n.endsWith('_1.pdf') ? 1 : 3);
     // Exactly one "watched file" line per file, across both workers.

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, until, type TestApp } from './helpers.js';
-import { crash, descendants, REDIS_SERVER, started, startQuire, startRedis, stop, type Proc } from './processes.js';
+import { corpus, startApp, type TestApp, until } from './helpers.js';
+import { crash, descendants, type Proc, REDIS_SERVER, started, startQuire, startRedis, stop } from './processes.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
 const SCAN = corpus('scans/linn-scan-4-orientations.pdf');
@@ -64,10 +64,14 @@ test('202 at once, then the signed /request-status body at the Webhook-Url, with
   const r = await receiver();
   const t = await startApp({ URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET });
   try {
-    const res = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count,title' }, {
-      'Webhook-Url': `${r.base}/done`,
-      'Webhook-Extra-Headers': JSON.stringify({ Authorization: 'Bearer receiver-token', 'X-Tenant': 'acme' }),
-    });
+    const res = await t.form(
+      '/pdf-info',
+      { file: { file: PDF }, queries: 'page_count,title' },
+      {
+        'Webhook-Url': `${r.base}/done`,
+        'Webhook-Extra-Headers': JSON.stringify({ Authorization: 'Bearer receiver-token', 'X-Tenant': 'acme' }),
+      },
+    );
     assert.is(res.status, 202);
     const { requestId } = await res.json();
     assert.match(requestId, /^[0-9a-f-]{36}$/);
@@ -97,12 +101,19 @@ test('a failing receiver (500, 500, then 200) gets the same signed body three ti
     assert.is(res.status, 202);
     const { requestId } = await res.json();
     await until('three attempts', () => r.hits.length === 3, MINUTE);
-    assert.equal(r.hits.map((h) => h.answered), [500, 500, 200]);
+    assert.equal(
+      r.hits.map((h) => h.answered),
+      [500, 500, 200],
+    );
     for (const h of r.hits) verify(h, SECRET);
     assert.equal(new Set(r.hits.map((h) => h.body)).size, 1);
     assert.equal(JSON.parse(r.hits[2].body), await statusOf(t, requestId));
     // The receiver has answered; the outcome is counted once its answer is read back.
-    await until('the delivery counted', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test(await (await t.request('/metrics')).text()), MINUTE);
+    await until(
+      'the delivery counted',
+      async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test(await (await t.request('/metrics')).text()),
+      MINUTE,
+    );
   } finally {
     await t.close();
     await r.close();
@@ -127,7 +138,11 @@ test('a failed request goes to Webhook-Error-Url; a 4xx receiver is not retried'
     // 404 is final: the delivery is given up after one attempt (5 attempts would come before "failed").
     const gone = await t.form('/pdf-info', { file: { file: PDF }, queries: 'page_count' }, { 'Webhook-Url': `${r.base}/gone` });
     assert.is(gone.status, 202);
-    await until('the failed delivery', async () => /quire_webhook_deliveries_total\{outcome="failed"\} 1/.test(await (await t.request('/metrics')).text()), MINUTE);
+    await until(
+      'the failed delivery',
+      async () => /quire_webhook_deliveries_total\{outcome="failed"\} 1/.test(await (await t.request('/metrics')).text()),
+      MINUTE,
+    );
     assert.is(r.hits.filter((h) => h.path === '/gone').length, 1);
   } finally {
     await t.close();
@@ -177,7 +192,17 @@ test('private, loopback and metadata addresses are refused at submit time withou
 test('bad Webhook-Extra-Headers -> 400', async () => {
   const t = await startApp({ URL_ALLOW: '127.0.0.1' });
   try {
-    const bad = ['not json', '["a"]', '"x"', '{"X-A": 1}', '{"Host": "evil"}', '{"Content-Length": "5"}', '{"quire-signature": "t=1,v1=00"}', '{"X-A": "a\\r\\nX-B: b"}', '{"bad name": "x"}'];
+    const bad = [
+      'not json',
+      '["a"]',
+      '"x"',
+      '{"X-A": 1}',
+      '{"Host": "evil"}',
+      '{"Content-Length": "5"}',
+      '{"quire-signature": "t=1,v1=00"}',
+      '{"X-A": "a\\r\\nX-B: b"}',
+      '{"bad name": "x"}',
+    ];
     for (const extra of bad) {
       const res = await t.form('/pdf-info', { file: { file: PDF } }, { 'Webhook-Url': 'http://127.0.0.1:9/x', 'Webhook-Extra-Headers': extra });
       assert.is(res.status, 400, extra);
@@ -238,7 +263,11 @@ if (REDIS) {
 
       // The job ran (and was measured) on the worker; the api replica reads the queues from BullMQ.
       let workerMetrics = '';
-      await until('the delivery counted on the worker', async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test((workerMetrics = await (await fetch(`${worker.base}/metrics`)).text())), MINUTE);
+      await until(
+        'the delivery counted on the worker',
+        async () => /quire_webhook_deliveries_total\{outcome="delivered"\} 1/.test((workerMetrics = await (await fetch(`${worker.base}/metrics`)).text())),
+        MINUTE,
+      );
       assert.match(workerMetrics, /quire_job_duration_seconds_count\{operation="\/pdf-info",lane="light",outcome="completed"\} 1/);
       const apiMetrics = await (await fetch(`${api.base}/metrics`)).text();
       assert.match(apiMetrics, /quire_queue_jobs\{lane="light",state="waiting"\} 0/);
@@ -273,7 +302,11 @@ if (REDIS) {
       const [api, first] = await Promise.all([start('api'), start('worker')]);
       const fd = new FormData();
       fd.append('file', new Blob([readFileSync(SCAN)]), 'scan.pdf');
-      const res = await fetch(`${api.base}/pdf-with-ocr-text`, { method: 'POST', body: fd, headers: { 'Webhook-Url': `${r.base}/done`, 'Webhook-Error-Url': `${r.base}/failed` } });
+      const res = await fetch(`${api.base}/pdf-with-ocr-text`, {
+        method: 'POST',
+        body: fd,
+        headers: { 'Webhook-Url': `${r.base}/done`, 'Webhook-Error-Url': `${r.base}/failed` },
+      });
       assert.is(res.status, 202, await res.clone().text());
       const { requestId } = await res.json();
 
@@ -285,7 +318,10 @@ if (REDIS) {
         worker = await start('worker');
       }
       await until('the failure at the error URL', () => r.hits.length > 0, 2 * MINUTE);
-      assert.equal(r.hits.map((h) => h.path), ['/failed']);
+      assert.equal(
+        r.hits.map((h) => h.path),
+        ['/failed'],
+      );
       verify(r.hits[0], SECRET);
       const body = JSON.parse(r.hits[0].body);
       assert.is(body.status, 'failed');

@@ -1,14 +1,14 @@
 // /word keeps the look: the docx XML (columns, run and paragraph properties, running heads with a PAGE field)
 // and the round trip (docx rendered back to PDF by LibreOffice, words matched to the original's by mutool).
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { compare, officeToPdf, stextWords } from '../scripts/bench/office-fidelity-measure.js';
-import { convertToPdf, corpus, startApp, tool, type TestApp } from './helpers.js';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { convertToPdf, corpus, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -59,7 +59,9 @@ test('word: the two-column article: one Word page per PDF page, each paragraph a
 
 test('word: the Federal Register keeps its running heads with the printed page number as a PAGE field', async () => {
   const docx = await word(corpus('pdf/federal-register-15-pages.pdf'));
-  const headers = entries(docx).filter((e) => /^word\/header\d+\.xml$/.test(e)).map((e) => unzip(docx, e));
+  const headers = entries(docx)
+    .filter((e) => /^word\/header\d+\.xml$/.test(e))
+    .map((e) => unzip(docx, e));
   const withPage = headers.filter((h) => /<w:instrText[^>]*>\s*PAGE\s*</.test(h));
   assert.ok(withPage.length >= 10, `${withPage.length} running heads number the page`);
   assert.ok(headers.some((h) => h.includes('Federal Register')));
@@ -73,7 +75,13 @@ test('word: a web link stays a hyperlink; a table keeps its columns and its righ
   // The fixture is made here: LibreOffice writes a PDF with a URI link annotation and a ruled table.
   const dir = mkdtempSync(join(tmpdir(), 'quire-wordfx-'));
   try {
-    const rows = [['North', 'Lakes', 120, 135], ['South', 'Coast', 98, 101], ['East', 'Plains', 77, 80], ['West', 'Hills', 64, 70], ['Central', 'Valley', 55, 58]]
+    const rows = [
+      ['North', 'Lakes', 120, 135],
+      ['South', 'Coast', 98, 101],
+      ['East', 'Plains', 77, 80],
+      ['West', 'Hills', 64, 70],
+      ['Central', 'Valley', 55, 58],
+    ]
       .map(([a, b, c, d]) => `<tr><td>${a}</td><td>${b}</td><td align="right">${c}</td><td align="right">${d}</td></tr>`)
       .join('');
     writeFileSync(
@@ -84,13 +92,26 @@ test('word: a web link stays a hyperlink; a table keeps its columns and its righ
 <tr><td colspan="2"><b>Region and area</b></td><td align="right"><b>Q1</b></td><td align="right"><b>Q2</b></td></tr>${rows}</table>
 <p>Figures are rounded to whole units.</p></body></html>`,
     );
-    tool('soffice', [`-env:UserInstallation=file://${dir}/profile`, '--headless', '--infilter=HTML (StarWriter)', '--convert-to', 'pdf:writer_pdf_Export', '--outdir', dir, join(dir, 'fx.html')]);
+    tool('soffice', [
+      `-env:UserInstallation=file://${dir}/profile`,
+      '--headless',
+      '--infilter=HTML (StarWriter)',
+      '--convert-to',
+      'pdf:writer_pdf_Export',
+      '--outdir',
+      dir,
+      join(dir, 'fx.html'),
+    ]);
     const docx = await word(join(dir, 'fx.pdf'));
     const xml = unzip(docx, 'word/document.xml');
     const link = /<w:hyperlink [^>]*r:id="([^"]+)"[^>]*>([\s\S]*?)<\/w:hyperlink>/.exec(xml);
     assert.ok(link, 'a w:hyperlink');
     assert.ok(/>the<\/w:t>|>the example site<\/w:t>/.test(link![2]) || link![2].includes('the example site'), link![2].slice(0, 300));
-    assert.ok(new RegExp(`Id="${link![1]}"[^>]*Target="https://example.org/report"|Target="https://example.org/report"[^>]*Id="${link![1]}"`).test(unzip(docx, 'word/_rels/document.xml.rels')));
+    assert.ok(
+      new RegExp(`Id="${link![1]}"[^>]*Target="https://example.org/report"|Target="https://example.org/report"[^>]*Id="${link![1]}"`).test(
+        unzip(docx, 'word/_rels/document.xml.rels'),
+      ),
+    );
     const table = /<w:tbl>[\s\S]*?<\/w:tbl>/.exec(xml)?.[0] ?? '';
     assert.ok(table.includes('>135<') && table.includes('>Valley<'), 'the figures are cells');
     assert.ok((table.match(/<w:gridCol /g) ?? []).length >= 3, 'the columns found on the page');
@@ -109,7 +130,13 @@ test('word: a ruled, shaded table keeps its borders, fills and merged cells; an 
 <table style="border-collapse: collapse">
 <tr style="background:#ffee99">${td('Region', 'rowspan="2" valign="top"')}${td('Sales in 2024', 'colspan="2" align="center"')}</tr>
 <tr style="background:#ffee99">${td('Units')}${td('Revenue')}</tr>
-${[['North', 120, '1,440.00'], ['South', 75, '900.00'], ['East', 195, '2,340.00']].map((r) => `<tr>${r.map((v) => td(String(v))).join('')}</tr>`).join('\n')}
+${[
+  ['North', 120, '1,440.00'],
+  ['South', 75, '900.00'],
+  ['East', 195, '2,340.00'],
+]
+  .map((r) => `<tr>${r.map((v) => td(String(v))).join('')}</tr>`)
+  .join('\n')}
 </table><p>Figures are rounded to whole units.</p></body></html>`;
   const { path: pdf } = await convertToPdf(t, { file: { bytes: Buffer.from(html), name: 'table.html' } });
   const docx = await word(pdf);
@@ -123,23 +150,44 @@ ${[['North', 120, '1,440.00'], ['South', 75, '900.00'], ['East', 195, '2,340.00'
   assert.ok(/^<w:tr>[\s\S]*?<w:tc>(?:(?!<\/w:tc>)[\s\S])*<w:vMerge(?: w:val="continue")?\/>[\s\S]*?>Units</.test(units), units.slice(0, 900));
   for (const text of ['Region', 'Units', 'Revenue', 'Sales in 2024']) assert.ok(/<w:shd [^>]*w:fill="FFEE99"/.test(cellOf(xml, text)), `${text} is shaded`);
   assert.not.ok(/<w:shd /.test(cellOf(xml, 'North')), 'body cells are not shaded');
-  for (const text of ['North', '120', '1,440.00', '900.00', 'East', '2,340.00']) assert.equal(borders(cellOf(xml, text)), ['top', 'left', 'bottom', 'right'], text);
+  for (const text of ['North', '120', '1,440.00', '900.00', 'East', '2,340.00'])
+    assert.equal(borders(cellOf(xml, text)), ['top', 'left', 'bottom', 'right'], text);
   const runs = [...xml.matchAll(/<w:r>([\s\S]*?)<\/w:r>/g)].map((m) => m[1]);
-  const underlined = runs.filter((r) => r.includes('<w:u w:val="single"/>')).map((r) => /<w:t[^>]*>([^<]*)</.exec(r)?.[1] ?? '').join('');
+  const underlined = runs
+    .filter((r) => r.includes('<w:u w:val="single"/>'))
+    .map((r) => /<w:t[^>]*>([^<]*)</.exec(r)?.[1] ?? '')
+    .join('');
   assert.is(underlined.trim(), 'underlined phrase here');
   assert.ok(!/<w:u /.test(paragraphOf(xml, 'Figures are rounded')), 'text without a rule under it is not underlined');
   // Rendered by LibreOffice, the header cells are yellow around their text and the body cells white.
   const rendered = await officeToPdf(docx, 'docx');
   try {
     const box = (text: string) => {
-      const m = new RegExp(`<word xMin="([\\d.]+)" yMin="([\\d.]+)" xMax="([\\d.]+)" yMax="([\\d.]+)">${text}</word>`).exec(tool('pdftotext', ['-bbox', rendered, '-']));
+      const m = new RegExp(`<word xMin="([\\d.]+)" yMin="([\\d.]+)" xMax="([\\d.]+)" yMax="([\\d.]+)">${text}</word>`).exec(
+        tool('pdftotext', ['-bbox', rendered, '-']),
+      );
       assert.ok(m, `${text} in the round trip`);
       return m!.slice(1).map(Number);
     };
     const beside = async (text: string) => {
       const [x0, y0, , y1] = box(text);
       const png = join(dirname(rendered), `${text}`);
-      tool('pdftoppm', ['-r', '72', '-png', '-singlefile', '-x', String(Math.round(x0 - 8)), '-y', String(Math.round(y0)), '-W', '6', '-H', String(Math.max(2, Math.round(y1 - y0))), rendered, png]);
+      tool('pdftoppm', [
+        '-r',
+        '72',
+        '-png',
+        '-singlefile',
+        '-x',
+        String(Math.round(x0 - 8)),
+        '-y',
+        String(Math.round(y0)),
+        '-W',
+        '6',
+        '-H',
+        String(Math.max(2, Math.round(y1 - y0))),
+        rendered,
+        png,
+      ]);
       const { dominant } = await sharp(`${png}.png`).stats();
       return [dominant.r, dominant.g, dominant.b];
     };
@@ -153,13 +201,17 @@ ${[['North', 120, '1,440.00'], ['South', 75, '900.00'], ['East', 195, '2,340.00'
 
 test('word: the NICS table gets the rules the PDF draws, its shaded headers and its group headers merged', async () => {
   const xml = unzip(await word(corpus('pdf/table-nics-background-checks-landscape.pdf')), 'word/document.xml');
-  assert.ok(rowOf(xml, 'Alabama').includes('>71,137<'), 'a state\'s figures are cells of its row');
+  assert.ok(rowOf(xml, 'Alabama').includes('>71,137<'), "a state's figures are cells of its row");
   // The page draws a rule above every fifth state (Alabama, Colorado, Georgia, ...), none between Alabama and Alaska.
   assert.ok(borders(cellOf(xml, 'Alabama')).includes('top'));
   assert.ok(borders(cellOf(xml, 'Colorado')).includes('top'));
   assert.not.ok(borders(cellOf(xml, 'Alaska')).includes('top'));
   // Every column is ruled off: the figures have their left and right rules.
-  for (const text of ['18,870', '7,095', '71,137']) assert.ok(['left', 'right'].every((s) => borders(cellOf(xml, text)).includes(s)), `${text}: ${borders(cellOf(xml, text))}`);
+  for (const text of ['18,870', '7,095', '71,137'])
+    assert.ok(
+      ['left', 'right'].every((s) => borders(cellOf(xml, text)).includes(s)),
+      `${text}: ${borders(cellOf(xml, text))}`,
+    );
   // "Pre-Pawn" heads three ruled columns (Handgun, Long Gun, *Other) and sits on a light blue fill.
   const prePawn = cellOf(xml, 'Pre-Pawn');
   assert.ok(prePawn.includes('<w:gridSpan w:val="3"/>'), prePawn.slice(0, 600));
@@ -204,9 +256,15 @@ test('word: the OCR layer under a scan (invisible text) is hidden text, not prin
   const docx = await word(pdf);
   const xml = unzip(docx, 'word/document.xml');
   const runs = [...xml.matchAll(/<w:r>([\s\S]*?)<\/w:r>/g)].map((m) => m[1]);
-  const hidden = runs.filter((r) => r.includes('<w:vanish/>')).map((r) => /<w:t[^>]*>([^<]*)</.exec(r)?.[1] ?? '').join(' ');
+  const hidden = runs
+    .filter((r) => r.includes('<w:vanish/>'))
+    .map((r) => /<w:t[^>]*>([^<]*)</.exec(r)?.[1] ?? '')
+    .join(' ');
   assert.ok(hidden.includes('encouraged') && hidden.includes('Presenting'), hidden.slice(0, 300));
-  assert.not.ok(runs.some((r) => r.includes('displayed text') && r.includes('<w:vanish/>')), 'the visible sentence is not hidden');
+  assert.not.ok(
+    runs.some((r) => r.includes('displayed text') && r.includes('<w:vanish/>')),
+    'the visible sentence is not hidden',
+  );
   const rendered = await officeToPdf(docx, 'docx');
   try {
     const text = tool('pdftotext', [rendered, '-']);
@@ -246,7 +304,9 @@ test('word: a rule dividing a ruled row into cells with rows of their own parts 
 // of the files with the PDF's page count.
 test('word: every pdf2docx sample keeps its pages and 0.6 of its words in place; the folder keeps 0.85 of its words in place', async () => {
   const dir = corpus('word-fidelity');
-  const names = readdirSync(dir).filter((f) => f.endsWith('.pdf')).sort();
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith('.pdf'))
+    .sort();
   assert.ok(names.length >= 30, `${names.length} samples`);
   const problems: string[] = [];
   let words = 0;

@@ -7,8 +7,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { extractZip, uniqueNames, entryBaseName } from '../app/archive/index.js';
-import { corpus, sleep, startApp, UUID_V4, type TestApp } from './helpers.js';
+import { entryBaseName, extractZip, uniqueNames } from '../app/archive/index.js';
+import { corpus, sleep, startApp, type TestApp, UUID_V4 } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-zip-'));
@@ -137,7 +137,9 @@ test('/zip: multipart uploads plus id[], output name, n8n JSON key "id[]", any f
   assert.is(r.inputId[2], id);
   const info = await body(await t.request(`/resource/${r.outputId}?format=info`));
   assert.is(info.name, 'bundle.zip');
-  const listing = execFileSync('unzip', ['-Z1', await t.download(r.outputUrl)], { encoding: 'utf8' }).trim().split('\n');
+  const listing = execFileSync('unzip', ['-Z1', await t.download(r.outputUrl)], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
   assert.equal(listing, ['google-docs-export.pdf', 'federal-register-15-pages.pdf', 'sRGB.icc']);
   const n8n = await body(await t.json('/zip', { 'id[]': [id, id] }));
   assert.equal(n8n.inputId, [id, id]);
@@ -166,16 +168,28 @@ test('/zip: an unknown id names id', async () => {
 test('/unzip: the zip back by id -> files[] {name, id, outputUrl} plus outputId/outputUrl lists; same bytes', async () => {
   const r = await body(await t.json('/unzip', { id: zipId }));
   assert.is(r.inputId, zipId);
-  assert.equal(r.files.map((f: any) => f.name), ['federal-register-15-pages.pdf', 'google-docs-export.pdf', 'federal-register-15-pages (2).pdf']);
-  assert.equal(r.files.map((f: any) => f.id), r.outputId);
-  assert.equal(r.files.map((f: any) => f.outputUrl), r.outputUrl);
+  assert.equal(
+    r.files.map((f: any) => f.name),
+    ['federal-register-15-pages.pdf', 'google-docs-export.pdf', 'federal-register-15-pages (2).pdf'],
+  );
+  assert.equal(
+    r.files.map((f: any) => f.id),
+    r.outputId,
+  );
+  assert.equal(
+    r.files.map((f: any) => f.outputUrl),
+    r.outputUrl,
+  );
   const sums = await Promise.all(r.files.map(async (f: any) => sha(readFileSync(await t.download(f.outputUrl)))));
   assert.equal(sums, [sha(sourceA), sha(sourceB), sha(sourceA)]);
   const info = await body(await t.request(`/resource/${r.files[1].id}?format=info`));
   assert.is(info.type, 'application/pdf');
   // With output: output_<n>.<ext>
   const named = await body(await t.form('/unzip', { file: { file: zipPath, name: 'x.zip' }, output: 'part' }));
-  assert.equal(named.files.map((f: any) => f.name), ['part_1.pdf', 'part_2.pdf', 'part_3.pdf']);
+  assert.equal(
+    named.files.map((f: any) => f.name),
+    ['part_1.pdf', 'part_2.pdf', 'part_3.pdf'],
+  );
 });
 
 test(`/unzip: AES-256 (${has7z ? '7z' : 'missing 7z: skipped'}) and ZipCrypto (zip -P): right password extracts, none or a wrong one is 401 naming password`, async () => {
@@ -268,7 +282,10 @@ test('/unzip: hostile entry names are stored under safe base names; nothing land
   ]);
   const workRoot = join(tmpdir(), 'quire-work');
   const r = await body(await t.form('/unzip', { file: { bytes: zip, name: 'hostile.zip' } }));
-  assert.equal(r.files.map((f: any) => f.name), [marker, `${marker}-abs`, `${marker}-win`, 'nested.zip']);
+  assert.equal(
+    r.files.map((f: any) => f.name),
+    [marker, `${marker}-abs`, `${marker}-win`, 'nested.zip'],
+  );
   assert.is(readFileSync(await t.download(r.files[0].outputUrl), 'utf8'), 'evil');
   assert.equal(readFileSync(await t.download(r.files[3].outputUrl)), inner);
   assert.not.ok(existsSync(`/abs/${marker}-abs`));
@@ -276,7 +293,10 @@ test('/unzip: hostile entry names are stored under safe base names; nothing land
   for (const root of [t.dataDir, workRoot, tmpdir(), join(tmpdir(), 'etc'), '/etc']) {
     const stray = (root === tmpdir() || root === '/etc' ? readdirSync(root).map((n) => join(root, n)) : walk(root)).filter((p) => p.includes(marker));
     // Inside DATA_DIR only the stored resources (resources/<id>/...) may carry the name.
-    assert.ok(stray.every((p) => p.startsWith(join(t.dataDir, 'resources'))), `${root}: ${stray.join(', ')}`);
+    assert.ok(
+      stray.every((p) => p.startsWith(join(t.dataDir, 'resources'))),
+      `${root}: ${stray.join(', ')}`,
+    );
   }
 });
 
@@ -322,7 +342,9 @@ test(`/unzip: a 200 MB AES-256 archive is extracted off the main thread: /up kee
   assert.is(r.files[0].name, 'noise.bin');
   const worst = Math.max(...latencies);
   const sorted = [...latencies].sort((a, b) => a - b);
-  console.log(`  200 MB AES unzip: ${took} ms; /up x${latencies.length}: p50 ${sorted[sorted.length >> 1].toFixed(1)} ms, max ${worst.toFixed(1)} ms; main loop busy ${(busy * 100).toFixed(0)}%, delay max ${(lag.max / 1e6).toFixed(1)} ms`);
+  console.log(
+    `  200 MB AES unzip: ${took} ms; /up x${latencies.length}: p50 ${sorted[sorted.length >> 1].toFixed(1)} ms, max ${worst.toFixed(1)} ms; main loop busy ${(busy * 100).toFixed(0)}%, delay max ${(lag.max / 1e6).toFixed(1)} ms`,
+  );
   assert.ok(latencies.length >= 5, `only ${latencies.length} /up answered during ${took} ms`);
   assert.ok(worst < 500, `slowest /up ${worst.toFixed(0)} ms`);
   // In the main thread this measured 97-99% busy (AES and the checks run between the /up answers).
@@ -336,7 +358,10 @@ test(`/unzip: a 200 MB AES-256 archive is extracted off the main thread: /up kee
   await sleep(400);
   controller.abort(reason);
   const aborted = Date.now();
-  const err = await extraction.then(() => undefined, (e) => e);
+  const err = await extraction.then(
+    () => undefined,
+    (e) => e,
+  );
   assert.is(err, reason);
   // Seconds of extraction are left: an abort that waited for them would take far longer than this.
   assert.ok(Date.now() - aborted < 1000, `${Date.now() - aborted} ms to abort`);

@@ -27,7 +27,11 @@ export function edit(xml: string, from: string, to: string, all = false): string
 }
 
 /** The ids of the fatal findings, sorted (what a rule test asserts on). */
-export const fatalIds = (findings: Finding[]) => findings.filter((f) => f.severity === 'fatal').map((f) => f.id).sort();
+export const fatalIds = (findings: Finding[]) =>
+  findings
+    .filter((f) => f.severity === 'fatal')
+    .map((f) => f.id)
+    .sort();
 
 export interface InvoiceOpts {
   guideline?: string;

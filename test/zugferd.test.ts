@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, pdfText, startApp, tool, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, pdfText, startApp, type TestApp, tool } from './helpers.js';
 import { en16931Findings, invoiceXml, MINIMUM } from './zugferd-fixtures.js';
 
 /**
@@ -40,7 +40,10 @@ test('business rules: a correct invoice has no finding; a wrong total is BR-CO-1
 });
 
 test('VAT category rules: an exempt line needs an E breakdown with a reason; a wrong S taxable amount is BR-S-08', async () => {
-  const exempt = invoiceXml().replace('<ram:CategoryCode>S</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n        <ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>250.00', '<ram:CategoryCode>E</ram:CategoryCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n        <ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>250.00');
+  const exempt = invoiceXml().replace(
+    '<ram:CategoryCode>S</ram:CategoryCode><ram:RateApplicablePercent>19</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n        <ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>250.00',
+    '<ram:CategoryCode>E</ram:CategoryCode><ram:RateApplicablePercent>0</ram:RateApplicablePercent></ram:ApplicableTradeTax>\n        <ram:SpecifiedTradeSettlementLineMonetarySummation><ram:LineTotalAmount>250.00',
+  );
   assert.ok(exempt.includes('<ram:CategoryCode>E</ram:CategoryCode>'));
   assert.equal(ids(await en16931Findings(exempt)).sort(), ['BR-E-01', 'BR-S-08']);
   const basis = invoiceXml().replace('<ram:BasisAmount>1450.00</ram:BasisAmount>', '<ram:BasisAmount>1400.00</ram:BasisAmount>');
@@ -71,7 +74,10 @@ test('/zugferd-pdf: PDF/A-3b with factur-x.xml embedded byte for byte, Factur-X 
   assert.match(xmp, '<pdfaSchema:namespaceURI>urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#</pdfaSchema:namespaceURI>');
 
   // The file specification is an associated file of the catalog with AFRelationship Alternative, Subtype text/xml.
-  const json = JSON.parse(tool('qpdf', ['--json=2', '--json-key=qpdf', hybrid])).qpdf[1] as Record<string, { value?: Record<string, unknown>; stream?: { dict: Record<string, unknown> } }>;
+  const json = JSON.parse(tool('qpdf', ['--json=2', '--json-key=qpdf', hybrid])).qpdf[1] as Record<
+    string,
+    { value?: Record<string, unknown>; stream?: { dict: Record<string, unknown> } }
+  >;
   const root = Object.values(json).find((o) => o.value?.['/Type'] === '/Catalog')!.value!;
   const af = root['/AF'] as string[];
   assert.is(af.length, 1);
@@ -101,7 +107,13 @@ test('/validated-zugferd: the generated PDF and its XML are VALID', async () => 
   assert.is(pdf.profile, 'EN16931');
   assert.is(pdf.file_type, 'pdf');
   assert.is(pdf.embedded_file, 'factur-x.xml');
-  assert.equal(pdf.pdf, { pdfaPart: 3, conformanceLevel: 'EN 16931', documentFileName: 'factur-x.xml', documentType: 'INVOICE', afRelationship: 'Alternative' });
+  assert.equal(pdf.pdf, {
+    pdfaPart: 3,
+    conformanceLevel: 'EN 16931',
+    documentFileName: 'factur-x.xml',
+    documentType: 'INVOICE',
+    afRelationship: 'Alternative',
+  });
   assert.equal(pdf.findings, []);
   const xml = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('good.xml', good) } }));
   assert.is(xml.status, 'VALID');
@@ -110,7 +122,9 @@ test('/validated-zugferd: the generated PDF and its XML are VALID', async () => 
 
 test('/validated-zugferd: XRechnung CII, by the identifiers of XRechnung 3.0 and of 1.2 / 2.0, is read as XRECHNUNG', async () => {
   for (const version of ['urn:xeinkauf.de:kosit:xrechnung_3.0', 'urn:xoev-de:kosit:standard:xrechnung_2.0', 'urn:xoev-de:kosit:standard:xrechnung_1.2']) {
-    const report = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('xr.xml', invoiceXml({ guideline: `urn:cen.eu:en16931:2017#compliant#${version}` })) } }));
+    const report = await expectOk(
+      await t.form('/validated-zugferd', { file: { file: xmlFile('xr.xml', invoiceXml({ guideline: `urn:cen.eu:en16931:2017#compliant#${version}` })) } }),
+    );
     assert.is(report.profile, 'XRECHNUNG', version);
     assert.is(report.status, 'VALID', `${version}: ${JSON.stringify(report.findings)}`);
   }
@@ -122,14 +136,19 @@ test('/validated-zugferd: a wrong total fails with BR-CO-15 (XML); a missing sel
   assert.ok(ids(wrong.findings).includes('BR-CO-15'), JSON.stringify(wrong.findings));
   const f = wrong.findings.find((x: { id: string }) => x.id === 'BR-CO-15');
   assert.is(f.severity, 'fatal');
-  assert.is(f.location, '/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement/ram:SpecifiedTradeSettlementHeaderMonetarySummation');
+  assert.is(
+    f.location,
+    '/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement/ram:SpecifiedTradeSettlementHeaderMonetarySummation',
+  );
   assert.match(f.message, '1725.00 given, 1725.50 computed');
 
   const missing = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('missing.xml', invoiceXml({ sellerName: null })) } }));
   assert.is(missing.status, 'INVALID');
   assert.equal(ids(missing.findings), ['BR-06']);
 
-  const unknown = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('unknown.xml', invoiceXml({ extra: '<ram:Unexpected>1</ram:Unexpected>' })) } }));
+  const unknown = await expectOk(
+    await t.form('/validated-zugferd', { file: { file: xmlFile('unknown.xml', invoiceXml({ extra: '<ram:Unexpected>1</ram:Unexpected>' })) } }),
+  );
   assert.is(unknown.status, 'INVALID');
   assert.equal(ids(unknown.findings), ['XSD']);
   assert.match(unknown.findings[0].location, /^line \d+$/);
@@ -149,7 +168,15 @@ test('/validated-zugferd: a hybrid PDF whose embedded XML has a wrong total is I
   const json = JSON.parse(tool('qpdf', ['--json=2', '--json-key=attachments', hybrid])).attachments['factur-x.xml'];
   const update = join(work, 'update.json');
   const num = json.preferredcontents.replace(/ R$/, '');
-  writeFileSync(update, JSON.stringify({ qpdf: [{ jsonversion: 2 }, { [`obj:${num} R`]: { stream: { dict: { '/Type': '/EmbeddedFile', '/Subtype': '/text/xml' }, data: readFileSync(broken).toString('base64') } } }] }));
+  writeFileSync(
+    update,
+    JSON.stringify({
+      qpdf: [
+        { jsonversion: 2 },
+        { [`obj:${num} R`]: { stream: { dict: { '/Type': '/EmbeddedFile', '/Subtype': '/text/xml' }, data: readFileSync(broken).toString('base64') } } },
+      ],
+    }),
+  );
   tool('qpdf', [hybrid, `--update-from-json=${update}`, bad]);
   const res = await expectOk(await t.form('/validated-zugferd', { file: { file: bad, name: 'bad.pdf' } }));
   assert.is(res.status, 'INVALID');
@@ -181,12 +208,24 @@ test('/zugferd-pdf: an invalid invoice is 400 naming the rule; DOCTYPE input is 
   const doctype = invoiceXml().replace('<rsm:CrossIndustryInvoice', '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>\n<rsm:CrossIndustryInvoice');
   await expectError(await t.form('/zugferd-pdf', { file: { file: xmlFile('doctype.xml', doctype) } }), 400, /DOCTYPE/);
   await expectError(await t.form('/validated-zugferd', { file: { file: xmlFile('doctype2.xml', doctype) } }), 400, /DOCTYPE/);
-  await expectError(await t.form('/zugferd-pdf', { file: { file: xmlFile('other.xml', '<?xml version="1.0"?><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/>') } }), 400, /CrossIndustryInvoice/);
-  await expectError(await t.form('/zugferd-pdf', { file: { file: xmlFile('r.xml', good) }, regenerate_pdf: 'true' }), 400, /regenerate_pdf requires a source PDF/);
+  await expectError(
+    await t.form('/zugferd-pdf', {
+      file: { file: xmlFile('other.xml', '<?xml version="1.0"?><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/>') },
+    }),
+    400,
+    /CrossIndustryInvoice/,
+  );
+  await expectError(
+    await t.form('/zugferd-pdf', { file: { file: xmlFile('r.xml', good) }, regenerate_pdf: 'true' }),
+    400,
+    /regenerate_pdf requires a source PDF/,
+  );
 });
 
 test('/zugferd-pdf: render options (German labels and number format) and a kept source PDF', async () => {
-  const de = await makeHybrid(good, { render_options: JSON.stringify({ locale: 'de-DE', date_format: 'dd.MM.yyyy', accent_color_rgb: [0, 92, 171], footer_message: 'Vielen Dank' }) });
+  const de = await makeHybrid(good, {
+    render_options: JSON.stringify({ locale: 'de-DE', date_format: 'dd.MM.yyyy', accent_color_rgb: [0, 92, 171], footer_message: 'Vielen Dank' }),
+  });
   const text = pdfText(de);
   assert.match(text, 'Rechnung');
   assert.match(text, '1.725,50');
@@ -203,7 +242,14 @@ test('/zugferd-pdf: render options (German labels and number format) and a kept 
   const body2 = await expectOk(await t.form('/zugferd-pdf', { file: { file: xmlFile('k2.xml', good) }, pdf_file: { file: src }, regenerate_pdf: 'true' }));
   assert.match(pdfText(await t.download(body2.outputUrl)), 'INV-2026-0042');
   // ...and a source that shows the invoice number and total is kept: English labels stay although German ones are asked for.
-  const body3 = await expectOk(await t.form('/zugferd-pdf', { file: { file: xmlFile('k3.xml', good) }, pdf_file: { file: hybrid, name: 'en.pdf' }, regenerate_pdf: 'true', render_options: '{"label_language":"de"}' }));
+  const body3 = await expectOk(
+    await t.form('/zugferd-pdf', {
+      file: { file: xmlFile('k3.xml', good) },
+      pdf_file: { file: hybrid, name: 'en.pdf' },
+      regenerate_pdf: 'true',
+      render_options: '{"label_language":"de"}',
+    }),
+  );
   const keptEn = pdfText(await t.download(body3.outputUrl));
   assert.match(keptEn, 'Sum of line net amounts');
   assert.not.match(keptEn, 'Rechnung');

@@ -11,7 +11,7 @@
 
 export const textDetector = 'eld 2.1.0 (medium)';
 
-type Eld = (typeof import('eld/medium'))['eld'];
+type Eld = typeof import('eld/medium')['eld'];
 let loading: Promise<Eld> | undefined;
 /** Loaded on first use: its n-gram tables take ~65 MB of heap that a server without translations never needs. */
 const detector = () => (loading ??= import('eld/medium').then((m) => m.eld));

@@ -14,7 +14,7 @@ export type ExtractiveFormat = (typeof EXTRACTIVE_FORMATS)[number];
 export const isExtractiveFormat = (f: string): f is ExtractiveFormat => (EXTRACTIVE_FORMATS as readonly string[]).includes(f);
 
 export const EXTRACTIVE_WARNING =
-  'Summarized without a language model (LLM_URL is not set): the summary is made of the document\'s own sentences chosen by LexRank sentence scoring, not written.';
+  "Summarized without a language model (LLM_URL is not set): the summary is made of the document's own sentences chosen by LexRank sentence scoring, not written.";
 
 interface Unit {
   kind: 'h' | 'p';
@@ -94,9 +94,27 @@ function units(blocks: string[], tables: (string[] | null)[] = []): Unit[] {
         for (const text of read) out.push({ kind: 'p', level: 0, text: inline(text) });
         continue;
       }
-      const rows = lines.filter((l) => !/^\|[\s|:-]+\|$/.test(l.trim())).map((l) => l.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim()));
+      const rows = lines
+        .filter((l) => !/^\|[\s|:-]+\|$/.test(l.trim()))
+        .map((l) =>
+          l
+            .trim()
+            .replace(/^\||\|$/g, '')
+            .split('|')
+            .map((c) => c.trim()),
+        );
       const columns = Math.max(...rows.map((r) => r.length));
-      for (let c = 0; c < columns; c++) out.push({ kind: 'p', level: 0, text: inline(rows.map((r) => r[c] ?? '').filter(Boolean).join(' ')) });
+      for (let c = 0; c < columns; c++)
+        out.push({
+          kind: 'p',
+          level: 0,
+          text: inline(
+            rows
+              .map((r) => r[c] ?? '')
+              .filter(Boolean)
+              .join(' '),
+          ),
+        });
       continue;
     }
     if (lines.every((l) => /^\s*([-*+]|\d+[.)])\s/.test(l))) {
@@ -297,7 +315,10 @@ export function extractiveSummary(blocks: string[], o: ExtractiveOptions, tables
 
   const ss = sentences(us);
   if (!ss.length) {
-    throw new AppError('invalid_input', 'No whole sentences were found in the document for an extractive summary; a server with a language model (LLM_URL) can summarize it');
+    throw new AppError(
+      'invalid_input',
+      'No whole sentences were found in the document for an extractive summary; a server with a language model (LLM_URL) can summarize it',
+    );
   }
   const scores = lexRank(ss);
 
@@ -334,8 +355,14 @@ export function extractiveSummary(blocks: string[], o: ExtractiveOptions, tables
     }
     return paras.join('\n\n');
   }
-  return list(chosen.map((s) => ({ depth: 0, text: s.text })), o.format === 'numbered_list');
+  return list(
+    chosen.map((s) => ({ depth: 0, text: s.text })),
+    o.format === 'numbered_list',
+  );
 }
 
 const noHeadings = () =>
-  new AppError('invalid_input', 'The document has no headings to list: without a language model (LLM_URL) table_of_contents and outline are built from the headings found on its pages; use overview, highlight, bullet_points or numbered_list');
+  new AppError(
+    'invalid_input',
+    'The document has no headings to list: without a language model (LLM_URL) table_of_contents and outline are built from the headings found on its pages; use overview, highlight, bullet_points or numbered_list',
+  );

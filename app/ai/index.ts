@@ -4,7 +4,8 @@
  * only input too large for the model is a 400. Without a model: source-language detection (always Quire's own),
  * extractive summaries, and Apertium translation for the language pairs installed.
  */
-export * from './llm.js';
+
 export * from './detect.js';
 export * from './extractive.js';
+export * from './llm.js';
 export * from './translate-offline.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { LlmConfig } from '../config.js';
-import { AppError, invalidInput } from '../errors.js';
 import { isPdfHeader, noTextWarning, readPages, selectPages, textlessPages, toMarkdown } from '../document/index.js';
+import { AppError, invalidInput } from '../errors.js';
 import { isTableBlock, tableColumns } from './extractive.js';
 
 /**
@@ -90,7 +90,11 @@ function decodeText(bytes: Buffer): string {
   return text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
 }
 
-const splitBlocks = (text: string) => text.split(/\n\s*\n/).map((b) => b.trim()).filter(Boolean);
+const splitBlocks = (text: string) =>
+  text
+    .split(/\n\s*\n/)
+    .map((b) => b.trim())
+    .filter(Boolean);
 
 /**
  * Greedy packing of blocks into parts of at most `maxTokens` (estimated); a block larger than that is cut
@@ -128,7 +132,7 @@ function cut(text: string, maxTokens: number): string[] {
     while (estimateTokens(line) > maxTokens) {
       // A run with no space (CJK, a long token): cut by characters, never inside a surrogate pair.
       const chars = [...line];
-      const take = Math.max(1, Math.floor(maxTokens * 3 / 4));
+      const take = Math.max(1, Math.floor((maxTokens * 3) / 4));
       out.push(chars.slice(0, take).join(''));
       line = chars.slice(take).join('');
     }
@@ -171,7 +175,7 @@ export async function complete(llm: LlmConfig, messages: Message[], maxTokens: n
   if (!res.ok) {
     const detail = upstreamMessage(raw);
     if (res.status === 400 && /context|too long|maximum|tokens/i.test(detail)) {
-      throw new AppError('out_of_range', 'The request is too large for the language model\'s context window: select fewer pages or a smaller target_word_count');
+      throw new AppError('out_of_range', "The request is too large for the language model's context window: select fewer pages or a smaller target_word_count");
     }
     const retry = res.headers.get('retry-after');
     const hint = res.status === 401 || res.status === 403 ? ': check LLM_API_KEY' : res.status === 404 ? ': check LLM_URL and LLM_MODEL' : '';

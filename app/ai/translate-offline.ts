@@ -35,7 +35,8 @@ function canonical(code: string): string | undefined {
   }
 }
 
-export const describePairs = (pairs: OfflinePair[]) => (pairs.length ? pairs.map((p) => `${p.from}->${p.to}`).join(', ') : 'none (no Apertium language pair is installed)');
+export const describePairs = (pairs: OfflinePair[]) =>
+  pairs.length ? pairs.map((p) => `${p.from}->${p.to}`).join(', ') : 'none (no Apertium language pair is installed)';
 
 /** The Apertium pair from `source` to the language of `target` (a tag such as es-419), or a 503 naming LLM_URL. */
 export async function offlinePair(source: string | undefined, target: string): Promise<OfflinePair> {
@@ -44,11 +45,20 @@ export async function offlinePair(source: string | undefined, target: string): P
   const pair = source && pairs.find((p) => p.from === source && p.to === to);
   if (pair) return pair;
   const what = source ? `from ${source} to ${to}` : 'for a document whose language could not be detected';
-  throw new AppError('engine_missing', `No language model is configured (LLM_URL), and offline translation ${what} is not available. Offline pairs (Apertium): ${describePairs(pairs)}`);
+  throw new AppError(
+    'engine_missing',
+    `No language model is configured (LLM_URL), and offline translation ${what} is not available. Offline pairs (Apertium): ${describePairs(pairs)}`,
+  );
 }
 
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 /** Inline Markdown -> HTML Apertium keeps: code and URLs become placeholders restored afterwards. */
 function toHtml(text: string, kept: string[]): string {
@@ -59,7 +69,7 @@ function toHtml(text: string, kept: string[]): string {
     .replace(/`[^`]+`/g, (c) => hold(c))
     .replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (_, label: string, url: string) => `\u0001${label}\u0002${hold(url)}\u0003`)
     .replace(/https?:\/\/\S+/g, (u) => hold(u));
-  return escape(held)
+  return escapeHtml(held)
     .replace(/\*\*(\S(?:.*?\S)?)\*\*/g, '<b>$1</b>')
     .replace(/(^|[\s(])[*_](\S(?:.*?\S)?)[*_](?=$|[\s).,;:!?])/g, '$1<i>$2</i>')
     .replace(/\u0001(.*?)\u0002\u0000(\d+)\u0000\u0003/g, '<a href="#q$2">$1</a>')
@@ -67,7 +77,7 @@ function toHtml(text: string, kept: string[]): string {
 }
 
 function fromHtml(html: string, kept: string[]): string {
-  return unescape(
+  return unescapeHtml(
     html
       .replace(/<a href="#q(\d+)">([\s\S]*?)<\/a>/g, (_, i: string, label: string) => `[${label.trim()}](${kept[Number(i)]})`)
       .replace(/<br data-q="(\d+)">/g, (_, i: string) => kept[Number(i)])
@@ -88,9 +98,20 @@ interface Line {
 /** Splits a Markdown line into markup and text runs. */
 function parseLine(line: string, inFence: boolean): Line {
   const verbatim = { parts: [], tail: line };
-  if (inFence || !line.trim() || /^\s*(```|~~~)/.test(line) || /^\s*\|?[\s:|-]+\|[\s:|-]*$/.test(line) || /^\s*([-*_]\s*){3,}$/.test(line) || /^\s*<!--.*-->\s*$/.test(line)) return verbatim;
+  if (
+    inFence ||
+    !line.trim() ||
+    /^\s*(```|~~~)/.test(line) ||
+    /^\s*\|?[\s:|-]+\|[\s:|-]*$/.test(line) ||
+    /^\s*([-*_]\s*){3,}$/.test(line) ||
+    /^\s*<!--.*-->\s*$/.test(line)
+  )
+    return verbatim;
   if (line.trim().startsWith('|')) {
-    const cells = line.trim().replace(/^\||\|$/g, '').split('|');
+    const cells = line
+      .trim()
+      .replace(/^\||\|$/g, '')
+      .split('|');
     return { parts: cells.map((c, i) => ({ before: i ? ' | ' : '| ', text: c.trim() })), tail: ' |' };
   }
   const m = /^(\s*(?:#{1,6}\s+|>\s*|[-*+]\s+(?:\[[ xX]\]\s+)?|\d+[.)]\s+)*)(.*)$/.exec(line)!;
@@ -124,7 +145,14 @@ export function markdownToPlain(md: string): string {
     .split('\n')
     .filter((l) => !/^\s*\|?[\s:|-]+\|[\s:|-]*$/.test(l))
     .map((l) =>
-      (l.trim().startsWith('|') ? l.trim().replace(/^\|\s*|\s*\|$/g, '').split(/\s*\|\s*/).join('\t') : l.replace(/^(\s*)#{1,6}\s+/, '$1').replace(/^(\s*)>\s?/, '$1'))
+      (l.trim().startsWith('|')
+        ? l
+            .trim()
+            .replace(/^\|\s*|\s*\|$/g, '')
+            .split(/\s*\|\s*/)
+            .join('\t')
+        : l.replace(/^(\s*)#{1,6}\s+/, '$1').replace(/^(\s*)>\s?/, '$1')
+      )
         .replace(/\*\*|__|`/g, '')
         .replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, '$1 ($2)'),
     )

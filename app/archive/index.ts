@@ -4,5 +4,6 @@
  * central directory and again on the bytes really inflated; entry names never used as paths). Each job runs in
  * its own worker thread (thread.ts), so zip work never holds the event loop; its signal terminates the thread.
  */
-export { CORRUPT_ZIP, RATIO_GRACE_BYTES, entryBaseName, uniqueNames, type ExtractedFile, type ZipLimits } from './zip.js';
+
 export { extractZip, writeZip } from './thread.js';
+export { CORRUPT_ZIP, type ExtractedFile, entryBaseName, RATIO_GRACE_BYTES, uniqueNames, type ZipLimits } from './zip.js';

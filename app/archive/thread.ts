@@ -20,9 +20,15 @@ export const extractZip = (
   limits: ZipLimits,
   opts: { password?: string; signal?: AbortSignal; progress?: (fraction: number) => void } = {},
 ): Promise<ExtractedFile[]> =>
-  runInThread<ExtractedFile[]>(WORKER, { op: 'extract', path, dir, limits: { ...limits }, password: opts.password } satisfies ArchiveJob, { what: 'archive', ...opts });
+  runInThread<ExtractedFile[]>(WORKER, { op: 'extract', path, dir, limits: { ...limits }, password: opts.password } satisfies ArchiveJob, {
+    what: 'archive',
+    ...opts,
+  });
 
 /** Writes `files` into one deflated zip at `out`, in order, under unique names, in a worker thread. */
 export async function writeZip(files: { path: string; name: string }[], out: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
-  await runInThread(WORKER, { op: 'write', files: files.map((f) => ({ path: f.path, name: f.name })), out } satisfies ArchiveJob, { what: 'archive', signal: opts.signal });
+  await runInThread(WORKER, { op: 'write', files: files.map((f) => ({ path: f.path, name: f.name })), out } satisfies ArchiveJob, {
+    what: 'archive',
+    signal: opts.signal,
+  });
 }

@@ -1,8 +1,17 @@
 import { createWriteStream, openAsBlob } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { BlobReader, ZipReader, ZipWriter, configure, ERR_INVALID_PASSWORD, ERR_ENCRYPTED, ERR_INVALID_UNCOMPRESSED_SIZE, type FileEntry } from '@zip.js/zip.js';
-import { AppError, TEXT, invalidInput, limitExceeded } from '../errors.js';
+import {
+  BlobReader,
+  configure,
+  ERR_ENCRYPTED,
+  ERR_INVALID_PASSWORD,
+  ERR_INVALID_UNCOMPRESSED_SIZE,
+  type FileEntry,
+  ZipReader,
+  ZipWriter,
+} from '@zip.js/zip.js';
+import { AppError, invalidInput, limitExceeded, TEXT } from '../errors.js';
 
 // In-process codecs only: zip.js would otherwise start web workers from blob URLs.
 configure({ useWebWorkers: false });
@@ -103,7 +112,11 @@ export async function extractZipHere(
     for (const e of entries) {
       declared += e.uncompressedSize;
       if (e.uncompressedSize > RATIO_GRACE_BYTES && e.uncompressedSize > limits.maxRatio * Math.max(1, e.compressedSize)) {
-        throw limitExceeded(`The compression ratio of an entry (${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))}:1)`, 'ZIP_MAX_RATIO', limits.maxRatio);
+        throw limitExceeded(
+          `The compression ratio of an entry (${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))}:1)`,
+          'ZIP_MAX_RATIO',
+          limits.maxRatio,
+        );
       }
     }
     if (declared > limits.maxBytes) throw limitExceeded(`The archive's uncompressed size (${declared} bytes)`, 'ZIP_MAX_MB', limits.maxBytes / 1024 / 1024);

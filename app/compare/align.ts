@@ -1,4 +1,4 @@
-import { diffArrays, type ChangeObject } from 'diff';
+import { type ChangeObject, diffArrays } from 'diff';
 
 /**
  * Word alignment of two documents with jsdiff's Myers diff, made to scale. Its cost grows with the square of the
@@ -54,7 +54,11 @@ function commonAnchors(x: number[], y: number[], i0: number, i1: number, j0: num
   const ay: number[] = [];
   for (let k = i0; k < i1; k++) if (unique(x[k])) ax.push(k);
   for (let k = j0; k < j1; k++) if (unique(y[k])) ay.push(k);
-  const changes = diffArrays(ax.map((i) => x[i]), ay.map((j) => y[j]), { maxEditLength: MAX_GAP_EDITS });
+  const changes = diffArrays(
+    ax.map((i) => x[i]),
+    ay.map((j) => y[j]),
+    { maxEditLength: MAX_GAP_EDITS },
+  );
   // Unique words moved about in large numbers: no anchors, the ranges are one gap.
   if (!changes) return [];
   const pairs: [number, number][] = [];

@@ -40,7 +40,8 @@ export function describe(hunks: Hunk[], first: DocWord[], second: DocWord[]): { 
     if (!added.length) {
       // Deleted: shown as a bar where the words were, at the next word of the second document (or the last one).
       const next = second[h.bFrom] ?? second[h.bFrom - 1];
-      for (const part of byPage(removed)) differences.push({ kind: 'deleted', page: part[0].page, text: textOf(part), box: boxOf(part), other_page: next?.page });
+      for (const part of byPage(removed))
+        differences.push({ kind: 'deleted', page: part[0].page, text: textOf(part), box: boxOf(part), other_page: next?.page });
       if (next) marks.push({ page: next.page, rect: edge(next.rect, second[h.bFrom] === next), kind: 'deleted' });
       continue;
     }

@@ -1,9 +1,9 @@
-import { AppError } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
-import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { popplerPageWords } from '../../engines/poppler.js';
-import { displayedSize, inputError, pagesTime, type Point } from '../document/index.js';
-import { pageFrames, type PageFrame } from '../compose/index.js';
+import { popplerGeometry } from '../../engines/poppler-boxes.js';
+import { type PageFrame, pageFrames } from '../compose/index.js';
+import { displayedSize, inputError, type Point, pagesTime } from '../document/index.js';
+import { AppError } from '../errors.js';
 
 /** Words one comparison reads from each document (about 400 pages of prose): the diff's time grows with them. */
 export const MAX_COMPARE_WORDS = 200_000;
@@ -54,18 +54,24 @@ export async function documentWords(path: string, which: string, ctx: EngineCont
       for (const w of onPage) {
         const text = w.text.normalize('NFKC').trim();
         if (!text) continue;
-        const [a, b] = [{ x: w.box[0], y: shown.height - w.box[3] }, { x: w.box[2], y: shown.height - w.box[1] }].map((p) => seen(user(p, mediaBox, rotate), trimBox, rotate));
+        const [a, b] = [
+          { x: w.box[0], y: shown.height - w.box[3] },
+          { x: w.box[2], y: shown.height - w.box[1] },
+        ].map((p) => seen(user(p, mediaBox, rotate), trimBox, rotate));
         words.push({ text, page, rect: [Math.min(a.x, b.x), Math.min(a.y, b.y), Math.max(a.x, b.x), Math.max(a.y, b.y)] });
       }
     }
     if (words.length > MAX_COMPARE_WORDS) {
-      throw new AppError('limit', `The ${which} has more than ${MAX_COMPARE_WORDS} words, the most one comparison reads from a document: compare it in parts (/split-pdf).`);
+      throw new AppError(
+        'limit',
+        `The ${which} has more than ${MAX_COMPARE_WORDS} words, the most one comparison reads from a document: compare it in parts (/split-pdf).`,
+      );
     }
   }
   return { words, frames, textless };
 }
 
-const turn = (rotate: number) => ((Math.round(rotate / 90) * 90) % 360 + 360) % 360;
+const turn = (rotate: number) => (((Math.round(rotate / 90) * 90) % 360) + 360) % 360;
 const sides = ([x0, y0, x1, y1]: Rect) => [Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)];
 const round = (n: number) => Math.round(n * 1000) / 1000;
 

@@ -34,7 +34,8 @@ const styles = (dir: string, names: [string, string, string, string]): Record<St
   italic: { path: `${dir}/${names[2]}` },
   bolditalic: { path: `${dir}/${names[3]}` },
 });
-const liberation = (kind: string) => styles(LIB, [`Liberation${kind}-Regular.ttf`, `Liberation${kind}-Bold.ttf`, `Liberation${kind}-Italic.ttf`, `Liberation${kind}-BoldItalic.ttf`]);
+const liberation = (kind: string) =>
+  styles(LIB, [`Liberation${kind}-Regular.ttf`, `Liberation${kind}-Bold.ttf`, `Liberation${kind}-Italic.ttf`, `Liberation${kind}-BoldItalic.ttf`]);
 const cjk = (face: string): Record<Style, FontFile> => {
   const regular = { path: `${NOTO_CJK}/NotoSansCJK-Regular.ttc`, face: `NotoSansCJK${face}-Regular` };
   const bold = { path: `${NOTO_CJK}/NotoSansCJK-Bold.ttc`, face: `NotoSansCJK${face}-Bold` };
@@ -61,7 +62,10 @@ const FAMILIES: Family[] = [
   { name: 'Liberation Mono', files: liberation('Mono') },
   { name: 'DejaVu Sans', files: styles(DEJAVU, ['DejaVuSans.ttf', 'DejaVuSans-Bold.ttf', 'DejaVuSans-Oblique.ttf', 'DejaVuSans-BoldOblique.ttf']) },
   { name: 'DejaVu Serif', files: styles(DEJAVU, ['DejaVuSerif.ttf', 'DejaVuSerif-Bold.ttf', 'DejaVuSerif-Italic.ttf', 'DejaVuSerif-BoldItalic.ttf']) },
-  { name: 'DejaVu Sans Mono', files: styles(DEJAVU, ['DejaVuSansMono.ttf', 'DejaVuSansMono-Bold.ttf', 'DejaVuSansMono-Oblique.ttf', 'DejaVuSansMono-BoldOblique.ttf']) },
+  {
+    name: 'DejaVu Sans Mono',
+    files: styles(DEJAVU, ['DejaVuSansMono.ttf', 'DejaVuSansMono-Bold.ttf', 'DejaVuSansMono-Oblique.ttf', 'DejaVuSansMono-BoldOblique.ttf']),
+  },
   { name: 'Noto Sans', files: styles(NOTO, ['NotoSans-Regular.ttf', 'NotoSans-Bold.ttf', 'NotoSans-Italic.ttf', 'NotoSans-BoldItalic.ttf']) },
   { name: 'Noto Serif', files: styles(NOTO, ['NotoSerif-Regular.ttf', 'NotoSerif-Bold.ttf', 'NotoSerif-Italic.ttf', 'NotoSerif-BoldItalic.ttf']) },
   { name: 'Noto Sans CJK', files: cjk('sc') },
@@ -85,12 +89,25 @@ export const FONT_NAMES = FAMILIES.map((f) => f.name);
 
 const squash = (s: string) => s.toLowerCase().replace(/[\s_,-]+/g, '');
 const BY_NAME = new Map(FAMILIES.map((f) => [squash(f.name), f]));
-for (const [alias, name] of [['arialmt', 'Arial'], ['timesroman', 'Times'], ['timesnewromanps', 'Times New Roman'], ['couriernewps', 'Courier New']]) {
+for (const [alias, name] of [
+  ['arialmt', 'Arial'],
+  ['timesroman', 'Times'],
+  ['timesnewromanps', 'Times New Roman'],
+  ['couriernewps', 'Courier New'],
+]) {
   BY_NAME.set(alias, FAMILIES.find((f) => f.name === name)!);
 }
 const SUFFIXES: [string, Style][] = [
-  ['bolditalic', 'bolditalic'], ['boldoblique', 'bolditalic'], ['italicbold', 'bolditalic'], ['italic', 'italic'], ['oblique', 'italic'],
-  ['bold', 'bold'], ['regular', 'regular'], ['roman', 'regular'], ['mt', 'regular'], ['', 'regular'],
+  ['bolditalic', 'bolditalic'],
+  ['boldoblique', 'bolditalic'],
+  ['italicbold', 'bolditalic'],
+  ['italic', 'italic'],
+  ['oblique', 'italic'],
+  ['bold', 'bold'],
+  ['regular', 'regular'],
+  ['roman', 'regular'],
+  ['mt', 'regular'],
+  ['', 'regular'],
 ];
 
 export interface FontChoice {
@@ -106,7 +123,10 @@ export function resolveFont(name: string): FontChoice {
     const family = BY_NAME.get(n.slice(0, n.length - suffix.length).replace(/psmt$|ps$/, '')) ?? BY_NAME.get(n.slice(0, n.length - suffix.length));
     if (family) return { family, style };
   }
-  throw new AppError('out_of_range', `The requested font was not found: ${name.slice(0, 100)}. Fonts: ${FONT_NAMES.join(', ')} (add Bold, Italic or Bold Italic for the other styles).`);
+  throw new AppError(
+    'out_of_range',
+    `The requested font was not found: ${name.slice(0, 100)}. Fonts: ${FONT_NAMES.join(', ')} (add Bold, Italic or Bold Italic for the other styles).`,
+  );
 }
 
 // Font files are read and parsed once per process: the CJK collection alone is 19 MB.

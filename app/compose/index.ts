@@ -6,8 +6,8 @@
  * draw through here (page and Bates numbers too), tagged as marked content (artifacts, actual text) when asked.
  */
 export * from './fonts.js';
-export * from './stamp.js';
-export * from './text-block.js';
-export * from './shapes.js';
-export * from './table.js';
 export * from './numbering.js';
+export * from './shapes.js';
+export * from './stamp.js';
+export * from './table.js';
+export * from './text-block.js';

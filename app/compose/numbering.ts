@@ -1,9 +1,9 @@
-import { PDFDocument, type Color, type PDFFont } from '@cantoo/pdf-lib';
-import { AppError, outOfRange } from '../errors.js';
+import { type Color, PDFDocument, type PDFFont } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
-import { FontSet, type FontChoice } from './fonts.js';
+import { AppError, outOfRange } from '../errors.js';
+import { type FontChoice, FontSet } from './fonts.js';
 import { applyStamps, type PageFrame, type StampTarget } from './stamp.js';
-import { LINE_SPACING, drawLines, wrapText } from './text-block.js';
+import { drawLines, LINE_SPACING, wrapText } from './text-block.js';
 
 /**
  * Page numbers and Bates numbers: a template (`Page {page} of {pages}`, `ABC-{page:06}`) filled in for each
@@ -17,7 +17,11 @@ const KNOWN = /^(page|pages)(?::0(\d{1,2}))?$/;
 /** Throws a 400 naming `field` when the template holds braces that are not one of its placeholders. */
 export function checkNumberTemplate(template: string, field = 'text'): void {
   for (const m of template.matchAll(PLACEHOLDER)) {
-    if (!KNOWN.test(m[1])) throw new AppError('out_of_range', `${m[0]} is not within the acceptable range for ${field}: the placeholders are {page}, {pages} and their zero-padded forms such as {page:06}`);
+    if (!KNOWN.test(m[1]))
+      throw new AppError(
+        'out_of_range',
+        `${m[0]} is not within the acceptable range for ${field}: the placeholders are {page}, {pages} and their zero-padded forms such as {page:06}`,
+      );
   }
   if (/[{}]/.test(template.replace(PLACEHOLDER, ''))) throw outOfRange(template, `${field}: a brace that opens or closes no placeholder`);
 }
@@ -46,7 +50,15 @@ export interface NumberPlacement {
  * Draws `labels[i]` on page `pages[i]` (frames from pageFrames) and writes the result to `output`. A label that
  * would run off its page with the margins given is a 400 naming the margin or the size.
  */
-export async function stampPageNumbers(input: string, output: string, frames: PageFrame[], pages: number[], labels: string[], place: NumberPlacement, ctx: EngineContext): Promise<void> {
+export async function stampPageNumbers(
+  input: string,
+  output: string,
+  frames: PageFrame[],
+  pages: number[],
+  labels: string[],
+  place: NumberPlacement,
+  ctx: EngineContext,
+): Promise<void> {
   const doc = await PDFDocument.create();
   const fonts = new FontSet(doc);
   // Pages with the same label (and size) share one stamp page.
@@ -102,7 +114,8 @@ function fits(lines: Lines, t: StampTarget, place: NumberPlacement): void {
   if (place.horizontal !== 'center' && place.marginX + width > frame.width) {
     throw outOfRange(place.marginX, `horizontal_margin (the number, ${round(width)} points wide, must fit on page ${page}, ${round(frame.width)} points wide)`);
   }
-  if (width > frame.width) throw outOfRange(place.size, `text_size (the number, ${round(width)} points wide, must fit on page ${page}, ${round(frame.width)} points wide)`);
+  if (width > frame.width)
+    throw outOfRange(place.size, `text_size (the number, ${round(width)} points wide, must fit on page ${page}, ${round(frame.width)} points wide)`);
   if (place.marginY + height > frame.height) {
     throw outOfRange(place.marginY, `vertical_margin (the number, ${round(height)} points tall, must fit on page ${page}, ${round(frame.height)} points tall)`);
   }

@@ -1,4 +1,4 @@
-import { PDFOperator, PDFOperatorNames, beginMarkedContent, endMarkedContent, type Color, type PDFPage } from '@cantoo/pdf-lib';
+import { beginMarkedContent, type Color, endMarkedContent, PDFOperator, PDFOperatorNames, type PDFPage } from '@cantoo/pdf-lib';
 import { colorOf } from './stamp.js';
 
 /**
@@ -7,7 +7,35 @@ import { colorOf } from './stamp.js';
  */
 
 /** The structure types content drawn by Quire may be tagged with (those the pdfRest clients list). */
-export const STRUCTURE_TYPES = ['P', 'H', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'Lbl', 'Span', 'Quote', 'Note', 'Reference', 'BibEntry', 'Code', 'Link', 'Annot', 'Ruby', 'RB', 'RT', 'RP', 'Warichu', 'WT', 'WP', 'Figure', 'Formula', 'Form'] as const;
+export const STRUCTURE_TYPES = [
+  'P',
+  'H',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'Lbl',
+  'Span',
+  'Quote',
+  'Note',
+  'Reference',
+  'BibEntry',
+  'Code',
+  'Link',
+  'Annot',
+  'Ruby',
+  'RB',
+  'RT',
+  'RP',
+  'Warichu',
+  'WT',
+  'WP',
+  'Figure',
+  'Formula',
+  'Form',
+] as const;
 
 /** How drawn content is marked: a decorative artifact, or content with a structure type and replacement text. */
 export interface ContentTag {
@@ -28,12 +56,21 @@ const hexText = (s: string) => `<FEFF${Buffer.from(s, 'utf16le').swap16().toStri
  * instead of what is drawn. No tag, no marking.
  */
 export function markedContent(page: PDFPage, tag: ContentTag | undefined, draw: () => void): void {
-  if (!tag) return draw();
+  if (!tag) {
+    draw();
+    return;
+  }
   const begin = (name: string, props: string[]) =>
-    page.pushOperators(props.length ? PDFOperator.of(PDFOperatorNames.BeginMarkedContentSequence, [`/${name}`, `<<${props.join(' ')}>>`]) : beginMarkedContent(name));
+    page.pushOperators(
+      props.length ? PDFOperator.of(PDFOperatorNames.BeginMarkedContentSequence, [`/${name}`, `<<${props.join(' ')}>>`]) : beginMarkedContent(name),
+    );
   // Tag names come from fixed lists (structure types), never from free text.
   const outer = tag.artifact ? 'Artifact' : (tag.type ?? (tag.actualText === undefined ? 'Span' : undefined));
-  if (outer) begin(outer, tag.artifact ? [] : [tag.alt !== undefined ? `/Alt ${hexText(tag.alt)}` : '', tag.lang !== undefined ? `/Lang ${hexText(tag.lang)}` : ''].filter(Boolean));
+  if (outer)
+    begin(
+      outer,
+      tag.artifact ? [] : [tag.alt !== undefined ? `/Alt ${hexText(tag.alt)}` : '', tag.lang !== undefined ? `/Lang ${hexText(tag.lang)}` : ''].filter(Boolean),
+    );
   const actual = !tag.artifact && tag.actualText !== undefined;
   if (actual) begin('Span', [`/ActualText ${hexText(tag.actualText!)}`]);
   draw();
@@ -68,7 +105,8 @@ export interface RectangleShape extends ShapeStyle {
 
 export type Shape = LineShape | RectangleShape;
 
-const strokeOf = (s: ShapeStyle): Color | undefined => (s.stroke_color_rgb || s.stroke_color_cmyk ? colorOf(s.stroke_color_rgb, s.stroke_color_cmyk) : undefined);
+const strokeOf = (s: ShapeStyle): Color | undefined =>
+  s.stroke_color_rgb || s.stroke_color_cmyk ? colorOf(s.stroke_color_rgb, s.stroke_color_cmyk) : undefined;
 
 /**
  * Draws one shape, coordinates in PDF units from the page's lower-left corner. A line is stroked (black, 1 unit
@@ -79,7 +117,13 @@ export function drawShape(page: PDFPage, s: Shape): void {
   const width = s.stroke_width ?? 1;
   const stroke = strokeOf(s);
   if (s.type === 'line') {
-    page.drawLine({ start: { x: s.x1, y: s.y1 }, end: { x: s.x2, y: s.y2 }, thickness: width, color: stroke ?? colorOf(undefined, undefined), opacity: s.opacity });
+    page.drawLine({
+      start: { x: s.x1, y: s.y1 },
+      end: { x: s.x2, y: s.y2 },
+      thickness: width,
+      color: stroke ?? colorOf(undefined, undefined),
+      opacity: s.opacity,
+    });
     return;
   }
   const fill = s.fill_color_rgb || s.fill_color_cmyk ? colorOf(s.fill_color_rgb, s.fill_color_cmyk) : undefined;

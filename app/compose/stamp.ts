@@ -1,12 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Color, PDFDocument, type PDFPage, cmyk, rgb } from '@cantoo/pdf-lib';
-import { z } from 'zod';
-import { invalidInput } from '../errors.js';
+import { type Color, cmyk, type PDFDocument, type PDFPage, rgb } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
 import { trimFrames } from '../../engines/poppler-boxes.js';
 import { stampPages } from '../../engines/qpdf-edit.js';
 import { inputError, openPdf } from '../document/index.js';
+import { invalidInput } from '../errors.js';
 
 /**
  * Adding things to pages (watermarks, text, images) without rewriting the document: what is added is drawn

@@ -1,14 +1,24 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LineCapStyle, clip, endPath, popGraphicsState, pushGraphicsState, rectangle, type PDFDocument, type PDFEmbeddedPage, type PDFPage } from '@cantoo/pdf-lib';
-import { AppError } from '../errors.js';
+import {
+  clip,
+  endPath,
+  LineCapStyle,
+  type PDFDocument,
+  type PDFEmbeddedPage,
+  type PDFPage,
+  popGraphicsState,
+  pushGraphicsState,
+  rectangle,
+} from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
 import { rangeText, runJob, stampPages } from '../../engines/qpdf-edit.js';
 import { expectOutput } from '../../engines/run.js';
-import { FontSet, resolveFont } from './fonts.js';
-import { markedContent, type ContentTag } from './shapes.js';
+import { AppError } from '../errors.js';
+import { type FontSet, resolveFont } from './fonts.js';
+import { type ContentTag, markedContent } from './shapes.js';
 import { colorOf, type PageFrame } from './stamp.js';
-import { LINE_SPACING, drawLines, wrapText, type Line } from './text-block.js';
+import { drawLines, LINE_SPACING, type Line, wrapText } from './text-block.js';
 
 /**
  * Tables drawn on pages (/pdf-with-added-tables): columns, rows with wrapped text or images, column and row
@@ -176,7 +186,8 @@ function grid(t: TableSpec, section: Section, where: string): { col: number; spe
     const placed = row.cells.map((spec) => {
       while (col < n && taken[col]) col++;
       const span = spec.col_span ?? 1;
-      if (col + span > n || taken.slice(col, col + span).some(Boolean)) throw new AppError('out_of_range', `${where}.${sectionKey(section)}[${r}].cells contains an overlapping or out-of-range span`);
+      if (col + span > n || taken.slice(col, col + span).some(Boolean))
+        throw new AppError('out_of_range', `${where}.${sectionKey(section)}[${r}].cells contains an overlapping or out-of-range span`);
       for (let k = col; k < col + span; k++) {
         taken[k] = true;
         next[k] = (spec.row_span ?? 1) - 1;
@@ -199,7 +210,8 @@ function placement(t: TableSpec, frame: PageFrame, where: string): { left: numbe
   const total = t.columns.reduce((a, c) => a + c.width, 0);
   const relative = t.width_mode === 'relative' || t.width_percentage !== undefined;
   const width = t.width_percentage !== undefined ? (frame.width * t.width_percentage) / 100 : (t.width ?? total);
-  if (!relative && Math.abs(total - width) > 0.01) throw new AppError('out_of_range', `${where}: fixed column widths must total the table width (${total} given for ${width})`);
+  if (!relative && Math.abs(total - width) > 0.01)
+    throw new AppError('out_of_range', `${where}: fixed column widths must total the table width (${total} given for ${width})`);
   const widths = t.columns.map((c) => (c.width * width) / total);
   const left = t.horizontal_align === 'center' ? (frame.width - width) / 2 : t.horizontal_align === 'right' ? frame.width - width - (t.x ?? 0) : (t.x ?? 0);
   return { left, width, widths };
@@ -343,7 +355,11 @@ export function paginate(t: TableSpec, layout: TableLayout, frame: PageFrame, wh
       }
       if (!fits(page)) {
         const rest = cut();
-        if (!rest) throw new AppError('out_of_range', `${where}: a row is taller than the room a page has for the table (${Math.round(h)} units)${split ? '' : '; overflow_behavior split-row would split it'}`);
+        if (!rest)
+          throw new AppError(
+            'out_of_range',
+            `${where}: a row is taller than the room a page has for the table (${Math.round(h)} units)${split ? '' : '; overflow_behavior split-row would split it'}`,
+          );
         place([rest[0]]);
         queue.unshift([rest[1]]);
         continue;
@@ -355,7 +371,8 @@ export function paginate(t: TableSpec, layout: TableLayout, frame: PageFrame, wh
   // Header rows are running headers (artifacts when tagged) on every page but the first one showing the table.
   const shown = slices.find((s) => s.rows.length);
   for (const r of shown?.rows ?? []) if (r.row.section === 'header') r.repeated = false;
-  if (slices.length > 1 && t.overflow_behavior === 'fail') throw new AppError('out_of_range', `${where} does not fit on page ${t.page} (overflow_behavior is fail)`);
+  if (slices.length > 1 && t.overflow_behavior === 'fail')
+    throw new AppError('out_of_range', `${where} does not fit on page ${t.page} (overflow_behavior is fail)`);
   return slices;
 }
 
@@ -404,7 +421,16 @@ export function drawSlice(page: PDFPage, slice: TableSlice, tagging: TableTaggin
   const artifact: ContentTag | undefined = tagging ? { artifact: true } : undefined;
   markedContent(page, artifact, () => {
     for (const b of boxes) {
-      if (b.cell.style.background) page.drawRectangle({ x: b.x, y: b.y, width: b.w, height: b.h, color: colorFrom(b.cell.style.background), opacity: b.cell.style.opacity, borderWidth: 0 });
+      if (b.cell.style.background)
+        page.drawRectangle({
+          x: b.x,
+          y: b.y,
+          width: b.w,
+          height: b.h,
+          color: colorFrom(b.cell.style.background),
+          opacity: b.cell.style.opacity,
+          borderWidth: 0,
+        });
     }
   });
   for (const b of boxes) {
@@ -421,7 +447,13 @@ export function drawSlice(page: PDFPage, slice: TableSlice, tagging: TableTaggin
     markedContent(page, tag, () => {
       if (cell.image) {
         const dx = s.align === 'left' ? 0 : s.align === 'right' ? innerW - cell.image.width : (innerW - cell.image.width) / 2;
-        page.drawPage(cell.image.page, { x: b.x + s.padding.left + dx, y: contentTop - cell.image.height, width: cell.image.width, height: cell.image.height, opacity: s.opacity });
+        page.drawPage(cell.image.page, {
+          x: b.x + s.padding.left + dx,
+          y: contentTop - cell.image.height,
+          width: cell.image.width,
+          height: cell.image.height,
+          opacity: s.opacity,
+        });
       } else if (cell.lines) {
         // The first baseline sits in its line box as in drawLines' callers: ascent below the box's top.
         const rtl = cell.spec.is_rtl ?? table.rtl;
@@ -459,7 +491,14 @@ function drawBorders(page: PDFPage, border: Sides<BorderSide>, x: number, y: num
   for (const [side, x1, y1, x2, y2] of sides) {
     if (!side || !(side.width ?? 1)) continue;
     // Projecting caps close the corners where two sides meet.
-    page.drawLine({ start: { x: x1, y: y1 }, end: { x: x2, y: y2 }, thickness: side.width ?? 1, color: colorOf(side.color_rgb, side.color_cmyk), opacity: side.opacity ?? 1, lineCap: LineCapStyle.Projecting });
+    page.drawLine({
+      start: { x: x1, y: y1 },
+      end: { x: x2, y: y2 },
+      thickness: side.width ?? 1,
+      color: colorOf(side.color_rgb, side.color_cmyk),
+      opacity: side.opacity ?? 1,
+      lineCap: LineCapStyle.Projecting,
+    });
   }
 }
 
@@ -475,7 +514,14 @@ export interface PlacedTable {
  * (qpdf --overlay, originals untouched), continuation slices on pages of the frame's size that qpdf then
  * inserts after their table's page (the input stays the primary file, so its catalog is kept).
  */
-export async function writeTables(input: string, output: string, doc: PDFDocument, frames: PageFrame[], tables: PlacedTable[], ctx: EngineContext): Promise<void> {
+export async function writeTables(
+  input: string,
+  output: string,
+  doc: PDFDocument,
+  frames: PageFrame[],
+  tables: PlacedTable[],
+  ctx: EngineContext,
+): Promise<void> {
   const onPage = new Map<number, PlacedTable[]>();
   for (const t of tables) onPage.set(t.page, [...(onPage.get(t.page) ?? []), t]);
   const pages = [...onPage.keys()].sort((a, b) => a - b);
@@ -519,4 +565,3 @@ export async function writeTables(input: string, output: string, doc: PDFDocumen
 const breather = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
-

@@ -1,5 +1,18 @@
+import {
+  beginText,
+  type Color,
+  degrees,
+  endText,
+  moveText,
+  type PDFFont,
+  type PDFOperator,
+  type PDFPage,
+  type PDFRef,
+  setFillingGrayscaleColor,
+  setFontAndSize,
+  showText,
+} from '@cantoo/pdf-lib';
 import bidiModule from 'bidi-js';
-import { beginText, degrees, endText, moveText, setFillingGrayscaleColor, setFontAndSize, showText, type Color, type PDFFont, type PDFOperator, type PDFPage, type PDFRef } from '@cantoo/pdf-lib';
 
 /**
  * Text as lines: wrapped to a width (at spaces, or between CJK characters, or inside a word longer than the
@@ -97,7 +110,14 @@ export interface DrawStyle {
  * Draws lines with the first baseline starting at `origin` (before rotation), the next ones below it, each
  * aligned in a column `columnWidth` wide: left, right or centred.
  */
-export function drawLines(page: PDFPage, lines: Line[], origin: { x: number; y: number }, columnWidth: number, align: 'left' | 'right' | 'center', style: DrawStyle): void {
+export function drawLines(
+  page: PDFPage,
+  lines: Line[],
+  origin: { x: number; y: number },
+  columnWidth: number,
+  align: 'left' | 'right' | 'center',
+  style: DrawStyle,
+): void {
   const a = (style.rotation * Math.PI) / 180;
   const [cos, sin] = [Math.cos(a), Math.sin(a)];
   const at = (dx: number, dy: number) => ({ x: origin.x + dx * cos - dy * sin, y: origin.y + dx * sin + dy * cos });
@@ -106,7 +126,15 @@ export function drawLines(page: PDFPage, lines: Line[], origin: { x: number; y: 
     let dx = align === 'left' ? 0 : align === 'right' ? columnWidth - line.width : (columnWidth - line.width) / 2;
     for (const run of visualRuns(line, style.rtl)) {
       const p = at(dx, dy);
-      page.drawText(run.text, { x: p.x, y: p.y, font: run.font, size: style.size, color: style.color, opacity: style.opacity, rotate: degrees(style.rotation) });
+      page.drawText(run.text, {
+        x: p.x,
+        y: p.y,
+        font: run.font,
+        size: style.size,
+        color: style.color,
+        opacity: style.opacity,
+        rotate: degrees(style.rotation),
+      });
       dx += run.font.widthOfTextAtSize(run.text, style.size);
     }
   });
@@ -170,6 +198,12 @@ export function visualRuns(line: Line, rtl: boolean) {
   // mirrored: brackets) here.
   return runs.map((r) => {
     if (r.level % 2 === 0 || [...r.text].some((c) => STRONG_RTL.has(bidi.getBidiCharTypeName(c)))) return r;
-    return { ...r, text: [...r.text].reverse().map((c) => bidi.getMirroredCharacter(c) ?? c).join('') };
+    return {
+      ...r,
+      text: [...r.text]
+        .reverse()
+        .map((c) => bidi.getMirroredCharacter(c) ?? c)
+        .join(''),
+    };
   });
 }

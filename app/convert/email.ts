@@ -1,5 +1,5 @@
 import msgreader from '@kenjiuno/msgreader';
-import { simpleParser, type AddressObject } from 'mailparser';
+import { type AddressObject, simpleParser } from 'mailparser';
 import mime from 'mime';
 
 /**
@@ -33,7 +33,7 @@ export interface Mail {
 
 const MsgReader = msgreader.default;
 
-const addresses = (a?: AddressObject | AddressObject[]) => (Array.isArray(a) ? a.map((x) => x.text).join(', ') : a?.text ?? '');
+const addresses = (a?: AddressObject | AddressObject[]) => (Array.isArray(a) ? a.map((x) => x.text).join(', ') : (a?.text ?? ''));
 
 export async function readEml(buf: Buffer): Promise<Mail> {
   const m = await simpleParser(buf, { keepCidLinks: true });
@@ -41,8 +41,24 @@ export async function readEml(buf: Buffer): Promise<Mail> {
   const attachments = m.attachments
     // Alternative bodies mailparser cannot render (text/watch-html) come out as nameless "attachments".
     .filter((a) => a.filename || !a.contentType.startsWith('text/'))
-    .map((a) => ({ name: a.filename ?? `attachment.${a.contentType.split('/')[1] ?? 'bin'}`, type: a.contentType, size: a.size, content: a.content, inline: false, cid: a.cid }));
-  return inlineCids({ from: m.from?.text ?? '', to: addresses(m.to), cc: addresses(m.cc), date, subject: m.subject ?? '', html: m.html || null, text: m.text ?? '', attachments });
+    .map((a) => ({
+      name: a.filename ?? `attachment.${a.contentType.split('/')[1] ?? 'bin'}`,
+      type: a.contentType,
+      size: a.size,
+      content: a.content,
+      inline: false,
+      cid: a.cid,
+    }));
+  return inlineCids({
+    from: m.from?.text ?? '',
+    to: addresses(m.to),
+    cc: addresses(m.cc),
+    date,
+    subject: m.subject ?? '',
+    html: m.html || null,
+    text: m.text ?? '',
+    attachments,
+  });
 }
 
 export function readMsg(buf: Buffer): Mail {
@@ -58,10 +74,26 @@ export function readMsg(buf: Buffer): Mail {
   if (!html && d.html) html = new TextDecoder(d.internetCodepage === 65001 || !d.internetCodepage ? 'utf-8' : `windows-${d.internetCodepage}`).decode(d.html);
   const attachments = (d.attachments ?? []).map((a) => {
     const data = reader.getAttachment(a);
-    return { name: data.fileName || 'attachment', type: a.attachMimeTag || mime.getType(data.fileName || '') || '', size: data.content.length, content: Buffer.from(data.content), inline: false, cid: a.pidContentId };
+    return {
+      name: data.fileName || 'attachment',
+      type: a.attachMimeTag || mime.getType(data.fileName || '') || '',
+      size: data.content.length,
+      content: Buffer.from(data.content),
+      inline: false,
+      cid: a.pidContentId,
+    };
   });
   const from = d.senderName && d.senderEmail && d.senderName !== d.senderEmail ? `${d.senderName} <${d.senderEmail}>` : d.senderEmail || d.senderName || '';
-  return inlineCids({ from, to: recipients('to'), cc: recipients('cc'), date: d.messageDeliveryTime ?? d.clientSubmitTime ?? '', subject: d.subject ?? '', html, text: d.body ?? '', attachments });
+  return inlineCids({
+    from,
+    to: recipients('to'),
+    cc: recipients('cc'),
+    date: d.messageDeliveryTime ?? d.clientSubmitTime ?? '',
+    subject: d.subject ?? '',
+    html,
+    text: d.body ?? '',
+    attachments,
+  });
 }
 
 /** Replaces cid: references of the HTML body by data: URIs of the attachments they name, and marks those inline. */
@@ -77,7 +109,7 @@ function inlineCids(m: Omit<Mail, 'attachments'> & { attachments: (MailAttachmen
   return { ...m, html, attachments: m.attachments.map(({ cid: _cid, ...a }) => a) };
 }
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:";
 
@@ -104,14 +136,14 @@ export function mailHtml(m: Mail, notes: Map<number, string> = new Map()): strin
     ['Subject', m.subject],
   ]
     .filter(([, v]) => v)
-    .map(([k, v]) => `<tr><th>${k}:</th><td>${escape(v)}</td></tr>`)
+    .map(([k, v]) => `<tr><th>${k}:</th><td>${escapeHtml(v)}</td></tr>`)
     .join('');
-  const body = m.html !== null ? bodyOf(m.html) : `<pre class="quire-text">${escape(m.text)}</pre>`;
+  const body = m.html !== null ? bodyOf(m.html) : `<pre class="quire-text">${escapeHtml(m.text)}</pre>`;
   const list = m.attachments.length
     ? `<div class="quire-attachments"><h2>Attachments (${m.attachments.length})</h2><ul>${m.attachments
         .map((a, i) => {
           const note = notes.get(i) ?? (a.inline ? 'shown in the message' : '');
-          return `<li>${escape(a.name)} <span>(${escape(a.type || 'unknown type')}, ${size(a.size)}${note ? `; ${escape(note)}` : ''})</span></li>`;
+          return `<li>${escapeHtml(a.name)} <span>(${escapeHtml(a.type || 'unknown type')}, ${size(a.size)}${note ? `; ${escapeHtml(note)}` : ''})</span></li>`;
         })
         .join('')}</ul></div>`
     : '';

@@ -1,4 +1,4 @@
-import { pageSize, type PageSizeName } from '../document/index.js';
+import { type PageSizeName, pageSize } from '../document/index.js';
 
 /** The print settings of HTML conversions: paper, margins, layout width. */
 

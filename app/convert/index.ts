@@ -7,7 +7,7 @@
 export * from './email.js';
 export * from './html-page.js';
 export * from './office-input.js';
-export { STRUCTURED_FORMATS, typesetStructured, type StructuredFormat, type Typeset } from './structured/typeset.js';
-export { typesetFile, type TypesetPrint } from './structured/thread.js';
-export { STRUCTURED_PAGE_SIZES, type StructuredOptions } from './structured/options.js';
 export type { ImageInput, MarkdownImages } from './structured/markdown.js';
+export { STRUCTURED_PAGE_SIZES, type StructuredOptions } from './structured/options.js';
+export { type TypesetPrint, typesetFile } from './structured/thread.js';
+export { STRUCTURED_FORMATS, type StructuredFormat, type Typeset, typesetStructured } from './structured/typeset.js';

@@ -102,7 +102,7 @@ const unitOf = (geo: Pick<PageGeometry, 'userUnit'>) => (geo.userUnit !== undefi
 export function deviceToUser(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate' | 'userUnit'>): (p: Point) => Point {
   const box = pageBox(geo);
   const unit = unitOf(geo);
-  const rot = ((Math.round((geo.rotate || 0) / 90) * 90) % 360 + 360) % 360;
+  const rot = (((Math.round((geo.rotate || 0) / 90) * 90) % 360) + 360) % 360;
   const t = (-rot * Math.PI) / 180;
   const cos = Math.round(Math.cos(t));
   const sin = Math.round(Math.sin(t));
@@ -169,7 +169,10 @@ export function buildPages(stext: StextPage[], geometry: PageGeometry[], traced?
     // MuPDF's page is 0 by 0 when /UserUnit is 0; every size and margin on the page is taken from these.
     const size = sp.width > 0 && sp.height > 0 && Number.isFinite(sp.width + sp.height) ? { width: sp.width, height: sp.height } : displayedSize(g);
     const colourAt = traced ? glyphIndex(traced.get(sp.page)) : undefined;
-    const raw = sp.lines.map((l) => lineOf(l, sp.page, toUser, colourAt)).filter((l): l is Line => l !== null).flatMap(splitAtGaps);
+    const raw = sp.lines
+      .map((l) => lineOf(l, sp.page, toUser, colourAt))
+      .filter((l): l is Line => l !== null)
+      .flatMap(splitAtGaps);
     const rows = mergeRows(raw);
     const items = readingOrder(rows);
     const lines = items.flatMap((it) => (it.kind === 'line' ? [it.line] : it.lines));
@@ -184,19 +187,31 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
   const words: Word[] = [];
   let cur: { chars: { c: string; quad: number[]; x: number; y: number; color: string }[]; font: string; size: number } | null = null;
   const flush = () => {
-    if (!cur || !cur.chars.length) return void (cur = null);
+    if (!cur?.chars.length) return void (cur = null);
     const text = cur.chars.map((c) => c.c).join('');
     // An oriented box along the line's direction: right for left-to-right, right-to-left and vertical lines alike.
-    let minD = Infinity, maxD = -Infinity, minN = Infinity, maxN = -Infinity;
-    let bx0 = Infinity, by0 = Infinity, bx1 = -Infinity, by1 = -Infinity;
+    let minD = Infinity,
+      maxD = -Infinity,
+      minN = Infinity,
+      maxN = -Infinity;
+    let bx0 = Infinity,
+      by0 = Infinity,
+      bx1 = -Infinity,
+      by1 = -Infinity;
     for (const ch of cur.chars) {
       for (let i = 0; i < 8; i += 2) {
         const x = ch.quad[i];
         const y = ch.quad[i + 1];
         const d = x * dx + y * dy;
         const n = x * nx + y * ny;
-        minD = Math.min(minD, d); maxD = Math.max(maxD, d); minN = Math.min(minN, n); maxN = Math.max(maxN, n);
-        bx0 = Math.min(bx0, x); by0 = Math.min(by0, y); bx1 = Math.max(bx1, x); by1 = Math.max(by1, y);
+        minD = Math.min(minD, d);
+        maxD = Math.max(maxD, d);
+        minN = Math.min(minN, n);
+        maxN = Math.max(maxN, n);
+        bx0 = Math.min(bx0, x);
+        by0 = Math.min(by0, y);
+        bx1 = Math.max(bx1, x);
+        by1 = Math.max(by1, y);
       }
     }
     const at = (d: number, n: number) => toUser({ x: d * dx + n * nx, y: d * dy + n * ny });
@@ -229,7 +244,10 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
   }
   flush();
   if (!words.length) return null;
-  const box = words.reduce<Box>((b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }), { ...words[0].box });
+  const box = words.reduce<Box>(
+    (b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }),
+    { ...words[0].box },
+  );
   const vertical = l.wmode === 1 || Math.abs(dx) < 0.5 || dx < 0;
   return { page, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), vertical, dir: [dx, dy], text: words.map((w) => w.text).join(' ') };
 }
@@ -246,7 +264,10 @@ function fontSize(reported: number, across: number): number {
 }
 
 function lineFrom(words: Word[], like: Line): Line {
-  const box = words.reduce<Box>((b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }), { ...words[0].box });
+  const box = words.reduce<Box>(
+    (b, w) => ({ x0: Math.min(b.x0, w.box.x0), y0: Math.min(b.y0, w.box.y0), x1: Math.max(b.x1, w.box.x1), y1: Math.max(b.y1, w.box.y1) }),
+    { ...words[0].box },
+  );
   return { ...like, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), text: words.map((w) => w.text).join(' ') };
 }
 
@@ -343,11 +364,12 @@ function gutters(lines: Line[], x0: number, x1: number, min: number): Interval[]
 
 function intersect(a: Interval[], b: Interval[], min: number): Interval[] {
   const out: Interval[] = [];
-  for (const [p, q] of a) for (const [r, s] of b) {
-    const lo = Math.max(p, r);
-    const hi = Math.min(q, s);
-    if (hi - lo >= min) out.push([lo, hi]);
-  }
+  for (const [p, q] of a)
+    for (const [r, s] of b) {
+      const lo = Math.max(p, r);
+      const hi = Math.min(q, s);
+      if (hi - lo >= min) out.push([lo, hi]);
+    }
   return out;
 }
 
@@ -580,9 +602,7 @@ const LIST_LINE = /^(- |\d+\. )/;
  * A block of text as the Markdown builder (and /word) sees it: a heading (level 1-6), a paragraph, a list item
  * (`marker` is `-` or `N.`), or a table; with the rows it was made of, in reading order.
  */
-export type TextBlock =
-  | { kind: 'p' | 'h' | 'li'; level: number; text: string; lines: Line[]; marker?: string }
-  | (TableItem & { kind: 'table' });
+export type TextBlock = { kind: 'p' | 'h' | 'li'; level: number; text: string; lines: Line[]; marker?: string } | (TableItem & { kind: 'table' });
 
 /** Blocks of each page: headings from size and weight, paragraphs joined across line breaks, list items, tables. */
 export function textBlocks(pages: PageModel[]): TextBlock[][] {
@@ -618,7 +638,16 @@ export function textBlocks(pages: PageModel[]): TextBlock[][] {
       if (isListMarker(first) && line.words.length > 1) {
         const numbered = /\d|^\(?[a-zA-Z]{1,5}[.)]$/.test(first) && !/^[-–—*•]$/.test(first);
         const n = /(\d+)/.exec(first)?.[1];
-        out.push({ kind: 'li', level: 0, text: line.words.slice(1).map((w) => w.text).join(' '), lines: [line], marker: numbered ? `${n ?? 1}.` : '-' });
+        out.push({
+          kind: 'li',
+          level: 0,
+          text: line.words
+            .slice(1)
+            .map((w) => w.text)
+            .join(' '),
+          lines: [line],
+          marker: numbered ? `${n ?? 1}.` : '-',
+        });
         continue;
       }
       if (last && (prev.kind === 'p' || prev.kind === 'li') && continues(last, line, prev.kind === 'li')) {
@@ -643,7 +672,7 @@ export function toMarkdown(pages: PageModel[], opts: MarkdownOptions): string {
       else out.push(escapeLead(b.text));
     }
   });
-  return out.reduce((acc, b, i) => (i === 0 ? b : acc + (LIST_LINE.test(b) && LIST_LINE.test(out[i - 1]) ? '\n' : '\n\n') + b), '') + '\n';
+  return `${out.reduce((acc, b, i) => (i === 0 ? b : acc + (LIST_LINE.test(b) && LIST_LINE.test(out[i - 1]) ? '\n' : '\n\n') + b), '')}\n`;
 }
 
 function bodySize(lines: Line[]): number {

@@ -1,7 +1,7 @@
 import type { EngineContext } from '../../engines/context.js';
 import { pageGeometry } from '../../engines/mupdf-stext.js';
 import { readPdfJson } from '../../engines/qpdf.js';
-import { deviceToUser, type Box } from './layout.js';
+import { type Box, deviceToUser } from './layout.js';
 import { inputError } from './pdf-access.js';
 import { PdfObjects, pdfText } from './pdf-objects.js';
 
@@ -26,12 +26,16 @@ export async function pageLinks(path: string, pages: number[], ctx: EngineContex
       for (const ref of objects.array(objects.dict(p.object)?.['/Annots'])) {
         const a = objects.dict(ref);
         const action = objects.dict(a?.['/A']);
-        if (!a || a['/Subtype'] !== '/Link' || action?.['/S'] !== '/URI') continue;
+        if (a?.['/Subtype'] !== '/Link' || action?.['/S'] !== '/URI') continue;
         const uri = pdfText(objects.resolve(action['/URI'])).trim();
         const rect = objects.array(a['/Rect']).map((v) => Number(objects.resolve(v)));
         if (!/^(https?|mailto|ftp):/i.test(uri) || rect.length !== 4 || rect.some((v) => !Number.isFinite(v))) continue;
         const c = [toDevice({ x: rect[0], y: rect[1] }), toDevice({ x: rect[2], y: rect[3] })];
-        out.push({ page: g.page, uri, box: { x0: Math.min(c[0].x, c[1].x), y0: Math.min(c[0].y, c[1].y), x1: Math.max(c[0].x, c[1].x), y1: Math.max(c[0].y, c[1].y) } });
+        out.push({
+          page: g.page,
+          uri,
+          box: { x0: Math.min(c[0].x, c[1].x), y0: Math.min(c[0].y, c[1].y), x1: Math.max(c[0].x, c[1].x), y1: Math.max(c[0].y, c[1].y) },
+        });
       }
     }
     return out;

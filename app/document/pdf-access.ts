@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import { AppError, TEXT, invalidInput, limitExceeded, passwordProtected } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
-import { PasswordError, ReadLimitError, encryptionOf, type Encryption } from '../../engines/qpdf.js';
-import { inspectPdf, writePdf, type Inspection, type Permissions, type Security } from '../../engines/qpdf-edit.js';
+import { type Encryption, encryptionOf, PasswordError, ReadLimitError } from '../../engines/qpdf.js';
+import { type Inspection, inspectPdf, type Permissions, type Security, writePdf } from '../../engines/qpdf-edit.js';
+import { AppError, invalidInput, limitExceeded, passwordProtected, TEXT } from '../errors.js';
 
 /** What a client sees for engine failures while reading an input: 401 for passwords, 400 for broken files, 422 for limits. */
 export function inputError(err: unknown, passwordGiven = false): unknown {
@@ -29,8 +29,7 @@ export function readLimitExceeded(err: ReadLimitError): AppError {
 }
 
 /** Clients match "password-protected" for a wrong open password (CLIENTS.md). */
-export const wrongOpenPassword = () =>
-  new AppError('password', `${TEXT.password} The current_open_password given does not open this password-protected file.`);
+export const wrongOpenPassword = () => new AppError('password', `${TEXT.password} The current_open_password given does not open this password-protected file.`);
 
 /** Clients match "password protected"; the rest says why a file that opens without a password needs one here. */
 export const attachmentsPasswordNeeded = () =>
@@ -168,7 +167,8 @@ export async function secureTo(input: string, output: string, readPassword: stri
  * Readers accept a PDF header anywhere in the first 1024 bytes (junk before it is common in the wild), and qpdf,
  * Poppler and MuPDF read a file without one whose first object follows blank space (fuzzed and hand-made files).
  */
-export const isPdfHeader = (head: Buffer) => head.subarray(0, 1024).includes('%PDF-') || /^\s*\d+\s+\d+\s+obj\b/.test(head.subarray(0, 1024).toString('latin1'));
+export const isPdfHeader = (head: Buffer) =>
+  head.subarray(0, 1024).includes('%PDF-') || /^\s*\d+\s+\d+\s+obj\b/.test(head.subarray(0, 1024).toString('latin1'));
 
 /** The first 1 KB of a file: where readers look for the PDF header (isPdfHeader) and its version. */
 export async function readPdfHead(path: string): Promise<Buffer> {

@@ -23,4 +23,5 @@ export const withReadBudgets = <T>(budgets: ReadBudgets, fn: () => Promise<T>): 
 export const readBudgets = (): ReadBudgets => current.getStore() ?? DEFAULT_READ_BUDGETS;
 
 /** Settings name budgets in seconds. */
-export const budgetSetting = (kind: keyof ReadBudgets): string => ({ renderPageMs: 'RENDER_PAGE_SECONDS', textPageMs: 'TEXT_PAGE_SECONDS', ocrPageMs: 'OCR_PAGE_SECONDS', writePageMs: 'WRITE_PAGE_SECONDS' })[kind];
+export const budgetSetting = (kind: keyof ReadBudgets): string =>
+  ({ renderPageMs: 'RENDER_PAGE_SECONDS', textPageMs: 'TEXT_PAGE_SECONDS', ocrPageMs: 'OCR_PAGE_SECONDS', writePageMs: 'WRITE_PAGE_SECONDS' })[kind];

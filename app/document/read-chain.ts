@@ -1,11 +1,11 @@
-import { AppError, invalidInput, limitExceeded } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
-import { pageGeometry, type PageGeometry } from '../../engines/mupdf-stext.js';
+import { type PageGeometry, pageGeometry } from '../../engines/mupdf-stext.js';
 import { popplerPageCount } from '../../engines/poppler.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
-import { PasswordError, ReadLimitError, pageCount } from '../../engines/qpdf.js';
-import { budgetSetting, readBudgets, type ReadBudgets } from './read-budgets.js';
+import { PasswordError, pageCount, ReadLimitError } from '../../engines/qpdf.js';
+import { AppError, invalidInput, limitExceeded } from '../errors.js';
+import { budgetSetting, type ReadBudgets, readBudgets } from './read-budgets.js';
 
 /**
  * Read paths as chains of engines: each read (page count, page boxes, pixels, text) names the engines that can
@@ -16,7 +16,12 @@ import { budgetSetting, readBudgets, type ReadBudgets } from './read-budgets.js'
 
 /** A failure the next engine of a chain may not share: the engine could not read (or not in time). */
 export const isReadFailure = (err: unknown): err is EngineError =>
-  err instanceof EngineError && !(err instanceof PasswordError) && !(err instanceof ReadLimitError) && !err.details.aborted && !err.details.missing && !err.details.limit;
+  err instanceof EngineError &&
+  !(err instanceof PasswordError) &&
+  !(err instanceof ReadLimitError) &&
+  !err.details.aborted &&
+  !err.details.missing &&
+  !err.details.limit;
 
 /** Tries `attempts` in order; the first answer wins. When all fail, chainFailure says why. */
 export async function firstThatReads<T>(what: string, attempts: (() => Promise<T>)[], budget?: keyof ReadBudgets): Promise<T> {
@@ -46,7 +51,15 @@ export function chainFailure(what: string, failures: EngineError[], budget?: key
   return err;
 }
 
-const TOOL_NAMES: Record<string, string> = { mutool: 'MuPDF', pdftoppm: 'Poppler', pdftocairo: 'Poppler', pdftotext: 'Poppler', pdfinfo: 'Poppler', gs: 'Ghostscript', qpdf: 'qpdf' };
+const TOOL_NAMES: Record<string, string> = {
+  mutool: 'MuPDF',
+  pdftoppm: 'Poppler',
+  pdftocairo: 'Poppler',
+  pdftotext: 'Poppler',
+  pdfinfo: 'Poppler',
+  gs: 'Ghostscript',
+  qpdf: 'qpdf',
+};
 
 /**
  * The pages of the real page tree: qpdf walks it (never the /Count a file claims); when qpdf cannot, Poppler's
@@ -123,7 +136,6 @@ export async function pageGeometries(path: string, pages: number[], count: numbe
   ]);
 }
 
-
 /**
  * For reads that only enrich a result (line art, links, pictures): on a failure of the file (or its time), the
  * result goes without them rather than being refused; a cancelled job or a limit of ours still ends it.
@@ -138,7 +150,14 @@ export const unlessUnreadable =
 /** The engines' failures behind an error that means "this input cannot be read" (inputError's 400), or null. */
 export function readFailuresOf(err: unknown): EngineError[] | null {
   if (isReadFailure(err) && !err.details.timedOut) return [err];
-  if (err instanceof AppError && err.code === 'invalid_input' && Array.isArray(err.cause) && err.cause.length && err.cause.every((c) => c instanceof EngineError)) return err.cause as EngineError[];
+  if (
+    err instanceof AppError &&
+    err.code === 'invalid_input' &&
+    Array.isArray(err.cause) &&
+    err.cause.length &&
+    err.cause.every((c) => c instanceof EngineError)
+  )
+    return err.cause as EngineError[];
   return null;
 }
 

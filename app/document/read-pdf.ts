@@ -1,12 +1,12 @@
-import { inputError } from './pdf-access.js';
 import type { EngineContext } from '../../engines/context.js';
-import { glyphColours, structuredTextUntilFailure, type PageGeometry, type StextChar, type StextLine, type StextPage } from '../../engines/mupdf-stext.js';
-import { popplerPageText, popplerPageWords, type PopplerWord } from '../../engines/poppler.js';
+import type { EngineError } from '../../engines/errors.js';
+import { glyphColours, type PageGeometry, type StextChar, type StextLine, type StextPage, structuredTextUntilFailure } from '../../engines/mupdf-stext.js';
+import { type PopplerWord, popplerPageText, popplerPageWords } from '../../engines/poppler.js';
 import { buildPages, displayedSize, median, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
-import { chainFailure, countPages, isReadFailure, pageGeometries, pagesTime, pagesWithFallback, unlessUnreadable } from './read-chain.js';
+import { inputError } from './pdf-access.js';
 import { readBudgets } from './read-budgets.js';
-import type { EngineError } from '../../engines/errors.js';
+import { chainFailure, countPages, isReadFailure, pageGeometries, pagesTime, pagesWithFallback, unlessUnreadable } from './read-chain.js';
 
 /**
  * Opens an input PDF for reading: a password-protected file is a 401, a file no engine can count the pages of
@@ -58,7 +58,18 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
       for (const p of attempt.pages) read.set(p.page, p);
       return { done: new Set(attempt.pages.map((p) => p.page)), failure: attempt.failure };
     },
-    async (page, failure) => void read.set(page, await popplerStext(path, page, ctx, pageMs, failure, geometry?.find((g) => g.page === page))),
+    async (page, failure) =>
+      void read.set(
+        page,
+        await popplerStext(
+          path,
+          page,
+          ctx,
+          pageMs,
+          failure,
+          geometry?.find((g) => g.page === page),
+        ),
+      ),
   );
   const stext = pages.map((p) => read.get(p)!);
   // A page MuPDF read as empty may be one it could not interpret (an object missing from a broken xref), and one
@@ -73,13 +84,22 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
       // Poppler's boxes of such glyphs are as tall as the broken bounding boxes: the places are Poppler's, the
       // heights at most what MuPDF's font sizes give.
       const mupdfSize = median(p.lines.flatMap((l) => l.spans.map((sp) => sp.size)));
-      stext[i] = stextFromWords(p.page, words, geometry?.find((g) => g.page === p.page), mupdfSize ? mupdfSize / 0.8 : Infinity);
+      stext[i] = stextFromWords(
+        p.page,
+        words,
+        geometry?.find((g) => g.page === p.page),
+        mupdfSize ? mupdfSize / 0.8 : Infinity,
+      );
     });
   }
   const broken = stext.filter((p) => undecoded(p).length);
   if (!broken.length) return stext;
   // One pdftotext per run of such pages, not one per page at once (a process and two abort listeners each).
-  const words = await popplerPageWords(path, broken.map((p) => p.page), pagesTime(ctx, broken.length));
+  const words = await popplerPageWords(
+    path,
+    broken.map((p) => p.page),
+    pagesTime(ctx, broken.length),
+  );
   for (const p of broken) repairLines(p, words.get(p.page) ?? []);
   return stext;
 }
@@ -88,7 +108,14 @@ export async function decodedText(path: string, pages: number[], ctx: EngineCont
  * A page's text from Poppler's words, as MuPDF would give it without fonts: one line per run of words on one
  * baseline, each word's characters spread evenly over its box, the size from the box's height.
  */
-async function popplerStext(path: string, page: number, ctx: EngineContext, pageMs: number, mupdfFailure: EngineError | undefined, geometry?: PageGeometry): Promise<StextPage> {
+async function popplerStext(
+  path: string,
+  page: number,
+  ctx: EngineContext,
+  pageMs: number,
+  mupdfFailure: EngineError | undefined,
+  geometry?: PageGeometry,
+): Promise<StextPage> {
   try {
     return stextFromWords(page, await popplerPageText(path, page, { ...ctx, pageMs }), geometry);
   } catch (err) {
@@ -176,6 +203,7 @@ export const textlessPages = (pages: PageModel[]) => pages.filter((p) => p.lines
 
 export function noTextWarning(empty: number[], total: number): string | undefined {
   if (!empty.length) return undefined;
-  if (empty.length === total) return 'No text was found on the selected pages: they may be scanned images. Run /pdf-with-ocr-text first to make the text readable.';
+  if (empty.length === total)
+    return 'No text was found on the selected pages: they may be scanned images. Run /pdf-with-ocr-text first to make the text readable.';
   return `No text was found on page${empty.length > 1 ? 's' : ''} ${empty.join(', ')}: ${empty.length > 1 ? 'they' : 'it'} may be scanned images. Run /pdf-with-ocr-text first to make that text readable.`;
 }

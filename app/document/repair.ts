@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { AppError, TEXT, invalidInput } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
 import { rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { cleanPdf } from '../../engines/mupdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { isPdfHeader, readPdfHead, readableWithoutPassword } from './pdf-access.js';
+import { AppError, invalidInput, TEXT } from '../errors.js';
+import { isPdfHeader, readableWithoutPassword, readPdfHead } from './pdf-access.js';
 import { countPages, isReadFailure, readFailuresOf, withinPageBudget } from './read-chain.js';
 import { whyUnreadable } from './unreadable.js';
 
@@ -26,7 +26,8 @@ export async function withRepairedInputs<T>(
     return { value: await attempt((p) => p) };
   } catch (err) {
     // Only the plain "password protected" of a read: an operation that changes security says more, and needs the password.
-    if (err instanceof AppError && err.code === 'password' && err.message === TEXT.password) return withoutAttachmentEncryption(pdfs, attempt, ctx, err, opts.writesPdf);
+    if (err instanceof AppError && err.code === 'password' && err.message === TEXT.password)
+      return withoutAttachmentEncryption(pdfs, attempt, ctx, err, opts.writesPdf);
     const failures = readFailuresOf(err);
     if (!failures || !pdfs.length) throw err;
     // Only files with a PDF header: Ghostscript "repairs" an empty or foreign file into a blank page.
@@ -42,7 +43,10 @@ export async function withRepairedInputs<T>(
       if (!repaired.size) continue;
       try {
         const value = await attempt((p) => repaired.get(p) ?? p);
-        return { value, warning: `The input PDF was damaged and could not be read as it is: it was repaired (rewritten by ${repairer.name}) and the repaired copy was processed. Check the result against the original.` };
+        return {
+          value,
+          warning: `The input PDF was damaged and could not be read as it is: it was repaired (rewritten by ${repairer.name}) and the repaired copy was processed. Check the result against the original.`,
+        };
       } catch (again) {
         const more = readFailuresOf(again);
         if (!more) throw again;
@@ -52,7 +56,14 @@ export async function withRepairedInputs<T>(
     // An operation's own words (what it could not do, and what to send instead) say more than a reason found here,
     // and a file the readers can count the pages of is not unreadable: what failed was the operation's own work.
     if (err instanceof AppError && err.message !== TEXT.invalidInput) throw err;
-    for (const pdf of pdfs) if (!(await countPages(pdf, ctx).then(() => true, () => false))) throw invalidInput(await whyUnreadable(pdf, failures, ctx));
+    for (const pdf of pdfs)
+      if (
+        !(await countPages(pdf, ctx).then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw invalidInput(await whyUnreadable(pdf, failures, ctx));
     throw err;
   }
 }

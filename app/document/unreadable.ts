@@ -84,7 +84,7 @@ export async function explainUnreadable(path: string, failures: EngineError[], _
   if (ends && !ends.tail.includes('%%EOF') && !ends.tail.includes('startxref') && failures.some(readFailure)) return is('truncated');
 
   // A header and an end but nothing between (corpus invalid-header-then-eof.pdf): MuPDF "error: no objects found".
-  if (said(/no objects found/, 'mutool') || (ends && ends.whole && !/\d+\s+\d+\s+obj\b/.test(ends.tail.toString('latin1')))) return is('no-objects');
+  if (said(/no objects found/, 'mutool') || (ends?.whole && !/\d+\s+\d+\s+obj\b/.test(ends.tail.toString('latin1')))) return is('no-objects');
 
   // qpdf's verdicts first, as they are the most precise: "unable to find /Root dictionary" (a trailer without a
   // usable /Root, corpus issue-99.pdf, issue-100.pdf) and, below, "unable to find trailer dictionary while recovering
@@ -93,7 +93,9 @@ export async function explainUnreadable(path: string, failures: EngineError[], _
   // A catalog without a usable /Pages: qpdf warns "dictionary key /Pages: operation for dictionary attempted on object
   // of type null" and lists 0 pages; MuPDF "error: malformed page tree" (/Kids [] or /Pages to a missing object);
   // Poppler "Invalid page count 0" or "Top-level pages object is wrong type (null)" (corpus issue-119.pdf).
-  if (said(/key \/Pages: operation for dictionary attempted on object of type null|malformed page tree|Invalid page count 0|Top-level pages object is wrong type/)) {
+  if (
+    said(/key \/Pages: operation for dictionary attempted on object of type null|malformed page tree|Invalid page count 0|Top-level pages object is wrong type/)
+  ) {
     return is('no-pages');
   }
   if (said(/unable to find trailer dictionary/, 'qpdf')) return is('broken-xref');
@@ -249,7 +251,8 @@ export function formatOf(head: Buffer, tail: Buffer = Buffer.alloc(0)): string {
   // "BM", then the file size, then four reserved zero bytes.
   if (ascii.startsWith('BM') && head.length >= 14 && head.readUInt32LE(6) === 0) return 'a BMP image';
   if (starts(0x50, 0x4b, 0x03, 0x04) || starts(0x50, 0x4b, 0x05, 0x06)) return zipKind(head, tail);
-  if (starts(0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1)) return 'a Microsoft Office compound file (OLE2: .doc, .xls, .ppt, .msg, or a password-protected .docx, .xlsx or .pptx)';
+  if (starts(0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1))
+    return 'a Microsoft Office compound file (OLE2: .doc, .xls, .ppt, .msg, or a password-protected .docx, .xlsx or .pptx)';
   if (starts(0xc5, 0xd0, 0xd3, 0xc6)) return 'an EPS (Encapsulated PostScript) file';
   if (ascii.startsWith('%!')) return /^%!PS-Adobe-\S+\s+EPSF/.test(ascii) ? 'an EPS (Encapsulated PostScript) file' : 'a PostScript file';
   if (ascii.startsWith('%FDF-')) return 'an FDF file (form field data, not a document)';
@@ -264,7 +267,8 @@ export function formatOf(head: Buffer, tail: Buffer = Buffer.alloc(0)): string {
     return `binary data starting with the bytes ${[...head.subarray(0, 4)].map((b) => b.toString(16).padStart(2, '0')).join(' ')}`;
   }
   const markup = text.trimStart();
-  if (/^<!doctype html|^<html[\s>]|^<head[\s>]|^<body[\s>]/i.test(markup) || (/^<(!--|\?xml|!doctype)/i.test(markup) && /<html[\s>]/i.test(markup))) return 'an HTML page';
+  if (/^<!doctype html|^<html[\s>]|^<head[\s>]|^<body[\s>]/i.test(markup) || (/^<(!--|\?xml|!doctype)/i.test(markup) && /<html[\s>]/i.test(markup)))
+    return 'an HTML page';
   if (/^<svg[\s>]/i.test(markup) || (/^<\?xml/i.test(markup) && /<svg[\s>]/i.test(markup))) return 'an SVG image';
   if (/^<\?xml/i.test(markup)) return 'an XML document';
   const shown = markup.replace(/\s+/g, ' ').trim();
@@ -312,7 +316,12 @@ function zipKind(head: Buffer, tail: Buffer): string {
   if (mimetype === 'epub+zip') return 'an EPUB e-book';
   const odf = /^vnd\.oasis\.opendocument\.(text|spreadsheet|presentation|graphics)$/.exec(mimetype ?? '')?.[1];
   if (odf) {
-    return { text: 'an OpenDocument text (.odt)', spreadsheet: 'an OpenDocument spreadsheet (.ods)', presentation: 'an OpenDocument presentation (.odp)', graphics: 'an OpenDocument drawing (.odg)' }[odf]!;
+    return {
+      text: 'an OpenDocument text (.odt)',
+      spreadsheet: 'an OpenDocument spreadsheet (.ods)',
+      presentation: 'an OpenDocument presentation (.odp)',
+      graphics: 'an OpenDocument drawing (.odg)',
+    }[odf]!;
   }
   return 'a ZIP archive';
 }

@@ -40,12 +40,27 @@ const FAMILIES: [RegExp, string][] = [
 
 /** `ABCDEF+TimesNewRomanPS-BoldMT` -> `Times New Roman`; `DejaVuSans-Bold` -> `DejaVu Sans`; unknown serif faces -> `Times New Roman`. */
 export function wordFont(pdfName: string): string {
-  const base = pdfName.replace(/^[A-Z]{6}\+/, '').split(/[-,]/)[0].replace(/(PSMT|PS|MT)$/, '');
-  for (const [re, family] of FAMILIES) if (re.test(base)) return family || base.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/\s+(Regular|Book|Roman)$/i, '').trim();
+  const base = pdfName
+    .replace(/^[A-Z]{6}\+/, '')
+    .split(/[-,]/)[0]
+    .replace(/(PSMT|PS|MT)$/, '');
+  for (const [re, family] of FAMILIES)
+    if (re.test(base))
+      return (
+        family ||
+        base
+          .replace(/([a-z])([A-Z])/g, '$1 $2')
+          .replace(/\s+(Regular|Book|Roman)$/i, '')
+          .trim()
+      );
   return 'Times New Roman';
 }
 
-const hex = (v: number) => Math.round(Math.min(1, Math.max(0, v)) * 255).toString(16).padStart(2, '0').toUpperCase();
+const hex = (v: number) =>
+  Math.round(Math.min(1, Math.max(0, v)) * 255)
+    .toString(16)
+    .padStart(2, '0')
+    .toUpperCase();
 
 /** RRGGBB of a device colour (grey, RGB or CMYK, without a profile: enough for black, greys and the hue). */
 export function colourHex(values: number[]): string {
@@ -73,4 +88,11 @@ export const runStyle = (w: Word, underline = false, hidden = false): RunStyle =
   };
 };
 
-export const sameStyle = (a: RunStyle, b: RunStyle) => a.font === b.font && a.halfPoints === b.halfPoints && a.bold === b.bold && a.italic === b.italic && a.color === b.color && a.underline === b.underline && a.hidden === b.hidden;
+export const sameStyle = (a: RunStyle, b: RunStyle) =>
+  a.font === b.font &&
+  a.halfPoints === b.halfPoints &&
+  a.bold === b.bold &&
+  a.italic === b.italic &&
+  a.color === b.color &&
+  a.underline === b.underline &&
+  a.hidden === b.hidden;

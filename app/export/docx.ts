@@ -1,16 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import {
   AlignmentType,
+  BorderStyle,
   Document,
   ExternalHyperlink,
+  Footer,
   FrameAnchorType,
   FrameWrap,
-  Footer,
   Header,
   HeadingLevel,
   HeightRule,
   HorizontalPositionRelativeFrom,
   ImageRun,
+  type ISectionOptions,
   LevelFormat,
   LineRuleType,
   Packer,
@@ -18,28 +20,40 @@ import {
   PageOrientation,
   Paragraph,
   SectionType,
+  ShadingType,
+  Tab,
   Table,
   TableBorders,
-  BorderStyle,
-  ShadingType,
-  VerticalMergeType,
-  Tab,
-  TabStopType,
   TableCell,
   TableRow,
+  TabStopType,
   TextDirection,
   TextRun,
   TextWrappingType,
   UnderlineType,
+  VerticalMergeType,
   VerticalPositionRelativeFrom,
   WidthType,
-  type ISectionOptions,
 } from 'docx';
-import { dividedPage, median, textBlocks, type Box, type Line, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
+import { type Box, dividedPage, type Line, median, type PageLink, type PageModel, type TextBlock, textBlocks, type Word } from '../document/index.js';
 import { runningLines } from './docx-layout.js';
-import { colourHex, runStyle, sameStyle, type RunStyle } from './docx-style.js';
+import { colourHex, type RunStyle, runStyle, sameStyle } from './docx-style.js';
+import {
+  cellArt,
+  cellDividers,
+  clipSpans,
+  type Edge,
+  groupHeaders,
+  invisibleWords,
+  isThin,
+  type PageArt,
+  type Rule,
+  rowSpans,
+  type Side,
+  type SpanCells,
+  underlinedWords,
+} from './table-art.js';
 import { naturalWidth } from './text-style.js';
-import { cellArt, cellDividers, clipSpans, groupHeaders, isThin, rowSpans, invisibleWords, underlinedWords, type Edge, type PageArt, type Rule, type Side, type SpanCells } from './table-art.js';
 
 /**
  * PDF to a Word document that looks like the PDF and edits like a document. The structure (reading order,
@@ -59,7 +73,14 @@ export interface PlacedImage {
   png: string;
 }
 
-const HEADINGS = [HeadingLevel.HEADING_1, HeadingLevel.HEADING_2, HeadingLevel.HEADING_3, HeadingLevel.HEADING_4, HeadingLevel.HEADING_5, HeadingLevel.HEADING_6];
+const HEADINGS = [
+  HeadingLevel.HEADING_1,
+  HeadingLevel.HEADING_2,
+  HeadingLevel.HEADING_3,
+  HeadingLevel.HEADING_4,
+  HeadingLevel.HEADING_5,
+  HeadingLevel.HEADING_6,
+];
 const twips = (pt: number) => Math.round(pt * 20);
 const emu = (pt: number) => Math.round(pt * 12700);
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
@@ -80,9 +101,15 @@ interface Marks {
 }
 
 /** Runs of a row's words: consecutive words of one look share a run; words inside a link area become a hyperlink. */
-function rowRuns(words: Word[], { links, underlined, invisible }: Marks, opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean } = {}): Inline[] {
+function rowRuns(
+  words: Word[],
+  { links, underlined, invisible }: Marks,
+  opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean } = {},
+): Inline[] {
   const out: Inline[] = [];
-  const gapAt = new Set(opts.tabs ? words.flatMap((w, i) => (i && (!opts.skipFirst || i > 1) && w.box.x0 - words[i - 1].box.x1 > TAB_GAP_EM * w.font.size ? [i] : [])) : []);
+  const gapAt = new Set(
+    opts.tabs ? words.flatMap((w, i) => (i && (!opts.skipFirst || i > 1) && w.box.x0 - words[i - 1].box.x1 > TAB_GAP_EM * w.font.size ? [i] : [])) : [],
+  );
   const condensed = gapAt.size ? 0 : condensing(opts.skipFirst ? words.slice(1) : words, !opts.justified);
   let cur: { style: RunStyle; text: string; uri?: string } | null = null;
   const flush = () => {
@@ -141,7 +168,10 @@ const TAB_GAP_EM = 1.5;
 
 /** Left tab stops at the collected positions, one per 2 pt. */
 const tabStopsOf = (tabs: TabGaps) =>
-  [...tabs.stops].sort((a, b) => a - b).filter((x, i, xs) => x > 0 && (!i || x - xs[i - 1] > 2)).map((x) => ({ type: TabStopType.LEFT, position: twips(x) }));
+  [...tabs.stops]
+    .sort((a, b) => a - b)
+    .filter((x, i, xs) => x > 0 && (!i || x - xs[i - 1] > 2))
+    .map((x) => ({ type: TabStopType.LEFT, position: twips(x) }));
 
 /**
  * Twips of character spacing that bring a row set in Word's fonts (their standard metrics, at Word's half-point
@@ -175,7 +205,15 @@ function condensing(words: Word[], spread: boolean): number {
   return Math.round(Math.min(0.25 * size, Math.max(-0.15 * size, (target - natural) / chars)) * 20);
 }
 
-const runOptions = (s: RunStyle) => ({ font: s.font, size: s.halfPoints, bold: s.bold, italics: s.italic, color: s.color, ...(s.underline ? { underline: { type: UnderlineType.SINGLE } } : {}), ...(s.hidden ? { vanish: true } : {}) });
+const runOptions = (s: RunStyle) => ({
+  font: s.font,
+  size: s.halfPoints,
+  bold: s.bold,
+  italics: s.italic,
+  color: s.color,
+  ...(s.underline ? { underline: { type: UnderlineType.SINGLE } } : {}),
+  ...(s.hidden ? { vanish: true } : {}),
+});
 
 type Align = (typeof AlignmentType)[keyof typeof AlignmentType];
 
@@ -208,7 +246,10 @@ function paragraphShape(lines: Line[], col: { x0: number; x1: number }, textStar
 /** The line pitch of a paragraph: the distance between its rows, or the document's usual ratio to the size. */
 const pitchOf = (lines: Line[], ratio: number) => {
   const size = Math.max(...lines.map((l) => l.size));
-  const gaps = lines.slice(1).map((l, i) => l.box.y0 - lines[i].box.y0).filter((g) => g > 0 && g < 3 * size);
+  const gaps = lines
+    .slice(1)
+    .map((l, i) => l.box.y0 - lines[i].box.y0)
+    .filter((g) => g > 0 && g < 3 * size);
   return gaps.length ? Math.max(median(gaps), 0.8 * size) : ratio * size;
 };
 
@@ -258,14 +299,26 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
       let frames: Paragraph[] = [];
       let tables: FlowTable[] = [];
       if (beside.length > 20) {
-        const grid = tabbedRows(blocks.flatMap((b) => b.lines), left, right, ratio, marks, rects, page.width);
+        const grid = tabbedRows(
+          blocks.flatMap((b) => b.lines),
+          left,
+          right,
+          ratio,
+          marks,
+          rects,
+          page.width,
+        );
         ({ frames, tables } = grid);
         pageTop = flowStart(grid.top, top);
       } else {
         for (const b of blocks) if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
         // Rows set a quarter turn go into table cells that turn their text, where no table of the page is.
-        const turned = blocks.flatMap((b) => (b.kind === 'table' ? [] : b.lines.filter((l) => inCells(l) && l.box.x0 >= marginLeft && l.box.x1 <= page.width - marginRight)));
-        const bands = turnedBands(turned, marginLeft, marks).filter((band) => !tables.some((t) => t.top < band.top + band.height && band.top < t.top + t.height));
+        const turned = blocks.flatMap((b) =>
+          b.kind === 'table' ? [] : b.lines.filter((l) => inCells(l) && l.box.x0 >= marginLeft && l.box.x1 <= page.width - marginRight),
+        );
+        const bands = turnedBands(turned, marginLeft, marks).filter(
+          (band) => !tables.some((t) => t.top < band.top + band.height && band.top < t.top + t.height),
+        );
         const inBands = new Set(bands.flatMap((band) => band.lines));
         tables.push(...bands);
         for (const b of blocks) {
@@ -323,7 +376,13 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
       top: twips(clamp(pageTop - pictures.length, 0, page.height - 36)),
       // All the room below the text (down to the running foot), so a row set a little taller than in the PDF
       // does not push the page's last rows onto another page.
-      bottom: twips(clamp(Math.min(page.height - bottomText - 2, page.height - flowBottom - 3, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0), 0, page.height / 3)),
+      bottom: twips(
+        clamp(
+          Math.min(page.height - bottomText - 2, page.height - flowBottom - 3, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0),
+          0,
+          page.height / 3,
+        ),
+      ),
       header: twips(clamp(headerTop - 2, 0, page.height / 3)),
       footer: twips(clamp(page.height - footerBottom - 2, 0, page.height / 3)),
     };
@@ -340,7 +399,11 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
       properties: {
         type: SectionType.NEXT_PAGE,
         page: {
-          size: { width: twips(Math.min(page.width, page.height)), height: twips(Math.max(page.width, page.height)), orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT },
+          size: {
+            width: twips(Math.min(page.width, page.height)),
+            height: twips(Math.max(page.width, page.height)),
+            orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT,
+          },
           margin,
           ...(printed ? { pageNumbers: { start: printed.value } } : {}),
         },
@@ -355,7 +418,16 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
     numbering: {
       config: [...lists.starts].map((start) => ({
         reference: `numbered-${start}`,
-        levels: [{ level: 0, format: LevelFormat.DECIMAL, text: '%1.', start, alignment: AlignmentType.START, style: { paragraph: { indent: { left: 720, hanging: 360 } } } }],
+        levels: [
+          {
+            level: 0,
+            format: LevelFormat.DECIMAL,
+            text: '%1.',
+            start,
+            alignment: AlignmentType.START,
+            style: { paragraph: { indent: { left: 720, hanging: 360 } } },
+          },
+        ],
       })),
     },
     sections,
@@ -411,10 +483,21 @@ function blockParagraph(
   lines.forEach((l, i) => {
     const next = lines[i + 1];
     // Rows end where they ended in the PDF (a hyphen at a row's end stays), so lines break at the same places.
-    runs.push(...rowRuns(l.words, o.marks, { skipFirst: marker && i === 0 && l.words.length > 1, trailingSpace: !!next && !/-$/.test(l.text), tabs: l.vertical ? undefined : tabs, justified: shape.align === AlignmentType.JUSTIFIED }));
+    runs.push(
+      ...rowRuns(l.words, o.marks, {
+        skipFirst: marker && i === 0 && l.words.length > 1,
+        trailingSpace: !!next && !/-$/.test(l.text),
+        tabs: l.vertical ? undefined : tabs,
+        justified: shape.align === AlignmentType.JUSTIFIED,
+      }),
+    );
     if (next) runs.push(new TextRun({ break: 1 }));
   });
-  const indent = { left: twips(shape.left), right: twips(shape.right), ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }) };
+  const indent = {
+    left: twips(shape.left),
+    right: twips(shape.right),
+    ...(shape.firstLine < 0 ? { hanging: twips(-shape.firstLine) } : { firstLine: twips(shape.firstLine) }),
+  };
   const common = {
     children: runs,
     alignment: shape.align,
@@ -461,7 +544,15 @@ function framePieces(lines: Line[]): Line[][] {
  * the page's vertical rules run through (two or more, a ruled table the page model did not take for one) are
  * a Word table instead, with the rules' columns, borders, fills and merges (wordTable).
  */
-function tabbedRows(lines: Line[], left: number, right: number, ratio: number, marks: Marks, rects: Rule[], pageWidth: number): { frames: Paragraph[]; tables: FlowTable[]; top: number } {
+function tabbedRows(
+  lines: Line[],
+  left: number,
+  right: number,
+  ratio: number,
+  marks: Marks,
+  rects: Rule[],
+  pageWidth: number,
+): { frames: Paragraph[]; tables: FlowTable[]; top: number } {
   const rows: Line[][] = [];
   for (const l of [...lines].sort((a, b) => a.box.y0 - b.box.y0)) {
     const row = rows[rows.length - 1];
@@ -484,7 +575,13 @@ function tabbedRows(lines: Line[], left: number, right: number, ratio: number, m
     while (ruled[i] && end + 1 < rows.length && ruled[end + 1]) end++;
     if (end > i) {
       const group = rows.slice(i, end + 1);
-      const block: Extract<TextBlock, { kind: 'table' }> = { kind: 'table', rows: group.map((r) => [r.map((l) => l.text).join(' ')]), lines: group.flat(), cells: group.map((r) => [r]), cuts: [] };
+      const block: Extract<TextBlock, { kind: 'table' }> = {
+        kind: 'table',
+        rows: group.map((r) => [r.map((l) => l.text).join(' ')]),
+        lines: group.flat(),
+        cells: group.map((r) => [r]),
+        cuts: [],
+      };
       const made = wordTable(block, { x0: left, x1: pageWidth - right }, marks, rects);
       if (Number.isNaN(cursor)) top = made.top;
       tables.push(made);
@@ -504,7 +601,13 @@ function tabbedRows(lines: Line[], left: number, right: number, ratio: number, m
     children.push(
       new Paragraph({
         // Each row is a frame across the page at its height: a row that runs longer in another font wraps in place.
-        frame: { type: 'absolute', position: { x: twips(left), y: twips(lineTop) }, width: twips(pageWidth - left), anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE }, wrap: FrameWrap.THROUGH },
+        frame: {
+          type: 'absolute',
+          position: { x: twips(left), y: twips(lineTop) },
+          width: twips(pageWidth - left),
+          anchor: { horizontal: FrameAnchorType.PAGE, vertical: FrameAnchorType.PAGE },
+          wrap: FrameWrap.THROUGH,
+        },
         indent: { left: twips(Math.max(0, row[0].box.x0 - left)) },
         tabStops: tabStopsOf(tabs),
         spacing: { before: 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
@@ -542,7 +645,14 @@ function turnedParagraphs(lines: Line[], marks: Marks): Paragraph[] {
   const up = lines[0].dir![1] < 0;
   return [...lines]
     .sort((p, q) => (up ? p.box.x0 - q.box.x0 : q.box.x0 - p.box.x0))
-    .map((l) => new Paragraph({ spacing: { before: 0, after: 0, line: twips(Math.max(1, l.box.x1 - l.box.x0)), lineRule: LineRuleType.EXACT }, widowControl: false, children: rowRuns(l.words, marks) }));
+    .map(
+      (l) =>
+        new Paragraph({
+          spacing: { before: 0, after: 0, line: twips(Math.max(1, l.box.x1 - l.box.x0)), lineRule: LineRuleType.EXACT },
+          widowControl: false,
+          children: rowRuns(l.words, marks),
+        }),
+    );
 }
 
 /**
@@ -632,7 +742,8 @@ function tablesInFlow(tables: FlowTable[], pageTop: number, pageHeight: number):
  * An empty 1 pt paragraph whose space before fills a gap (a table has no space before of its own); with none, it
  * carries a section's page break, and the frames before it hang on it.
  */
-const spacer = (pt: number) => new Paragraph({ spacing: { before: Math.max(0, twips(pt - 1)), after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
+const spacer = (pt: number) =>
+  new Paragraph({ spacing: { before: Math.max(0, twips(pt - 1)), after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
 
 /** The size most characters are set in: Word's default text size. */
 function bodySize(pages: PageModel[]): number {
@@ -657,7 +768,9 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
   let x0 = Math.min(...b.lines.map((l) => l.box.x0)) - 2;
   let x1 = Math.max(...b.lines.map((l) => l.box.x1)) + 2;
   // The rules around and inside the table.
-  const rules = rects.filter((f) => isThin(f) && f.x1 > x0 - 3 * size && f.x0 < x1 + 3 * size && f.y1 > textTops[0] - 2 * size && f.y0 < textBottoms[textBottoms.length - 1] + 2 * size);
+  const rules = rects.filter(
+    (f) => isThin(f) && f.x1 > x0 - 3 * size && f.x0 < x1 + 3 * size && f.y1 > textTops[0] - 2 * size && f.y0 < textBottoms[textBottoms.length - 1] + 2 * size,
+  );
   const upright = rules.filter((f) => f.y1 - f.y0 > f.x1 - f.x0);
   const across = (f: Rule, r: number) => f.y0 < (textTops[r] + textBottoms[r]) / 2 && f.y1 > (textTops[r] + textBottoms[r]) / 2;
   // A ruled table: two or more vertical rules run through at least half of its rows. Then every vertical rule
@@ -667,8 +780,11 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
   const boxed = textTops.filter((_, r) => upright.filter((f) => across(f, r)).length >= 2).length >= 0.5 * textTops.length;
   const verticals = boxed ? upright.filter((f) => textTops.some((_, r) => across(f, r))).map((f) => (f.x0 + f.x1) / 2) : [];
   const horizontals = rules.filter((f) => f.x1 - f.x0 >= f.y1 - f.y0 && f.x1 - f.x0 > 0.3 * (x1 - x0)).map((f) => (f.y0 + f.y1) / 2);
-  const ruled = verticals.filter((x) => x > x0 + 2 && x < x1 - 2).sort((a, c) => a - c).filter((x, i, xs) => !i || x - xs[i - 1] > 2);
-  const cuts = ruled.length ? ruled : b.cuts ?? [];
+  const ruled = verticals
+    .filter((x) => x > x0 + 2 && x < x1 - 2)
+    .sort((a, c) => a - c)
+    .filter((x, i, xs) => !i || x - xs[i - 1] > 2);
+  const cuts = ruled.length ? ruled : (b.cuts ?? []);
   x0 = Math.min(x0, ...verticals.filter((x) => x < x0 && x > x0 - 3 * size));
   x1 = Math.max(x1, ...verticals.filter((x) => x > x1 && x < x1 + 3 * size));
   const bounds = [x0, ...cuts, x1];
@@ -693,7 +809,9 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
     }
   }
   const ruledAt = (r: number, x: number) => upright.some((f) => f.x0 - 1 <= x && x <= f.x1 + 1 && across(f, r));
-  const spans: SpanCells<{ lines: Line[]; span: number }> = ruled.length ? recut(cells, cuts, ruledAt) : cells.map((r) => widths.map((_, c) => (r[c]?.length ? { lines: r[c], span: 1 } : undefined)));
+  const spans: SpanCells<{ lines: Line[]; span: number }> = ruled.length
+    ? recut(cells, cuts, ruledAt)
+    : cells.map((r) => widths.map((_, c) => (r[c]?.length ? { lines: r[c], span: 1 } : undefined)));
   if (art) groupHeaders(widths.length, spans, art);
   const down = art ? rowSpans(spans, art) : new Map<string, number>();
   // Grid cells below a cell that reaches down over them, with the number of columns it covers.
@@ -705,7 +823,8 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
   // Where a column's rows end, for rows of justified prose (a page of columns the page model took for a table).
   const ends = widths.map((_, c) => {
     const count = new Map<number, number>();
-    for (const l of spans.flatMap((r) => r[c]?.lines ?? [])) if (l.words.length >= 4) count.set(Math.round(l.box.x1), (count.get(Math.round(l.box.x1)) ?? 0) + 1);
+    for (const l of spans.flatMap((r) => r[c]?.lines ?? []))
+      if (l.words.length >= 4) count.set(Math.round(l.box.x1), (count.get(Math.round(l.box.x1)) ?? 0) + 1);
     return [...count.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? Infinity;
   });
   const look = (r: number, c: number, span: number) => {
@@ -720,16 +839,30 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
     const drawn = sides.filter((s): s is [Side, Edge] => !!s[1]);
     const fill = art?.fill(r, c);
     return {
-      ...(drawn.length ? { borders: Object.fromEntries(drawn.map(([side, e]) => [side, { style: BorderStyle.SINGLE, size: clamp(Math.round(e.width * 8), 2, 96), color: colourHex(e.rgb) }])) } : {}),
+      ...(drawn.length
+        ? {
+            borders: Object.fromEntries(
+              drawn.map(([side, e]) => [side, { style: BorderStyle.SINGLE, size: clamp(Math.round(e.width * 8), 2, 96), color: colourHex(e.rgb) }]),
+            ),
+          }
+        : {}),
       ...(fill ? { shading: { type: ShadingType.CLEAR, color: 'auto', fill: colourHex(fill) } } : {}),
     };
   };
-  const rows = cells.map((r, ri) => {
+  const rows = cells.map((_r, ri) => {
     const children: TableCell[] = [];
     for (let c = 0; c < widths.length; ) {
       const under = continued.get(`${ri}|${c}`);
       if (under) {
-        children.push(new TableCell({ columnSpan: under, verticalMerge: VerticalMergeType.CONTINUE, margins: { left: 0, right: 0, top: 0, bottom: 0 }, ...look(ri, c, under), children: [new Paragraph({})] }));
+        children.push(
+          new TableCell({
+            columnSpan: under,
+            verticalMerge: VerticalMergeType.CONTINUE,
+            margins: { left: 0, right: 0, top: 0, bottom: 0 },
+            ...look(ri, c, under),
+            children: [new Paragraph({})],
+          }),
+        );
         c += under;
         continue;
       }
@@ -740,25 +873,37 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
       const rightAligned = lines.length > 0 && lines.every((l) => right - l.box.x1 < 6 && l.box.x0 - bounds[c] > 12);
       // A cell whose text is set a quarter turn turns it too.
       const turned = lines.length > 0 && lines.every(isTurned);
-      const paragraphs = turned ? turnedParagraphs(lines, marks) : lines.map((l, i) => {
-        const tabs: TabGaps = { origin: bounds[c], stops: [] };
-        const size = l.size;
-        const pitch = i > 0 ? Math.max(1, l.box.y0 - lines[i - 1].box.y0) : lines[1] && lines[1].box.y0 > l.box.y0 ? clamp(lines[1].box.y0 - l.box.y0, size, 2 * size) : FONT_HEIGHT_EM * size;
-        // A full row of prose is spread to the column's edge, as the PDF set it (its font may be narrower here).
-        const spread = span === 1 && !rightAligned && l.words.length >= 4 && Math.abs(ends[c] - l.box.x1) < 1.5;
-        return new Paragraph({
-          alignment: rightAligned ? AlignmentType.RIGHT : spread ? AlignmentType.DISTRIBUTE : AlignmentType.LEFT,
-          indent: {
-            // A header centred over merged columns keeps its place in them.
-            left: rightAligned ? 0 : twips(clamp(l.box.x0 - bounds[c], 0, span > 1 ? Math.max(72, right - bounds[c] - (l.box.x1 - l.box.x0) - 12) : 72)),
-            right: rightAligned || spread ? twips(clamp(right - l.box.x1, 0, 72)) : 0,
-          },
-          spacing: { before: i === 0 ? twips(Math.max(0, l.box.y0 - (pitch - FONT_HEIGHT_EM * size) - tops[ri])) : 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT },
-          widowControl: false,
-          children: rowRuns(l.words, marks, { tabs }),
-          ...(tabs.stops.length ? { tabStops: tabStopsOf(tabs) } : {}),
-        });
-      });
+      const paragraphs = turned
+        ? turnedParagraphs(lines, marks)
+        : lines.map((l, i) => {
+            const tabs: TabGaps = { origin: bounds[c], stops: [] };
+            const size = l.size;
+            const pitch =
+              i > 0
+                ? Math.max(1, l.box.y0 - lines[i - 1].box.y0)
+                : lines[1] && lines[1].box.y0 > l.box.y0
+                  ? clamp(lines[1].box.y0 - l.box.y0, size, 2 * size)
+                  : FONT_HEIGHT_EM * size;
+            // A full row of prose is spread to the column's edge, as the PDF set it (its font may be narrower here).
+            const spread = span === 1 && !rightAligned && l.words.length >= 4 && Math.abs(ends[c] - l.box.x1) < 1.5;
+            return new Paragraph({
+              alignment: rightAligned ? AlignmentType.RIGHT : spread ? AlignmentType.DISTRIBUTE : AlignmentType.LEFT,
+              indent: {
+                // A header centred over merged columns keeps its place in them.
+                left: rightAligned ? 0 : twips(clamp(l.box.x0 - bounds[c], 0, span > 1 ? Math.max(72, right - bounds[c] - (l.box.x1 - l.box.x0) - 12) : 72)),
+                right: rightAligned || spread ? twips(clamp(right - l.box.x1, 0, 72)) : 0,
+              },
+              spacing: {
+                before: i === 0 ? twips(Math.max(0, l.box.y0 - (pitch - FONT_HEIGHT_EM * size) - tops[ri])) : 0,
+                after: 0,
+                line: twips(pitch),
+                lineRule: LineRuleType.EXACT,
+              },
+              widowControl: false,
+              children: rowRuns(l.words, marks, { tabs }),
+              ...(tabs.stops.length ? { tabStops: tabStopsOf(tabs) } : {}),
+            });
+          });
       children.push(
         new TableCell({
           width: { size: twips(widths.slice(c, c + span).reduce((a, w) => a + w, 0)), type: WidthType.DXA },
@@ -804,7 +949,12 @@ function sameRowJoined(cellLines: Line[]): Line[] {
     if (row.length === 1) return row[0];
     const parts = row.sort((p, q) => p.box.x0 - q.box.x0);
     const words = parts.flatMap((l) => l.words);
-    const box = { x0: Math.min(...parts.map((l) => l.box.x0)), y0: Math.min(...parts.map((l) => l.box.y0)), x1: Math.max(...parts.map((l) => l.box.x1)), y1: Math.max(...parts.map((l) => l.box.y1)) };
+    const box = {
+      x0: Math.min(...parts.map((l) => l.box.x0)),
+      y0: Math.min(...parts.map((l) => l.box.y0)),
+      x1: Math.max(...parts.map((l) => l.box.x1)),
+      y1: Math.max(...parts.map((l) => l.box.y1)),
+    };
     return { ...parts[0], words, box, size: Math.max(...parts.map((l) => l.size)), text: parts.map((l) => l.text).join(' ') };
   });
 }
@@ -824,7 +974,12 @@ function recut(cells: Line[][][], cuts: number[], ruledAt: (row: number, x: numb
         pieces[pieces.length - 1].push(w);
       });
       for (const ws of pieces) {
-        const box = { x0: Math.min(...ws.map((w) => w.box.x0)), y0: Math.min(...ws.map((w) => w.box.y0)), x1: Math.max(...ws.map((w) => w.box.x1)), y1: Math.max(...ws.map((w) => w.box.y1)) };
+        const box = {
+          x0: Math.min(...ws.map((w) => w.box.x0)),
+          y0: Math.min(...ws.map((w) => w.box.y0)),
+          x1: Math.max(...ws.map((w) => w.box.x1)),
+          y1: Math.max(...ws.map((w) => w.box.y1)),
+        };
         const line: Line = ws.length === l.words.length ? l : { ...l, words: ws, box, text: ws.map((w) => w.text).join(' ') };
         const [first, last] = [colOf(box.x0), colOf(box.x1)];
         const cell = out[first];

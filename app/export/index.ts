@@ -5,5 +5,5 @@
  */
 export * from './docx.js';
 export * from './pptx.js';
-export { readPageArt, type PageArt } from './table-art.js';
+export { type PageArt, readPageArt } from './table-art.js';
 export * from './xlsx.js';

@@ -3,9 +3,20 @@ import JSZip from 'jszip';
 import PptxGenModule from 'pptxgenjs';
 import type { EngineContext } from '../../engines/context.js';
 import { textlessPages } from '../../engines/ghostscript-background.js';
-import { renderRegion } from '../../engines/page-images.js';
-import { buildPages, decodedText, inputError, isReadFailure, pagesTime, readBudgets, unlessUnreadable, type Line, type PageModel, type Word } from '../document/index.js';
 import { pageGeometry, type StextLine } from '../../engines/mupdf-stext.js';
+import { renderRegion } from '../../engines/page-images.js';
+import {
+  buildPages,
+  decodedText,
+  inputError,
+  isReadFailure,
+  type Line,
+  type PageModel,
+  pagesTime,
+  readBudgets,
+  unlessUnreadable,
+  type Word,
+} from '../document/index.js';
 import { naturalWidth, styleOf } from './text-style.js';
 
 /**
@@ -56,7 +67,12 @@ function segments(line: Line): Line[] {
     ...line,
     words,
     text: words.map((w) => w.text).join(' '),
-    box: { x0: Math.min(...words.map((w) => w.box.x0)), y0: Math.min(...words.map((w) => w.box.y0)), x1: Math.max(...words.map((w) => w.box.x1)), y1: Math.max(...words.map((w) => w.box.y1)) },
+    box: {
+      x0: Math.min(...words.map((w) => w.box.x0)),
+      y0: Math.min(...words.map((w) => w.box.y0)),
+      x1: Math.max(...words.map((w) => w.box.x1)),
+      y1: Math.max(...words.map((w) => w.box.y1)),
+    },
   }));
 }
 
@@ -87,7 +103,10 @@ function drawingOrder(lines: Line[], bboxes: StextLine['bbox'][] = []): Line[] {
     const i = bboxes.findIndex(([x0, y0, x1, y1]) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
     return i < 0 ? Infinity : i;
   };
-  return lines.map((l) => ({ l, r: rank(l) })).sort((a, b) => a.r - b.r || a.l.box.x0 - b.l.box.x0).map((x) => x.l);
+  return lines
+    .map((l) => ({ l, r: rank(l) }))
+    .sort((a, b) => a.r - b.r || a.l.box.x0 - b.l.box.x0)
+    .map((x) => x.l);
 }
 
 /** `backgrounds`: each page's picture without text (JPEG), by page number; a page without one has only its text. */
@@ -142,7 +161,8 @@ function textRuns(line: Line, scale: number): TextProps[] {
     chars += [...r.text].length;
   }
   const size = Math.min(...parts.map((p) => p.st.size));
-  const spacing = line.vertical || !Number.isFinite(natural) || chars < 2 ? 0 : Math.max(-0.15 * size, Math.min(0.25 * size, (line.box.x1 - line.box.x0 - natural) / chars));
+  const spacing =
+    line.vertical || !Number.isFinite(natural) || chars < 2 ? 0 : Math.max(-0.15 * size, Math.min(0.25 * size, (line.box.x1 - line.box.x0 - natural) / chars));
   return parts.map(({ r, st }) => ({
     text: r.text,
     options: {
@@ -159,7 +179,16 @@ function textRuns(line: Line, scale: number): TextProps[] {
 function textBox(line: Line, at: (x: number, y: number) => { x: number; y: number }, scale: number): TextPropsOptions {
   const { x0, y0, x1, y1 } = line.box;
   // No wrapping and no autofit: a substituted font a little wider than the PDF's must not push words onto a second line.
-  return { ...at(x0, y0), w: Math.max(1, (x1 - x0) * scale) / IN, h: Math.max(1, (y1 - y0) * scale) / IN, margin: 0, valign: 'top', wrap: false, fit: 'none', ...(line.vertical ? { vert: upward(line) ? ('vert270' as const) : ('eaVert' as const) } : {}) };
+  return {
+    ...at(x0, y0),
+    w: Math.max(1, (x1 - x0) * scale) / IN,
+    h: Math.max(1, (y1 - y0) * scale) / IN,
+    margin: 0,
+    valign: 'top',
+    wrap: false,
+    fit: 'none',
+    ...(line.vertical ? { vert: upward(line) ? ('vert270' as const) : ('eaVert' as const) } : {}),
+  };
 }
 
 /** A vertical line read bottom to top (a margin note turned sideways), rather than top to bottom (CJK). */
@@ -186,7 +215,14 @@ export async function slideBackgrounds(path: string, pages: PageModel[], dir: st
     if (!isReadFailure(err)) throw err;
     const out = new Map<number, string>();
     for (const p of pages) {
-      const png = await renderRegion(path, p.page, { x0: 0, y0: 0, x1: p.width, y1: p.height }, 150, join(dir, `page-${p.page}`), pagesTime(ctx, 1, 'renderPageMs')).catch(unlessUnreadable(null));
+      const png = await renderRegion(
+        path,
+        p.page,
+        { x0: 0, y0: 0, x1: p.width, y1: p.height },
+        150,
+        join(dir, `page-${p.page}`),
+        pagesTime(ctx, 1, 'renderPageMs'),
+      ).catch(unlessUnreadable(null));
       if (png) out.set(p.page, png);
     }
     return out;

@@ -1,8 +1,8 @@
-import { deviceToUser, unlessUnreadable, type Point, type Word } from '../document/index.js';
 import type { EngineContext } from '../../engines/context.js';
+import { type DrawnRect, traceDrawings } from '../../engines/mupdf-paths.js';
 import { glyphColours, pageGeometry, type TraceGlyph } from '../../engines/mupdf-stext.js';
-import { traceDrawings, type DrawnRect } from '../../engines/mupdf-paths.js';
 import type { DrawnImage } from '../../engines/page-images.js';
+import { deviceToUser, type Point, unlessUnreadable, type Word } from '../document/index.js';
 
 /**
  * The page's line art read as a table's look, for every exporter: which rules are borders of which cells, which
@@ -48,7 +48,13 @@ export async function readPageArt(path: string, pages: number[], ctx: EngineCont
   return new Map(
     geometry.map((g) => [
       g.page,
-      { rects: on(rects, g.page), images: on(images, g.page), paths: paths.get(g.page) ?? 0, invisible: (glyphs.get(g.page) ?? []).filter((gl) => gl.invisible).map(({ x, y }) => ({ x, y })), toUser: deviceToUser(g) },
+      {
+        rects: on(rects, g.page),
+        images: on(images, g.page),
+        paths: paths.get(g.page) ?? 0,
+        invisible: (glyphs.get(g.page) ?? []).filter((gl) => gl.invisible).map(({ x, y }) => ({ x, y })),
+        toUser: deviceToUser(g),
+      },
     ]),
   );
 }
@@ -94,7 +100,8 @@ export function cellArt(grid: Grid, rules: Rule[]): CellArt {
       // Between the row above (centre above the rule) and the row below, and close to one of them.
       const below = placed.find((r) => rowMid(r) > y);
       const above = [...placed].reverse().find((r) => rowMid(r) <= y);
-      const near = (r: number | undefined) => r !== undefined && Math.min(Math.abs(y - rows[r].y0), Math.abs(y - rows[r].y1)) <= 1.5 * (rows[r].y1 - rows[r].y0);
+      const near = (r: number | undefined) =>
+        r !== undefined && Math.min(Math.abs(y - rows[r].y0), Math.abs(y - rows[r].y1)) <= 1.5 * (rows[r].y1 - rows[r].y0);
       if (!near(below) && !near(above)) continue;
       for (let c = 0; c < ncols; c++) {
         if (colMid(c) < f.x0 || colMid(c) > f.x1) continue;
@@ -174,7 +181,12 @@ export function rowSpans<T extends { span: number }>(cells: SpanCells<T>, { edge
       const cols = Array.from({ length: cell.span }, (_, k) => c + k);
       // Only inside a ruled box: the cell's own column has a rule above or below it somewhere.
       let n = 1;
-      while (r + n < cells.length && cols.every((k) => !covered(r + n, k) && !ruled(r + n - 1, k)) && cells[r + n].some((_, k) => !cols.includes(k) && ruled(r + n - 1, k))) n++;
+      while (
+        r + n < cells.length &&
+        cols.every((k) => !covered(r + n, k) && !ruled(r + n - 1, k)) &&
+        cells[r + n].some((_, k) => !cols.includes(k) && ruled(r + n - 1, k))
+      )
+        n++;
       // The merged cell must be closed by a rule below it (or the table's last row): otherwise it is just empty cells.
       if (n > 1 && (r + n === cells.length || cols.some((k) => ruled(r + n - 1, k)))) out.set(`${r}|${c}`, n);
     }),

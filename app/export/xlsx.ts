@@ -1,7 +1,7 @@
 import ExcelJS from 'exceljs';
-import { type PageModel, type Point, type Word } from '../document/index.js';
+import type { PageModel, Point, Word } from '../document/index.js';
 import { colourHex } from './docx-style.js';
-import { cellArt, clipSpans, groupHeaders, type Edge, type Frame, type PageArt, type Side } from './table-art.js';
+import { cellArt, clipSpans, type Edge, type Frame, groupHeaders, type PageArt, type Side } from './table-art.js';
 import { naturalWidth, styleOf } from './text-style.js';
 
 /**
@@ -30,7 +30,6 @@ export interface Piece {
   words: Word[];
 }
 
-
 type Dir = [number, number];
 
 /** The writing direction of a word in PDF user space, to the nearest quarter turn. */
@@ -43,7 +42,12 @@ function dirOf(w: Word): Dir {
 /** A box of PDF user space (given by its corners) in the frame where text of direction `u` runs left to right and lines go down. */
 function toFrame(corners: Point[], [ux, uy]: Dir): Frame {
   const pts = corners.map((p) => ({ x: p.x * ux + p.y * uy, y: p.x * uy - p.y * ux }));
-  return { x0: Math.min(...pts.map((p) => p.x)), y0: Math.min(...pts.map((p) => p.y)), x1: Math.max(...pts.map((p) => p.x)), y1: Math.max(...pts.map((p) => p.y)) };
+  return {
+    x0: Math.min(...pts.map((p) => p.x)),
+    y0: Math.min(...pts.map((p) => p.y)),
+    x1: Math.max(...pts.map((p) => p.x)),
+    y1: Math.max(...pts.map((p) => p.y)),
+  };
 }
 
 const inFrame = (w: Word, u: Dir): Frame => toFrame(Object.values(w.corners), u);
@@ -64,14 +68,18 @@ export function rowsOf(page: PageModel): Piece[][] {
   const all = page.lines.flatMap((l) => l.words);
   const main = mainDir(page);
   const along = (w: Word) => String(dirOf(w)) === String(main);
-  const words = all.filter(along).map((w) => ({ w, b: inFrame(w, main) })).sort((a, b) => a.b.y0 - b.b.y0 || a.b.x0 - b.b.x0);
+  const words = all
+    .filter(along)
+    .map((w) => ({ w, b: inFrame(w, main) }))
+    .sort((a, b) => a.b.y0 - b.b.y0 || a.b.x0 - b.b.x0);
   const rows: { y0: number; y1: number; words: typeof words }[] = [];
   for (const it of words) {
     const { b } = it;
     const h = b.y1 - b.y0;
     // The nearest earlier row this word overlaps by more than half its height.
     let row: (typeof rows)[number] | undefined;
-    for (let i = rows.length - 1; i >= 0 && !row; i--) if (Math.min(rows[i].y1, b.y1) - Math.max(rows[i].y0, b.y0) > 0.5 * Math.min(h, rows[i].y1 - rows[i].y0)) row = rows[i];
+    for (let i = rows.length - 1; i >= 0 && !row; i--)
+      if (Math.min(rows[i].y1, b.y1) - Math.max(rows[i].y0, b.y0) > 0.5 * Math.min(h, rows[i].y1 - rows[i].y0)) row = rows[i];
     if (row) {
       row.words.push(it);
       row.y0 = Math.min(row.y0, b.y0);
@@ -107,7 +115,7 @@ export function rowsOf(page: PageModel): Piece[][] {
  * on a half-point grid. Counted at the ends of the pieces only, not over every half point: a page can be a
  * billion points wide, and the text on it two words.
  */
-function gaps(rows: Piece[][], lo: number, hi: number, allowed: number, skip: Set<Piece> = new Set()): [number, number][] {
+function gaps(rows: Piece[][], lo: number, _hi: number, allowed: number, skip: Set<Piece> = new Set()): [number, number][] {
   // How many rows start (+1) or stop (-1) covering at each half point.
   const change = new Map<number, number>();
   const cover = ([a, b]: number[]) => {
@@ -116,7 +124,10 @@ function gaps(rows: Piece[][], lo: number, hi: number, allowed: number, skip: Se
   };
   for (const r of rows) {
     // A row counts once where its pieces overlap or touch: they are joined first.
-    const spans = r.filter((p) => !skip.has(p)).map((p) => [Math.floor((p.x0 - lo) * 2), Math.ceil((p.x1 - lo) * 2)]).sort((a, b) => a[0] - b[0]);
+    const spans = r
+      .filter((p) => !skip.has(p))
+      .map((p) => [Math.floor((p.x0 - lo) * 2), Math.ceil((p.x1 - lo) * 2)])
+      .sort((a, b) => a[0] - b[0]);
     let cur: number[] | undefined;
     for (const s of spans) {
       if (cur && s[0] <= cur[1] + 1) cur[1] = Math.max(cur[1], s[1]);
@@ -216,7 +227,8 @@ export function pageLayout(page: PageModel): PageLayout {
     rows: rows.map((r) => ({ y0: r[0]?.y0 ?? Infinity, y1: r[0]?.y1 ?? Infinity })),
     cells: grid.map((r) => {
       const out: PageLayout['cells'][number] = Array.from({ length: width }, () => undefined);
-      for (const cell of r) if (cell) out[newIndex(cell.first)] = { text: cell.text, pieces: cell.pieces, span: newIndex(cell.last) - newIndex(cell.first) + 1 };
+      for (const cell of r)
+        if (cell) out[newIndex(cell.first)] = { text: cell.text, pieces: cell.pieces, span: newIndex(cell.last) - newIndex(cell.first) + 1 };
       return clipSpans(out);
     }),
   };
@@ -335,7 +347,13 @@ function alignment(bounds: number[], c: number, span: number, pieces: Piece[], c
 }
 
 // Excel's paper sizes (its numbering) with their size in points, smallest first.
-const PAPERS: [number, number, number][] = [[9, 595, 842], [1, 612, 792], [5, 612, 1008], [3, 792, 1224], [8, 842, 1191]];
+const PAPERS: [number, number, number][] = [
+  [9, 595, 842],
+  [1, 612, 792],
+  [5, 612, 1008],
+  [3, 792, 1224],
+  [8, 842, 1191],
+];
 
 /**
  * Printed as the page was: its orientation, the smallest standard paper it fits on, margins where its text
@@ -377,7 +395,12 @@ export async function pagesToXlsx(pages: PageModel[], art: Map<number, PageArt> 
     const { bounds, rows, cells } = layout;
     const a = art.get(page.page);
     const main = mainDir(page);
-    const decor = a && cellArt(layout, a.rects.map((f) => ({ ...toFrame([a.toUser({ x: f.x0, y: f.y0 }), a.toUser({ x: f.x1, y: f.y1 })], main), rgb: f.rgb })));
+    const decor =
+      a &&
+      cellArt(
+        layout,
+        a.rects.map((f) => ({ ...toFrame([a.toUser({ x: f.x0, y: f.y0 }), a.toUser({ x: f.x1, y: f.y1 })], main), rgb: f.rgb })),
+      );
     if (decor) groupHeaders(bounds.length - 1, cells, decor);
     const aligns = columnAlignments(layout);
     cells.forEach((row, r) => {

@@ -1,6 +1,15 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { PDFDocument, PDFTextField, beginMarkedContent, endMarkedContent, popGraphicsState, pushGraphicsState, type PDFFont, type PDFRef } from '@cantoo/pdf-lib';
-import { FontSet, resolveFont, textOperators, wrapText, type Line } from '../compose/index.js';
+import {
+  beginMarkedContent,
+  endMarkedContent,
+  PDFDocument,
+  type PDFFont,
+  type PDFRef,
+  PDFTextField,
+  popGraphicsState,
+  pushGraphicsState,
+} from '@cantoo/pdf-lib';
+import { FontSet, type Line, resolveFont, textOperators, wrapText } from '../compose/index.js';
 
 /**
  * qpdf draws text field appearances in the field's own font and encoding, so characters beyond it come out as
@@ -10,10 +19,11 @@ import { FontSet, resolveFont, textOperators, wrapText, type Line } from '../com
  */
 
 const WIN_ANSI_EXTRA = new Set([...'€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ'].map((c) => c.codePointAt(0)!));
-export const beyondWinAnsi = (text: string) => [...text].some((c) => {
-  const cp = c.codePointAt(0)!;
-  return cp > 0xff && !WIN_ANSI_EXTRA.has(cp);
-});
+export const beyondWinAnsi = (text: string) =>
+  [...text].some((c) => {
+    const cp = c.codePointAt(0)!;
+    return cp > 0xff && !WIN_ANSI_EXTRA.has(cp);
+  });
 
 /** Redraws the text fields whose values qpdf could not draw; returns how many widgets were redrawn. */
 export async function redrawUnicodeFields(path: string): Promise<number> {
@@ -35,7 +45,10 @@ export async function redrawUnicodeFields(path: string): Promise<number> {
   };
   let fields: PDFTextField[];
   try {
-    fields = doc.getForm().getFields().filter((f): f is PDFTextField => f instanceof PDFTextField && beyondWinAnsi(textOf(f)));
+    fields = doc
+      .getForm()
+      .getFields()
+      .filter((f): f is PDFTextField => f instanceof PDFTextField && beyondWinAnsi(textOf(f)));
   } catch {
     return 0; // a form structure pdf-lib cannot walk: qpdf's appearances stay
   }
@@ -60,11 +73,23 @@ export async function redrawUnicodeFields(path: string): Promise<number> {
   return redrawn;
 }
 
-function draw(doc: PDFDocument, chars: string[], fonts: PDFFont[], box: { width: number; height: number; daSize: number; align: number; multiline: boolean }): PDFRef {
+function draw(
+  doc: PDFDocument,
+  chars: string[],
+  fonts: PDFFont[],
+  box: { width: number; height: number; daSize: number; align: number; multiline: boolean },
+): PDFRef {
   const pad = 2;
   const inner = box.width - 2 * pad;
   let size = box.daSize || Math.min(12, box.height * 0.7);
-  let lines: Line[] = box.multiline ? wrapText(chars, fonts, size, inner) : wrapText(chars.map((c) => (c === '\n' ? ' ' : c)), fonts, size, Number.MAX_SAFE_INTEGER);
+  let lines: Line[] = box.multiline
+    ? wrapText(chars, fonts, size, inner)
+    : wrapText(
+        chars.map((c) => (c === '\n' ? ' ' : c)),
+        fonts,
+        size,
+        Number.MAX_SAFE_INTEGER,
+      );
   // Auto size (0 in DA) shrinks a single line to fit the width, as viewers do.
   if (!box.daSize && !box.multiline && lines[0] && lines[0].width > inner) {
     size = Math.max(4, (size * inner) / lines[0].width);

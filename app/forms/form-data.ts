@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { AppError } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { readPdfJson } from '../../engines/qpdf.js';
 import { PdfObjects, pdfText } from '../document/index.js';
+import { AppError } from '../errors.js';
 
 /**
  * Form data files (spec 4.10) read into one shape: field values by fully qualified name, plus, for XFA
@@ -38,7 +38,10 @@ export async function readFormData(path: string, name: string, ctx: EngineContex
   // A DTD declares entities: external ones name files or URLs to read (XXE), nested ones expand without end
   // (billion laughs). Form data never carries one, so none is read at all.
   if (/<!DOCTYPE/i.test(xml)) {
-    throw new AppError('invalid_input', 'The data_file declares a DOCTYPE (a DTD or entity declarations), which is not allowed in form data, so the form could not be filled correctly.');
+    throw new AppError(
+      'invalid_input',
+      'The data_file declares a DOCTYPE (a DTD or entity declarations), which is not allowed in form data, so the form could not be filled correctly.',
+    );
   }
   const valid = XMLValidator.validate(xml);
   if (valid !== true) throw badData(ext === 'xfdf' ? 'XFDF' : 'XML', `line ${valid.err.line}: ${valid.err.msg}`);
@@ -79,13 +82,23 @@ async function readFdf(path: string, ctx: EngineContext): Promise<FormData> {
 // ---------------------------------------------------------------- XML
 
 type Node = Record<string, unknown> & { ':@'?: Record<string, string> };
-const parser = new XMLParser({ preserveOrder: true, ignoreAttributes: false, attributeNamePrefix: '', trimValues: false, parseTagValue: false, parseAttributeValue: false });
+const parser = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  trimValues: false,
+  parseTagValue: false,
+  parseAttributeValue: false,
+});
 
 const tagOf = (n: Node) => Object.keys(n).find((k) => k !== ':@') ?? '';
 const childrenOf = (n: Node) => (Array.isArray(n[tagOf(n)]) ? (n[tagOf(n)] as Node[]) : []);
 const local = (tag: string) => tag.replace(/^.*:/, '');
 const elements = (nodes: Node[]) => nodes.filter((n) => !tagOf(n).startsWith('#') && !tagOf(n).startsWith('?'));
-const textOf = (n: Node): string => childrenOf(n).map((c) => (tagOf(c) === '#text' ? String(c['#text']) : tagOf(c).startsWith('#') || tagOf(c).startsWith('?') ? '' : textOf(c))).join('');
+const textOf = (n: Node): string =>
+  childrenOf(n)
+    .map((c) => (tagOf(c) === '#text' ? String(c['#text']) : tagOf(c).startsWith('#') || tagOf(c).startsWith('?') ? '' : textOf(c)))
+    .join('');
 const find = (nodes: Node[], name: string): Node | undefined => {
   for (const n of elements(nodes)) {
     if (local(tagOf(n)) === name) return n;
@@ -122,7 +135,9 @@ function readXfdf(root: Node): FormData {
       if (local(tagOf(n)) !== 'field') continue;
       const part = n[':@']?.name ?? '';
       const name = prefix ? `${prefix}.${part}` : part;
-      const values = elements(childrenOf(n)).filter((c) => ['value', 'value-richtext'].includes(local(tagOf(c)))).map(textOf);
+      const values = elements(childrenOf(n))
+        .filter((c) => ['value', 'value-richtext'].includes(local(tagOf(c))))
+        .map(textOf);
       if (values.length) fields.push({ name, values });
       walk(childrenOf(n), name);
     }
@@ -244,8 +259,7 @@ export function planFill(objects: PdfObjects, widgets: FormWidget[], data: Field
     else if (first.fieldtype === '/Ch') {
       field()['/V'] = values.length > 1 && first.fieldflags & MULTI_SELECT ? values.map((v) => `u:${v}`) : `u:${values[0] ?? ''}`;
       delete field()['/I']; // selected indices of the old value: viewers prefer them to /V
-    }
-    else {
+    } else {
       const states = group.map((w) => onState(objects, w.annotation.object));
       const wanted = values[0] ?? '';
       // The value names a state ("Option3", "1"); a check box with one on-state also takes yes/on/true.

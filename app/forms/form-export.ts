@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { type PdfObjects, pdfText } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { PdfObjects, pdfText } from '../document/index.js';
 import type { FormWidget } from './form-data.js';
 
 /**
@@ -41,8 +41,10 @@ export function acroFormValues(objects: PdfObjects, widgets: (FormWidget & { val
 
 /** Characters XML 1.0 cannot carry at all (not even as references) are dropped. */
 // eslint-disable-next-line no-control-regex
-const xmlChars = (s: string) => s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '');
-export const xmlEscape = (s: string) => xmlChars(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/\r/g, '&#13;');
+const xmlChars = (s: string) =>
+  s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '');
+export const xmlEscape = (s: string) =>
+  xmlChars(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/\r/g, '&#13;');
 
 /** A name as an XML element name: Acrobat's way, invalid characters as `_`, the real name kept in xfdf:original. */
 const elementName = (part: string) => {
@@ -101,7 +103,8 @@ export function writeFdf(fields: ExportedField[], pdfName_?: string): Buffer {
     const one = (v: string) => (f.kind === 'name' ? pdfName(v) : pdfString(v));
     return ` /V ${f.values.length > 1 ? `[${f.values.map(one).join(' ')}]` : one(f.values[0])}`;
   };
-  const node = (n: Tree): string => `<< /T ${pdfString(n.part)}${n.field ? value(n.field) : ''}${n.kids.length ? ` /Kids [${n.kids.map(node).join('\n')}]` : ''} >>`;
+  const node = (n: Tree): string =>
+    `<< /T ${pdfString(n.part)}${n.field ? value(n.field) : ''}${n.kids.length ? ` /Kids [${n.kids.map(node).join('\n')}]` : ''} >>`;
   const file = pdfName_ ? ` /F ${pdfString(pdfName_)}` : '';
   const head = '%FDF-1.2\n%\xe2\xe3\xcf\xd3\n';
   const obj = `1 0 obj\n<< /FDF << /Fields [\n${tree(fields).map(node).join('\n')}\n]${file} >> >>\nendobj\n`;
@@ -131,7 +134,9 @@ export function writeAcroXml(fields: ExportedField[]): Buffer {
     if (n.kids.length) return `<${tag}${original}>${n.kids.map(node).join('')}</${tag}>`;
     return (n.field?.values.length ? n.field.values : ['']).map((v) => `<${tag}${original}>${xmlEscape(v)}</${tag}>`).join('');
   };
-  return checked(`<?xml version="1.0" encoding="UTF-8"?>\n<fields xmlns:xfdf="http://ns.adobe.com/xfdf-transition/">${tree(fields).map(node).join('')}</fields>\n`);
+  return checked(
+    `<?xml version="1.0" encoding="UTF-8"?>\n<fields xmlns:xfdf="http://ns.adobe.com/xfdf-transition/">${tree(fields).map(node).join('')}</fields>\n`,
+  );
 }
 
 // ---------------------------------------------------------------- XFA
@@ -145,11 +150,21 @@ export function xfaDataOf(datasets: string): string | undefined {
 }
 
 type XNode = Record<string, unknown> & { ':@'?: Record<string, string> };
-const parser = new XMLParser({ preserveOrder: true, ignoreAttributes: false, attributeNamePrefix: '', trimValues: false, parseTagValue: false, parseAttributeValue: false });
+const parser = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  trimValues: false,
+  parseTagValue: false,
+  parseAttributeValue: false,
+});
 const tagOf = (n: XNode) => Object.keys(n).find((k) => k !== ':@') ?? '';
 const kidsOf = (n: XNode) => (Array.isArray(n[tagOf(n)]) ? (n[tagOf(n)] as XNode[]) : []);
 const local = (t: string) => t.replace(/^.*:/, '');
-const textOf = (n: XNode): string => kidsOf(n).map((c) => (tagOf(c) === '#text' ? String(c['#text']) : tagOf(c).startsWith('#') || tagOf(c).startsWith('?') ? '' : textOf(c))).join('');
+const textOf = (n: XNode): string =>
+  kidsOf(n)
+    .map((c) => (tagOf(c) === '#text' ? String(c['#text']) : tagOf(c).startsWith('#') || tagOf(c).startsWith('?') ? '' : textOf(c)))
+    .join('');
 
 /**
  * Data for a template that has no datasets packet yet: the data the form would bind, one element per named
@@ -191,7 +206,9 @@ export function writeXfa(data: string, format: XfaFormat, pdfFile?: string): Buf
   if (format === 'xfd') return checked(`<?xml version="1.0" encoding="UTF-8"?>\n${datasets}\n`);
   if (format === 'xdp') {
     const pdf = pdfFile ? `<pdf xmlns="http://ns.adobe.com/xdp/pdf/" href="${xmlEscape(pdfFile)}"/>` : '';
-    return checked(`<?xml version="1.0" encoding="UTF-8"?>\n<?xfa generator="Quire" APIVersion="3.3"?>\n<xdp:xdp xmlns:xdp="http://ns.adobe.com/xdp/">${datasets}${pdf}</xdp:xdp>\n`);
+    return checked(
+      `<?xml version="1.0" encoding="UTF-8"?>\n<?xfa generator="Quire" APIVersion="3.3"?>\n<xdp:xdp xmlns:xdp="http://ns.adobe.com/xdp/">${datasets}${pdf}</xdp:xdp>\n`,
+    );
   }
   // One root element: the data as it is, or wrapped when the packet holds several (or none).
   const roots = (parser.parse(data) as XNode[]).filter((n) => !tagOf(n).startsWith('#') && !tagOf(n).startsWith('?'));
@@ -204,6 +221,10 @@ export function writeXfa(data: string, format: XfaFormat, pdfFile?: string): Buf
 /** Every file we write is well-formed: checked, so a form whose own packet is broken is refused, not passed on. */
 function checked(xml: string): Buffer {
   const ok = XMLValidator.validate(xml);
-  if (ok !== true) throw new AppError('invalid_input', `Uploaded file is not valid input for this route: its form data is not well-formed XML (line ${ok.err.line}: ${ok.err.msg})`);
+  if (ok !== true)
+    throw new AppError(
+      'invalid_input',
+      `Uploaded file is not valid input for this route: its form data is not well-formed XML (line ${ok.err.line}: ${ok.err.msg})`,
+    );
   return Buffer.from(xml, 'utf8');
 }

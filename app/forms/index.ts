@@ -6,5 +6,5 @@
 export * from './form-appearance.js';
 export * from './form-data.js';
 export * from './form-export.js';
-export * from './xfa-packets.js';
 export * from './open-form.js';
+export * from './xfa-packets.js';

@@ -1,5 +1,5 @@
 import type { EngineContext } from '../../engines/context.js';
-import { readPdfJson, type QpdfJson, type ReadLimits } from '../../engines/qpdf.js';
+import { type QpdfJson, type ReadLimits, readPdfJson } from '../../engines/qpdf.js';
 import { unpackObjects } from '../../engines/qpdf-form.js';
 import { inputError, PdfObjects, selectPages } from '../document/index.js';
 import type { FormWidget } from './form-data.js';

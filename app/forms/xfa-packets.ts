@@ -1,6 +1,6 @@
 import type { EngineContext } from '../../engines/context.js';
 import { streamData } from '../../engines/qpdf.js';
-import { inputError, PdfObjects, pdfText } from '../document/index.js';
+import { inputError, type PdfObjects, pdfText } from '../document/index.js';
 
 /**
  * The XFA packets of a form (the AcroForm /XFA entry): an array of (packet name, stream) pairs, or one stream

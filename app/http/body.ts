@@ -2,8 +2,8 @@ import { Readable, Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
 import { AppError } from '../errors.js';
+import type { ResourceRecord, Store } from '../store/index.js';
 import { refuseDeep } from './fields.js';
-import type { Store, ResourceRecord } from '../store/index.js';
 
 export interface Body {
   /** Field name (without a trailing `[]`) -> value; repeated fields become arrays. */
@@ -182,5 +182,10 @@ function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
 /** Removes the uploads of a request that failed before its job ran (their ids were never returned). */
 export async function discardUploads(store: Store, body: Body | undefined): Promise<void> {
   if (!body) return;
-  await Promise.all(Object.values(body.files).flat().filter(Boolean).map((r) => store.remove(r.id)));
+  await Promise.all(
+    Object.values(body.files)
+      .flat()
+      .filter(Boolean)
+      .map((r) => store.remove(r.id)),
+  );
 }

@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
+import type { ToolVersions } from '../../engines/tools.js';
 import type { Config } from '../config.js';
 import type { JobQueue } from '../jobs/index.js';
 import type { Store } from '../store/index.js';
-import type { ToolVersions } from '../../engines/tools.js';
 import type { Operation } from './operation.js';
 
 export interface Deps {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { type PageGrammar, parsePages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { parsePages, type PageGrammar } from '../document/index.js';
 import { sanitizeName } from '../store/names.js';
 
 /**
@@ -58,7 +58,8 @@ function nestedDeeper(value: unknown, max: number): boolean {
 
 /** A JSON value (a field, or a whole JSON body) as it is, or a 400 when it nests too deeply. */
 export const refuseDeep = (v: unknown) => {
-  if (nestedDeeper(v, MAX_JSON_DEPTH)) throw new AppError('bad_json', `JSON data provided is not properly formatted: arrays and objects nest more than ${MAX_JSON_DEPTH} levels deep`);
+  if (nestedDeeper(v, MAX_JSON_DEPTH))
+    throw new AppError('bad_json', `JSON data provided is not properly formatted: arrays and objects nest more than ${MAX_JSON_DEPTH} levels deep`);
   return v;
 };
 
@@ -104,12 +105,20 @@ export function oneOf<const T extends readonly [string, ...string[]]>(values: T,
 
 /** A two-state switch: on/off, true/false, 1/0, yes/no or a JSON boolean. Documented as on/off. */
 export function onOff(def: boolean) {
-  return z.preprocess(toBool, z.boolean()).optional().default(def).meta({ type: 'string', enum: ['on', 'off'], default: def ? 'on' : 'off' });
+  return z
+    .preprocess(toBool, z.boolean())
+    .optional()
+    .default(def)
+    .meta({ type: 'string', enum: ['on', 'off'], default: def ? 'on' : 'off' });
 }
 
 /** The same switch, documented as true/false (`behind_page`, `preserve_black`). */
 export function trueFalse(def: boolean) {
-  return z.preprocess(toBool, z.boolean()).optional().default(def).meta({ type: 'string', enum: ['true', 'false'], default: String(def) });
+  return z
+    .preprocess(toBool, z.boolean())
+    .optional()
+    .default(def)
+    .meta({ type: 'string', enum: ['true', 'false'], default: String(def) });
 }
 
 export function text(opts: { min?: number; max?: number; pattern?: RegExp } = {}) {
@@ -122,35 +131,55 @@ export function text(opts: { min?: number; max?: number; pattern?: RegExp } = {}
 
 /** A page selection, checked for syntax here and against the page count when the document is read. */
 export function pages(grammar: PageGrammar = {}, def: string | undefined = '1-last') {
-  const s = z.preprocess(toText, z.string().superRefine((v, ctx) => {
-    try {
-      parsePages(v, grammar);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'bad page selection' });
-    }
-  })).meta({ type: 'string', description: pageDoc(grammar), examples: ['1-last', '1,3,5-7', '2-last'] });
+  const s = z
+    .preprocess(
+      toText,
+      z.string().superRefine((v, ctx) => {
+        try {
+          parsePages(v, grammar);
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'bad page selection' });
+        }
+      }),
+    )
+    .meta({ type: 'string', description: pageDoc(grammar), examples: ['1-last', '1,3,5-7', '2-last'] });
   return def === undefined ? s : s.optional().default(def);
 }
 
 /** One page selection per item (`pages[]` of merge and split). */
 export function pageList(grammar: PageGrammar = {}) {
   return z
-    .preprocess(toList, z.array(z.string().superRefine((v, ctx) => {
-      try {
-        parsePages(v, grammar);
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'bad page selection' });
-      }
-    })))
+    .preprocess(
+      toList,
+      z.array(
+        z.string().superRefine((v, ctx) => {
+          try {
+            parsePages(v, grammar);
+          } catch {
+            ctx.addIssue({ code: 'custom', message: 'bad page selection' });
+          }
+        }),
+      ),
+    )
     .meta({ description: pageDoc(grammar) });
 }
 
 /** A list of values: a JSON array, repeated fields (`name` or `name[]`) or a comma list. */
 export function list<const T extends readonly [string, ...string[]]>(values: T) {
-  return z.preprocess((v) => {
-    const l = toList(v);
-    return l?.flatMap((x) => (typeof x === 'string' ? x.split(',').map((y) => y.trim()).filter(Boolean) : [x]));
-  }, z.array(z.enum(values)));
+  return z.preprocess(
+    (v) => {
+      const l = toList(v);
+      return l?.flatMap((x) =>
+        typeof x === 'string'
+          ? x
+              .split(',')
+              .map((y) => y.trim())
+              .filter(Boolean)
+          : [x],
+      );
+    },
+    z.array(z.enum(values)),
+  );
 }
 
 /** Structured JSON: an object or array as real JSON, or as a JSON string (in which numbers may be strings). */
@@ -176,17 +205,27 @@ export const jsonObjects = <T extends z.ZodType>(item: T) =>
 /** The output name (spec 4.1 rule 3): stripped of separators and control characters. */
 export function output() {
   return z
-    .preprocess(toText, z.string().max(255).transform((s) => sanitizeName(s, '')).optional())
+    .preprocess(
+      toText,
+      z
+        .string()
+        .max(255)
+        .transform((s) => sanitizeName(s, ''))
+        .optional(),
+    )
     .meta({ type: 'string', description: 'Name of the generated file without extension (a prefix for multi-file outputs).' });
 }
 
 /** A colour field: `"r,g,b"` / `"c,m,y,k"` or a JSON array, each value an integer from 0 to `max`. */
 export const colorValues = (count: 3 | 4, max: number) =>
   z
-    .preprocess((v) => {
-      const list = typeof v === 'string' && !v.trim().startsWith('[') ? v.split(',') : toList(v);
-      return list?.map((x) => toNumber(typeof x === 'string' ? x.trim() : x));
-    }, z.array(z.number().int().min(0).max(max)).length(count))
+    .preprocess(
+      (v) => {
+        const list = typeof v === 'string' && !v.trim().startsWith('[') ? v.split(',') : toList(v);
+        return list?.map((x) => toNumber(typeof x === 'string' ? x.trim() : x));
+      },
+      z.array(z.number().int().min(0).max(max)).length(count),
+    )
     .meta({ type: 'string', examples: [count === 3 ? '255,0,0' : '0,100,100,0'] });
 
 export const looseNumber = toNumber;

@@ -1,7 +1,7 @@
-import { AppError, invalidInput, TEXT } from '../errors.js';
 import { formatOf, isPdfHeader } from '../document/index.js';
-import { extensionOf } from '../store/names.js';
+import { AppError, invalidInput, TEXT } from '../errors.js';
 import type { Store } from '../store/index.js';
+import { extensionOf } from '../store/names.js';
 import type { Body } from './body.js';
 import type { InputSpec, StoredFile } from './operation.js';
 
@@ -29,7 +29,9 @@ export async function resolveInputs(
     if (uploads.length && ids.length && !spec.multiple) {
       throw new AppError(
         'both_inputs',
-        fileField === 'file' ? 'This route will only accept a File or an ID, not both.' : `This route will only accept a ${fileField} or a ${spec.idField}, not both.`,
+        fileField === 'file'
+          ? 'This route will only accept a File or an ID, not both.'
+          : `This route will only accept a ${fileField} or a ${spec.idField}, not both.`,
       );
     }
     if (!uploads.length && !ids.length) {

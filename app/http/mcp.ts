@@ -1,16 +1,16 @@
 import { Readable } from 'node:stream';
-import type { Context, Hono } from 'hono';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
+  type CallToolResult,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
-  type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, toClientError, TEXT } from '../errors.js';
+import type { Context, Hono } from 'hono';
+import { AppError, TEXT, toClientError } from '../errors.js';
 import { isResourceId } from '../store/index.js';
 import { storeStream } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
@@ -48,7 +48,10 @@ function toolsOf(deps: Deps): Tool[] {
   return [uploadTool, ...ops];
 }
 
-const text = (value: unknown): CallToolResult['content'][number] => ({ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) });
+const text = (value: unknown): CallToolResult['content'][number] => ({
+  type: 'text',
+  text: typeof value === 'string' ? value : JSON.stringify(value, null, 2),
+});
 const failure = (err: unknown): CallToolResult => ({ isError: true, content: [text(toClientError(err).body.error)] });
 
 async function upload(args: Record<string, unknown>, deps: Deps, owner: string | null, signal: AbortSignal) {
@@ -61,7 +64,8 @@ async function upload(args: Record<string, unknown>, deps: Deps, owner: string |
     throw new AppError('missing_input', 'upload needs name and content_base64, or url');
   }
   const bytes = Buffer.from(args.content_base64, 'base64');
-  if (bytes.length > deps.config.maxUploadBytes) throw new AppError('too_large', `The upload is larger than this server's limit of ${Math.round(deps.config.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
+  if (bytes.length > deps.config.maxUploadBytes)
+    throw new AppError('too_large', `The upload is larger than this server's limit of ${Math.round(deps.config.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
   return storeStream(Readable.from([bytes]), args.name, opts);
 }
 
@@ -94,7 +98,14 @@ function mcpServer(deps: Deps, c: Context<Env>): Server {
     }
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [{ uriTemplate: RESOURCE_URI, name: 'Stored file', description: 'A file stored on the server (an upload or an output), by id', mimeType: 'application/octet-stream' }],
+    resourceTemplates: [
+      {
+        uriTemplate: RESOURCE_URI,
+        name: 'Stored file',
+        description: 'A file stored on the server (an upload or an output), by id',
+        mimeType: 'application/octet-stream',
+      },
+    ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const id = /^quire:\/\/resource\/([^/?#]+)$/.exec(req.params.uri)?.[1] ?? '';
@@ -121,5 +132,8 @@ export function mountMcp(app: Hono<Env>, deps: Deps): void {
     return transport.handleRequest(c.req.raw);
   });
   // Stateless: no server-initiated stream to resume and no session to end.
-  for (const method of ['get', 'delete'] as const) app[method]('/mcp', (c) => c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless (POST only).' }, id: null }, 405));
+  for (const method of ['get', 'delete'] as const)
+    app[method]('/mcp', (c) =>
+      c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this server is stateless (POST only).' }, id: null }, 405),
+    );
 }

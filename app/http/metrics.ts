@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { AppError } from '../errors.js';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { browserStats } from '../../engines/chromium/browser.js';
 import { poolStats } from '../../engines/libreoffice/pool.js';
+import { AppError } from '../errors.js';
 import type { Deps, Env } from './context.js';
 
 /**
@@ -44,7 +44,12 @@ function create(deps: Deps): Metrics {
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
-  const requests = new Counter({ name: 'quire_http_requests_total', help: 'HTTP requests answered, by route pattern and status.', labelNames: ['method', 'route', 'status'] as const, registers });
+  const requests = new Counter({
+    name: 'quire_http_requests_total',
+    help: 'HTTP requests answered, by route pattern and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
   const requestSeconds = new Histogram({
     name: 'quire_http_request_duration_seconds',
     help: 'Time to answer HTTP requests (synchronous processing included), by route pattern.',
@@ -53,9 +58,19 @@ function create(deps: Deps): Metrics {
     registers,
   });
   const webhooks = new Counter({ name: 'quire_webhook_deliveries_total', help: 'Webhook deliveries by outcome.', labelNames: ['outcome'] as const, registers });
-  const pipelines = new Counter({ name: 'quire_pipeline_runs_total', help: 'Pipelines run in this process, by outcome.', labelNames: ['outcome'] as const, registers });
+  const pipelines = new Counter({
+    name: 'quire_pipeline_runs_total',
+    help: 'Pipelines run in this process, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
   // Pipeline names come from PIPELINES_DIR, read at start: a bounded label.
-  const watched = new Counter({ name: 'quire_watched_files_total', help: 'Files taken from watched folders, by named pipeline and outcome (done, failed).', labelNames: ['pipeline', 'outcome'] as const, registers });
+  const watched = new Counter({
+    name: 'quire_watched_files_total',
+    help: 'Files taken from watched folders, by named pipeline and outcome (done, failed).',
+    labelNames: ['pipeline', 'outcome'] as const,
+    registers,
+  });
 
   const jobSeconds = new Histogram({
     name: 'quire_job_duration_seconds',
@@ -212,7 +227,8 @@ function scraperCheck(deps: Deps): (c: Context<Env>) => void {
     if (!keys && !token) return;
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1];
     const presented = [c.req.header('api-key'), bearer].filter((v): v is string => !!v);
-    if (!presented.length) throw new AppError('key_missing', 'An Api-Key header or an Authorization: Bearer token (METRICS_TOKEN) is required to read metrics.');
+    if (!presented.length)
+      throw new AppError('key_missing', 'An Api-Key header or an Authorization: Bearer token (METRICS_TOKEN) is required to read metrics.');
     for (const p of presented) {
       const d = digest(p);
       if ((token && timingSafeEqual(d, token)) || keys?.has(d.toString('hex'))) return;

@@ -31,7 +31,10 @@ export function requestSchema(op: Operation, multipart: boolean) {
   const fields = z.toJSONSchema(z.object(op.fields), { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
   const properties: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(op.inputs)) {
-    if (multipart) properties[name] = spec.multiple ? { type: 'array', items: { type: 'string', format: 'binary' } } : { type: 'string', format: 'binary', description: spec.description };
+    if (multipart)
+      properties[name] = spec.multiple
+        ? { type: 'array', items: { type: 'string', format: 'binary' } }
+        : { type: 'string', format: 'binary', description: spec.description };
     // x-input tells generated forms (the web page at /) which upload an id stands for and whether it is needed.
     const input = { 'x-input': { field: name, required: spec.required !== false, extensions: spec.kind === 'pdf' ? ['pdf'] : spec.extensions } };
     properties[spec.idField] = spec.multiple
@@ -47,7 +50,13 @@ export function requestSchema(op: Operation, multipart: boolean) {
 /** OpenAPI 3.1 from the same zod schemas that validate requests, plus the fixed resource routes. */
 export function buildOpenApi(deps: Deps) {
   const paths: Record<string, unknown> = {};
-  const polling = { name: 'Request-Type', in: 'header', required: false, schema: { type: 'string', enum: ['requestId'] }, description: 'Answer {requestId} at once and poll /request-status/{id}' };
+  const polling = {
+    name: 'Request-Type',
+    in: 'header',
+    required: false,
+    schema: { type: 'string', enum: ['requestId'] },
+    description: 'Answer {requestId} at once and poll /request-status/{id}',
+  };
   const webhooks = [
     {
       name: 'Webhook-Url',
@@ -57,13 +66,20 @@ export function buildOpenApi(deps: Deps) {
       description:
         'Answer 202 {requestId} at once, then POST the JSON /request-status/{id} gives, once final, to this http(s) URL. Signed when the server has WEBHOOK_SECRET: header `Quire-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. Up to 5 attempts (waits 1, 3, 9, 27 s; Retry-After honoured within 1-30 s) on network errors, 5xx and 429; other answers are final. Private, loopback and metadata addresses are refused (400) unless listed in URL_ALLOW.',
     },
-    { name: 'Webhook-Error-Url', in: 'header', required: false, schema: { type: 'string', format: 'uri' }, description: 'Where a failed request is sent instead (needs Webhook-Url); same rules.' },
+    {
+      name: 'Webhook-Error-Url',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', format: 'uri' },
+      description: 'Where a failed request is sent instead (needs Webhook-Url); same rules.',
+    },
     {
       name: 'Webhook-Extra-Headers',
       in: 'header',
       required: false,
       schema: { type: 'string' },
-      description: 'A JSON object of header names to string values added to the webhook POST (at most 20, 8 KB), e.g. {"Authorization": "Bearer ..."}. Framing and routing headers (Host, Content-Length, Content-Type, Transfer-Encoding, Connection...) and Quire-Signature are refused (400).',
+      description:
+        'A JSON object of header names to string values added to the webhook POST (at most 20, 8 KB), e.g. {"Authorization": "Bearer ..."}. Framing and routing headers (Host, Content-Length, Content-Type, Transfer-Encoding, Connection...) and Quire-Signature are refused (400).',
     },
   ];
   for (const op of deps.operations) {
@@ -80,22 +96,59 @@ export function buildOpenApi(deps: Deps) {
         },
         responses: {
           '200': { description: 'Success', content: { 'application/json': { schema: successSchema(op) } } },
-          '202': { description: 'Accepted (Webhook-Url): the result follows at the webhook', content: { 'application/json': { schema: { type: 'object', properties: { requestId: uuid } } } } },
+          '202': {
+            description: 'Accepted (Webhook-Url): the result follows at the webhook',
+            content: { 'application/json': { schema: { type: 'object', properties: { requestId: uuid } } } },
+          },
           ...errors,
         },
       },
     };
   }
   const idParam = { name: 'id', in: 'path', required: true, schema: uuid };
-  const info = { type: 'object', properties: { id: uuid, name: { type: 'string' }, url: { type: 'string' }, type: { type: 'string' }, size: { type: 'integer' }, modified: { type: 'string', format: 'date-time' } } };
+  const info = {
+    type: 'object',
+    properties: {
+      id: uuid,
+      name: { type: 'string' },
+      url: { type: 'string' },
+      type: { type: 'string' },
+      size: { type: 'integer' },
+      modified: { type: 'string', format: 'date-time' },
+    },
+  };
   Object.assign(paths, {
     '/upload': {
       post: {
         tags: ['Resources'],
         summary: 'Store files for later use by id',
         description: 'Multipart parts named `file` (repeatable), `url` fields, a JSON body `{"url": [...]}`, or a raw body with a `Content-Filename` header.',
-        requestBody: { content: { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'array', items: { type: 'string', format: 'binary' } }, url: { type: 'array', items: { type: 'string' } } } } }, 'application/json': { schema: { type: 'object', properties: { url: { type: 'array', items: { type: 'string' } } } } }, 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-        responses: { '200': { description: 'Stored', content: { 'application/json': { schema: { type: 'object', properties: { files: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, id: uuid } } } } } } } }, ...errors },
+        requestBody: {
+          content: {
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                properties: { file: { type: 'array', items: { type: 'string', format: 'binary' } }, url: { type: 'array', items: { type: 'string' } } },
+              },
+            },
+            'application/json': { schema: { type: 'object', properties: { url: { type: 'array', items: { type: 'string' } } } } },
+            'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'Stored',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: { files: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, id: uuid } } } },
+                },
+              },
+            },
+          },
+          ...errors,
+        },
       },
     },
     '/resource/{id}': {
@@ -105,22 +158,57 @@ export function buildOpenApi(deps: Deps) {
         parameters: [
           idParam,
           { name: 'format', in: 'query', schema: { type: 'string', enum: ['file', 'url', 'info'], default: 'file' } },
-          { name: 'disposition', in: 'query', schema: { type: 'string', enum: ['attachment', 'inline'], default: 'attachment' }, description: 'inline shows PDFs and raster images in the browser; other types are always attachments' },
+          {
+            name: 'disposition',
+            in: 'query',
+            schema: { type: 'string', enum: ['attachment', 'inline'], default: 'attachment' },
+            description: 'inline shows PDFs and raster images in the browser; other types are always attachments',
+          },
         ],
-        responses: { '200': { description: 'The bytes (format=file), {url} or the info record', content: { 'application/json': { schema: info }, 'application/octet-stream': {} } }, ...errors },
+        responses: {
+          '200': {
+            description: 'The bytes (format=file), {url} or the info record',
+            content: { 'application/json': { schema: info }, 'application/octet-stream': {} },
+          },
+          ...errors,
+        },
       },
-      delete: { tags: ['Resources'], summary: 'Delete a resource (the key that created it)', parameters: [idParam], responses: { '200': { description: 'Deleted' }, ...errors } },
+      delete: {
+        tags: ['Resources'],
+        summary: 'Delete a resource (the key that created it)',
+        parameters: [idParam],
+        responses: { '200': { description: 'Deleted' }, ...errors },
+      },
     },
     '/delete': {
       post: {
         tags: ['Resources'],
         summary: 'Delete several resources',
-        requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { ids: { type: 'string', description: 'Comma-separated ids' } }, required: ['ids'] } } } },
-        responses: { '200': { description: 'Per-id outcome', content: { 'application/json': { schema: { type: 'object', properties: { deletionResponses: { type: 'object', additionalProperties: { type: 'string' } } } } } } } },
+        requestBody: {
+          content: {
+            'application/json': { schema: { type: 'object', properties: { ids: { type: 'string', description: 'Comma-separated ids' } }, required: ['ids'] } },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'Per-id outcome',
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { deletionResponses: { type: 'object', additionalProperties: { type: 'string' } } } },
+              },
+            },
+          },
+        },
       },
     },
     '/request-status/{id}': {
-      get: { tags: ['Resources'], summary: 'Poll a request sent with Request-Type: requestId', description: 'status is pending (with progress 0..1 where known), completed (with the endpoint\'s result fields) or failed (with error and status).', parameters: [idParam], responses: { '200': { description: 'State' }, ...errors } },
+      get: {
+        tags: ['Resources'],
+        summary: 'Poll a request sent with Request-Type: requestId',
+        description: "status is pending (with progress 0..1 where known), completed (with the endpoint's result fields) or failed (with error and status).",
+        parameters: [idParam],
+        responses: { '200': { description: 'State' }, ...errors },
+      },
     },
     '/pipeline': {
       post: {
@@ -141,7 +229,14 @@ export function buildOpenApi(deps: Deps) {
                   properties: {
                     ...(type === 'multipart/form-data' ? { file: { type: 'array', items: { type: 'string', format: 'binary' } } } : {}),
                     id: { type: 'array', items: uuid, description: 'Ids of stored files' },
-                    steps: { type: type === 'application/json' ? 'array' : 'string', description: 'JSON array of {operation, fields}', items: type === 'application/json' ? { type: 'object', properties: { operation: { type: 'string' }, fields: { type: 'object' } }, required: ['operation'] } : undefined },
+                    steps: {
+                      type: type === 'application/json' ? 'array' : 'string',
+                      description: 'JSON array of {operation, fields}',
+                      items:
+                        type === 'application/json'
+                          ? { type: 'object', properties: { operation: { type: 'string' }, fields: { type: 'object' } }, required: ['operation'] }
+                          : undefined,
+                    },
                     pipeline: { type: 'string', description: 'Name of a stored pipeline, instead of steps' },
                   },
                 },
@@ -150,18 +245,45 @@ export function buildOpenApi(deps: Deps) {
           ),
         },
         responses: {
-          '200': { description: 'The last step\'s answer plus steps', content: { 'application/json': { schema: { type: 'object', properties: { outputId: urlOrList(true), outputUrl: urlOrList(true), inputId: {}, steps: { type: 'array', items: { type: 'object', properties: { operation: { type: 'string' }, outputId: {}, ms: { type: 'integer' } } } } }, additionalProperties: true } } } },
+          '200': {
+            description: "The last step's answer plus steps",
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    outputId: urlOrList(true),
+                    outputUrl: urlOrList(true),
+                    inputId: {},
+                    steps: { type: 'array', items: { type: 'object', properties: { operation: { type: 'string' }, outputId: {}, ms: { type: 'integer' } } } },
+                  },
+                  additionalProperties: true,
+                },
+              },
+            },
+          },
           '202': { description: 'Accepted (Webhook-Url)' },
           ...errors,
         },
       },
     },
     '/pipelines': {
-      get: { tags: ['Pipelines'], summary: 'Stored pipelines (PIPELINES_DIR)', description: 'pipelines: [{name, description, steps}]; invalid: files left out at start, with why.', responses: { '200': { description: 'The pipelines' } } },
+      get: {
+        tags: ['Pipelines'],
+        summary: 'Stored pipelines (PIPELINES_DIR)',
+        description: 'pipelines: [{name, description, steps}]; invalid: files left out at start, with why.',
+        responses: { '200': { description: 'The pipelines' } },
+      },
     },
     '/up': { get: { tags: ['Service'], summary: 'Product, version and release date', responses: { '200': { description: 'Up' } } } },
     '/health': { get: { tags: ['Service'], summary: 'Liveness', responses: { '200': { description: 'Alive' } } } },
-    '/ready': { get: { tags: ['Service'], summary: 'Engines and their versions, endpoints disabled by missing engines, queue', responses: { '200': { description: 'Ready' } } } },
+    '/ready': {
+      get: {
+        tags: ['Service'],
+        summary: 'Engines and their versions, endpoints disabled by missing engines, queue',
+        responses: { '200': { description: 'Ready' } },
+      },
+    },
   });
   if (deps.config.metrics) {
     paths['/metrics'] = {
@@ -175,7 +297,11 @@ export function buildOpenApi(deps: Deps) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: deps.meta.product, version: deps.meta.version, description: 'Self-hosted document processing API. Every POST accepts multipart/form-data or application/json.' },
+    info: {
+      title: deps.meta.product,
+      version: deps.meta.version,
+      description: 'Self-hosted document processing API. Every POST accepts multipart/form-data or application/json.',
+    },
     components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'Api-Key' } } },
     security: deps.config.apiKeys ? [{ ApiKey: [] }] : [],
     paths,
@@ -194,7 +320,10 @@ export function mountDocs(app: Hono<Env>, deps: Deps): void {
   app.get('/openapi.json', (c) => c.json(doc));
   app.get('/docs', (c) => c.html(DOCS_HTML));
   app.get('/docs/init.js', (c) => c.body(DOCS_INIT, 200, { 'Content-Type': 'text/javascript' }));
-  for (const [file, type] of [['swagger-ui.css', 'text/css'], ['swagger-ui-bundle.js', 'text/javascript']] as const) {
+  for (const [file, type] of [
+    ['swagger-ui.css', 'text/css'],
+    ['swagger-ui-bundle.js', 'text/javascript'],
+  ] as const) {
     let cached: Buffer | undefined;
     app.get(`/docs/${file}`, async (c) => {
       cached ??= await readFile(join(uiDir, file));

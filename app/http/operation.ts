@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import type { z } from 'zod';
 import type { ToolName } from '../../engines/tools.js';
-import type { FetchPolicy } from './fetch-url.js';
-import type { Cost } from '../jobs/index.js';
 import type { Limits, LlmConfig } from '../config.js';
+import type { Cost } from '../jobs/index.js';
+import type { FetchPolicy } from './fetch-url.js';
 
 /** What an input accepts: `pdf` is checked by its header; `any` takes whatever was uploaded. */
 export type InputKind = 'pdf' | 'any';
@@ -114,8 +114,7 @@ export const perCore = (): Cost => ({ lane: 'cpu', processes: availableParalleli
 export const producesOf = (op: Operation): string[] => op.produces ?? (op.output === 'json' ? [] : ['pdf']);
 
 /** The input files flow into in a pipeline: `file`, else the first declared. */
-export const primaryInput = (op: Operation): [string, InputSpec] | undefined =>
-  op.inputs.file ? ['file', op.inputs.file] : Object.entries(op.inputs)[0];
+export const primaryInput = (op: Operation): [string, InputSpec] | undefined => (op.inputs.file ? ['file', op.inputs.file] : Object.entries(op.inputs)[0]);
 
 /** The input almost every endpoint takes: `file` or `id`, a PDF. */
 export const pdfInput = (description = 'The PDF to process'): Record<string, InputSpec> => ({

@@ -1,20 +1,19 @@
-import type { Hono, Context } from 'hono';
+import type { Context, Hono } from 'hono';
 import { z } from 'zod';
+import { TOOLS } from '../../engines/tools.js';
+import { withReadBudgets, withRepairedInputs } from '../document/index.js';
 import { AppError, outOfRange, TEXT } from '../errors.js';
+import type { JobContext } from '../jobs/index.js';
 import { resourceUrl } from '../store/index.js';
 import { extensionOf, stripExtension } from '../store/names.js';
-import { TOOLS } from '../../engines/tools.js';
-import { readBody, discardUploads, type Body } from './body.js';
+import { type Body, discardUploads, readBody } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
 import { resolveInputs } from './inputs.js';
+import type { InputFile, Operation, OperationResult, StoredFile } from './operation.js';
 import { webhookOf } from './webhooks.js';
-import type { Operation, OperationResult, InputFile, StoredFile } from './operation.js';
-import type { JobContext } from '../jobs/index.js';
-import { withReadBudgets, withRepairedInputs } from '../document/index.js';
 
 /** `Request-Type: requestId` (spec) or `Response-Type: requestId` (the n8n node) asks for polling. */
-export const wantsPolling = (c: Context) =>
-  [c.req.header('request-type'), c.req.header('response-type')].some((v) => v?.trim().toLowerCase() === 'requestid');
+export const wantsPolling = (c: Context) => [c.req.header('request-type'), c.req.header('response-type')].some((v) => v?.trim().toLowerCase() === 'requestid');
 
 /** Turns zod's first complaint into the spec's sentence, naming the parameter and echoing the value. */
 export function validationError(err: z.ZodError, raw: Record<string, unknown>): AppError {
@@ -152,30 +151,32 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
   const { limits } = deps.config;
   const pdfs = Object.entries(inputs).flatMap(([k, files]) => (op.inputs[k]?.kind === 'pdf' ? files.map((f) => f.path) : []));
   // Each page of every read has its time budget, and a damaged input is repaired once before it is refused.
-  const { value: result, warning } = await withReadBudgets({ renderPageMs: limits.renderPageMs, textPageMs: limits.textPageMs, ocrPageMs: limits.ocrPageMs, writePageMs: limits.writePageMs }, () =>
-    withRepairedInputs(
-      pdfs,
-      (pathOf) => {
-        const swapped = Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map((f) => ({ ...f, path: pathOf(f.path) }))]));
-        const first = Object.values(swapped).flat()[0];
-        return op.run({
-          fields,
-          inputs: swapped,
-          input: first,
-          dir: job.dir,
-          signal: job.signal,
-          progress: job.progress,
-          outputName: spec.outputName,
-          timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
-          urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
-          concurrency: deps.config.concurrency,
-          limits,
-          llm: deps.config.llm,
-        });
-      },
-      { cwd: job.dir, signal: job.signal, timeoutMs: deps.config.maxProcessMs },
-      { writesPdf: (r) => (r.files ?? []).some((f) => /\.pdf$/i.test(f.name ?? (f.ext ? `.${f.ext}` : f.path))) },
-    ),
+  const { value: result, warning } = await withReadBudgets(
+    { renderPageMs: limits.renderPageMs, textPageMs: limits.textPageMs, ocrPageMs: limits.ocrPageMs, writePageMs: limits.writePageMs },
+    () =>
+      withRepairedInputs(
+        pdfs,
+        (pathOf) => {
+          const swapped = Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map((f) => ({ ...f, path: pathOf(f.path) }))]));
+          const first = Object.values(swapped).flat()[0];
+          return op.run({
+            fields,
+            inputs: swapped,
+            input: first,
+            dir: job.dir,
+            signal: job.signal,
+            progress: job.progress,
+            outputName: spec.outputName,
+            timeoutMs: Math.max(1000, deps.config.maxProcessMs - (Date.now() - started)),
+            urlPolicy: { enabled: deps.config.urlFetch, allow: deps.config.urlAllow },
+            concurrency: deps.config.concurrency,
+            limits,
+            llm: deps.config.llm,
+          });
+        },
+        { cwd: job.dir, signal: job.signal, timeoutMs: deps.config.maxProcessMs },
+        { writesPdf: (r) => (r.files ?? []).some((f) => /\.pdf$/i.test(f.name ?? (f.ext ? `.${f.ext}` : f.path))) },
+      ),
   );
   if (warning) result.warning = result.warning ? `${warning} ${result.warning}` : warning;
   job.signal.throwIfAborted();

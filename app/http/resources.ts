@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { AppError, TEXT } from '../errors.js';
 import { isResourceId, type ResourceRecord } from '../store/index.js';
 import { extensionFor, extensionOf } from '../store/names.js';
-import { readBody, storeStream, discardUploads, type Body } from './body.js';
+import { type Body, discardUploads, readBody, storeStream } from './body.js';
 import { baseUrlOf, type Deps, type Env } from './context.js';
 import { fetchUrl } from './fetch-url.js';
 
@@ -22,9 +22,7 @@ export function contentDisposition(name: string, inline = false): string {
 }
 
 const idsOf = (v: unknown): string[] =>
-  (Array.isArray(v) ? v : v === undefined || v === null ? [] : String(v).split(','))
-    .map((x) => String(x).trim())
-    .filter(Boolean);
+  (Array.isArray(v) ? v : v === undefined || v === null ? [] : String(v).split(',')).map((x) => String(x).trim()).filter(Boolean);
 
 /** Resource management (spec 4.2) and /upload (the official clients' way to store inputs). */
 export function mountResources(app: Hono<Env>, deps: Deps): void {
@@ -93,7 +91,11 @@ export function mountResources(app: Hono<Env>, deps: Deps): void {
         const name = decodeHeaderName(rawName) || 'file';
         const withExt = extensionOf(name) || !mediaType ? name : `${name}.${extensionFor(mediaType)}`;
         const length = Number(c.req.header('content-length') ?? 0);
-        if (length > config.maxUploadBytes) throw new AppError('too_large', `The upload is larger than this server's limit of ${Math.round(config.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
+        if (length > config.maxUploadBytes)
+          throw new AppError(
+            'too_large',
+            `The upload is larger than this server's limit of ${Math.round(config.maxUploadBytes / 1048576)} MB (MAX_UPLOAD_MB).`,
+          );
         stored.push(await storeStream(Readable.fromWeb(c.req.raw.body as never), withExt, opts));
       } else {
         body = await readBody(c.req.raw, opts);

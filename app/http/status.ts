@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import { AppError, TEXT } from '../errors.js';
 import { TOOLS, type ToolName } from '../../engines/tools.js';
+import { AppError, TEXT } from '../errors.js';
 import type { JobRecord } from '../jobs/index.js';
 import type { Deps, Env } from './context.js';
 
@@ -10,7 +10,10 @@ export function mountStatus(app: Hono<Env>, deps: Deps): void {
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
     const engines = Object.fromEntries(
-      (Object.keys(TOOLS) as ToolName[]).map((t) => [t, deps.tools[t] ? { available: true, version: deps.tools[t] } : { available: false, package: TOOLS[t].pkg }]),
+      (Object.keys(TOOLS) as ToolName[]).map((t) => [
+        t,
+        deps.tools[t] ? { available: true, version: deps.tools[t] } : { available: false, package: TOOLS[t].pkg },
+      ]),
     );
     const missing = Object.keys(engines).filter((t) => !deps.tools[t as ToolName]);
     const disabled = deps.operations.filter((op) => op.engines.some((t) => !deps.tools[t])).map((op) => op.path);

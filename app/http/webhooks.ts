@@ -2,8 +2,8 @@ import { createHmac } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import ipaddr from 'ipaddr.js';
 import type { Context } from 'hono';
+import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { FollowUpResult, JobQueue, JobRecord } from '../jobs/index.js';
@@ -131,7 +131,12 @@ function post(target: string, body: string, headers: Record<string, string>, all
   return new Promise<FollowUpResult>((resolve) => {
     const req = mod.request(
       url,
-      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: guardedLookup(host, allow), timeout: ATTEMPT_TIMEOUT_MS },
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: guardedLookup(host, allow),
+        timeout: ATTEMPT_TIMEOUT_MS,
+      },
       (res) => {
         res.resume();
         const status = res.statusCode ?? 0;

@@ -2,9 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
 import { contentBoxes, type DisplayedBox } from '../../engines/ghostscript-bbox.js';
-import { readPdfJson, type ReadLimits } from '../../engines/qpdf.js';
+import { type ReadLimits, readPdfJson } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { PdfObjects, inputError } from '../document/index.js';
+import { inputError, PdfObjects } from '../document/index.js';
 
 type Box = [number, number, number, number];
 
@@ -15,13 +15,21 @@ type Box = [number, number, number, number];
 export function toPageSpace(b: DisplayedBox, visible: Box, rotate: number): Box {
   const [x0, y0, x1, y1] = visible;
   const [w, h] = [x1 - x0, y1 - y0];
-  const corners = [[b[0], b[1]], [b[2], b[3]]].map(([dx, dy]) => {
+  const corners = [
+    [b[0], b[1]],
+    [b[2], b[3]],
+  ].map(([dx, dy]) => {
     if (rotate === 90) return [x0 + w - dy, y0 + dx];
     if (rotate === 180) return [x0 + w - dx, y0 + h - dy];
     if (rotate === 270) return [x0 + dy, y0 + h - dx];
     return [x0 + dx, y0 + dy];
   });
-  return [Math.min(corners[0][0], corners[1][0]), Math.min(corners[0][1], corners[1][1]), Math.max(corners[0][0], corners[1][0]), Math.max(corners[0][1], corners[1][1])];
+  return [
+    Math.min(corners[0][0], corners[1][0]),
+    Math.min(corners[0][1], corners[1][1]),
+    Math.max(corners[0][0], corners[1][0]),
+    Math.max(corners[0][1], corners[1][1]),
+  ];
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -35,10 +43,7 @@ const intersect = (a: Box, b: Box): Box => [Math.max(a[0], b[0]), Math.max(a[1],
  * nothing, which are left as they were.
  */
 export async function cropToContent(input: string, output: string, pages: number[], margin: number, limits: ReadLimits, ctx: EngineContext): Promise<number[]> {
-  const [{ json }, drawn] = await Promise.all([
-    readPdfJson(input, ctx, limits),
-    contentBoxes(input, pages, ctx),
-  ]).catch((err) => {
+  const [{ json }, drawn] = await Promise.all([readPdfJson(input, ctx, limits), contentBoxes(input, pages, ctx)]).catch((err) => {
     throw inputError(err);
   });
   const objects = new PdfObjects(json);
@@ -56,7 +61,7 @@ export async function cropToContent(input: string, output: string, pages: number
     const media = read('/MediaBox') ?? [0, 0, 612, 792];
     const visible = intersect(read('/CropBox') ?? media, media);
     const rotate = ((Number(objects.inherited(ref, '/Rotate') ?? 0) % 360) + 360) % 360;
-    const [a, b, c, d] = toPageSpace(box, visible, Math.round(rotate / 90) * 90 % 360);
+    const [a, b, c, d] = toPageSpace(box, visible, (Math.round(rotate / 90) * 90) % 360);
     const rect = intersect([a - margin, b - margin, c + margin, d + margin], visible).map(round) as Box;
     const value: Record<string, unknown> = { ...(objects.dict(ref) ?? {}), '/MediaBox': rect, '/CropBox': rect };
     for (const key of ['/TrimBox', '/BleedBox', '/ArtBox']) {

@@ -55,7 +55,11 @@ export function gridLayout(n: number, page: [number, number], sheet: [number, nu
       if (!best || scale > best.scale + 1e-9) best = { size, cols, rows, scale };
     }
   }
-  if (!best) throw new AppError('out_of_range', `${o.margin} is not within the acceptable range for margin: with spacing ${o.spacing}, the margins leave no room for ${n} pages on a ${round(sheet[0])} x ${round(sheet[1])} sheet`);
+  if (!best)
+    throw new AppError(
+      'out_of_range',
+      `${o.margin} is not within the acceptable range for margin: with spacing ${o.spacing}, the margins leave no room for ${n} pages on a ${round(sheet[0])} x ${round(sheet[1])} sheet`,
+    );
   const { size, cols, rows } = best;
   const cw = (size[0] - 2 * o.margin - (cols - 1) * o.spacing) / cols;
   const ch = (size[1] - 2 * o.margin - (rows - 1) * o.spacing) / rows;

@@ -4,8 +4,9 @@
  * dropped pages, n-up grids and saddle-stitch booklets, fitting pages to a paper size, and cropping pages to
  * what they draw. Pages are placed as vector content (form XObjects); nothing is rasterised here.
  */
-export * from './grid.js';
-export * from './place.js';
-export * from './orientation.js';
-export * from './prune.js';
+
 export * from './crop.js';
+export * from './grid.js';
+export * from './orientation.js';
+export * from './place.js';
+export * from './prune.js';

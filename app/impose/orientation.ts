@@ -1,5 +1,5 @@
-import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../../engines/errors.js';
 import type { PageBox } from '../../engines/mupdf.js';
@@ -7,7 +7,7 @@ import { drawPageImage } from '../../engines/mupdf-text-layer.js';
 import { popplerPageImage } from '../../engines/poppler.js';
 import { detectOrientation, type Orientation } from '../../engines/tesseract.js';
 import { firstThatReads, inputError, readBudgets } from '../document/index.js';
-import { MAX_OCR_PIXELS, inParallel } from '../render/index.js';
+import { inParallel, MAX_OCR_PIXELS } from '../render/index.js';
 
 /**
  * Orientation detection draws pages in grey at 200 dpi: measured on the corpus's four-way turned Linn scan,
@@ -45,10 +45,14 @@ export async function detectOrientations(input: string, boxes: PageBox[], pages:
       const image = join(ctx.dir, `osd-${page}.pgm`);
       try {
         const draw = { cwd: ctx.dir, signal, timeoutMs: left(), pageMs: renderPageMs };
-        await firstThatReads(`Drawing page ${page} for orientation detection`, [
-          () => drawPageImage(input, page, image, { dpi, colors: 'gray' }, { ...draw, timeoutMs: Math.min(renderPageMs, left()) }),
-          () => popplerPageImage(input, page, image, { dpi, colors: 'gray' }, draw),
-        ], 'renderPageMs').catch((err) => {
+        await firstThatReads(
+          `Drawing page ${page} for orientation detection`,
+          [
+            () => drawPageImage(input, page, image, { dpi, colors: 'gray' }, { ...draw, timeoutMs: Math.min(renderPageMs, left()) }),
+            () => popplerPageImage(input, page, image, { dpi, colors: 'gray' }, draw),
+          ],
+          'renderPageMs',
+        ).catch((err) => {
           throw inputError(err);
         });
         const cap = Math.min(ocrPageMs, left());

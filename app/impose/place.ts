@@ -1,10 +1,10 @@
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PDFDocument, type PDFEmbeddedPage, type PDFPage, degrees, rgb } from '@cantoo/pdf-lib';
-import { AppError, invalidInput, limitExceeded } from '../errors.js';
-import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
+import { degrees, PDFDocument, type PDFEmbeddedPage, type PDFPage, rgb } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
+import { AppError, invalidInput, limitExceeded } from '../errors.js';
+import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
 import { fitInto, type Rect } from './grid.js';
 
 /** One output sheet: its size and which input page (1-based; null = left blank) goes into which cell. */
@@ -42,11 +42,18 @@ const WORKER = threadModule('./place-worker', import.meta.url);
  * `maxBytes` (MAX_STREAM_MB), and works in a worker thread unless the file is small: 300 pages take ~4 s of
  * pdf-lib, which must not hold the event loop that answers other requests.
  */
-export async function placePages(input: string, output: string, sheets: Sheet[], opts: { border: boolean; maxBytes: number }, ctx: EngineContext & { signal: AbortSignal }): Promise<void> {
+export async function placePages(
+  input: string,
+  output: string,
+  sheets: Sheet[],
+  opts: { border: boolean; maxBytes: number },
+  ctx: EngineContext & { signal: AbortSignal },
+): Promise<void> {
   const plain = join(ctx.cwd, 'place-input.pdf');
   await writePdf(input, plain, { decrypt: true }, ctx);
   const { size } = await stat(plain);
-  if (size > opts.maxBytes) throw limitExceeded(`The PDF whose pages are placed (${Math.ceil(size / 1024 / 1024)} MB)`, 'MAX_STREAM_MB', Math.round(opts.maxBytes / 1024 / 1024));
+  if (size > opts.maxBytes)
+    throw limitExceeded(`The PDF whose pages are placed (${Math.ceil(size / 1024 / 1024)} MB)`, 'MAX_STREAM_MB', Math.round(opts.maxBytes / 1024 / 1024));
   const job: PlaceJob = { input: plain, output, sheets, border: opts.border };
   if (size <= INLINE_BYTES) await drawSheets(job);
   else await runInThread<void>(WORKER, job, { what: 'page placement', signal: ctx.signal });
@@ -83,7 +90,10 @@ async function drawnSheets({ sheets, border }: PlaceJob, input: Buffer): Promise
   const drawable = used.filter((p) => pages[p - 1].node.Contents() !== undefined);
   const boxes = drawable.map((p) => visibleBox(pages[p - 1]));
   const embedded = new Map<number, { form: PDFEmbeddedPage; rotate: number }>();
-  const forms = await doc.embedPages(drawable.map((p) => pages[p - 1]), boxes.map((b) => b.box));
+  const forms = await doc.embedPages(
+    drawable.map((p) => pages[p - 1]),
+    boxes.map((b) => b.box),
+  );
   forms.forEach((form, i) => embedded.set(drawable[i], { form, rotate: boxes[i].rotate }));
   for (const sheet of sheets) {
     const out = doc.addPage(sheet.size);

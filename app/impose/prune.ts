@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
-import { readPdfJson, type QpdfJson, type ReadLimits } from '../../engines/qpdf.js';
+import { type QpdfJson, type ReadLimits, readPdfJson } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { PdfObjects, inputError } from '../document/index.js';
+import { inputError, PdfObjects } from '../document/index.js';
 
 /**
  * After qpdf has put pages in a new order with the input as primary file, the catalog still points at the

@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { AppError } from '../errors.js';
-import { profileOf, type Profile } from './profiles.js';
+import { type Profile, profileOf } from './profiles.js';
 
 /**
  * The UN/CEFACT Cross Industry Invoice (D16B, the syntax of Factur-X / ZUGFeRD) read into the few business terms
@@ -96,7 +96,18 @@ export function refuseDoctype(xml: string): void {
   }
 }
 
-const REPEATED = new Set(['IncludedSupplyChainTradeLineItem', 'ApplicableTradeTax', 'SpecifiedTradeAllowanceCharge', 'IncludedNote', 'SpecifiedTradeSettlementPaymentMeans', 'SpecifiedTradePaymentTerms', 'LineOne', 'TaxTotalAmount', 'SpecifiedTaxRegistration', 'Content']);
+const REPEATED = new Set([
+  'IncludedSupplyChainTradeLineItem',
+  'ApplicableTradeTax',
+  'SpecifiedTradeAllowanceCharge',
+  'IncludedNote',
+  'SpecifiedTradeSettlementPaymentMeans',
+  'SpecifiedTradePaymentTerms',
+  'LineOne',
+  'TaxTotalAmount',
+  'SpecifiedTaxRegistration',
+  'Content',
+]);
 const parser = new XMLParser({
   removeNSPrefix: true,
   ignoreAttributes: false,
@@ -133,7 +144,13 @@ const val = (n: unknown, ...path: string[]) => text(at(n, ...path));
 function party(p: Node): Party {
   const a = at(p, 'PostalTradeAddress');
   const regs = all(p, 'SpecifiedTaxRegistration');
-  const reg = (scheme: string) => text(at(regs.find((r) => at(r, 'ID')?.['@schemeID'] === scheme), 'ID'));
+  const reg = (scheme: string) =>
+    text(
+      at(
+        regs.find((r) => at(r, 'ID')?.['@schemeID'] === scheme),
+        'ID',
+      ),
+    );
   return {
     name: val(p, 'Name'),
     address: [val(a, 'LineOne'), val(a, 'LineTwo'), val(a, 'LineThree')].filter((x): x is string => !!x),
@@ -151,7 +168,10 @@ function party(p: Node): Party {
 const rootOf = (doc: Record<string, unknown>): Node => {
   const root = doc.CrossIndustryInvoice as Node;
   if (!root || typeof root !== 'object') {
-    throw new AppError('invalid_input', 'The invoice XML is not a UN/CEFACT Cross Industry Invoice (Factur-X / ZUGFeRD CII): its root element must be rsm:CrossIndustryInvoice.');
+    throw new AppError(
+      'invalid_input',
+      'The invoice XML is not a UN/CEFACT Cross Industry Invoice (Factur-X / ZUGFeRD CII): its root element must be rsm:CrossIndustryInvoice.',
+    );
   }
   return root;
 };
@@ -160,7 +180,14 @@ const rootOf = (doc: Record<string, unknown>): Node => {
 export type InvoiceHeader = Pick<Invoice, 'guideline' | 'profile' | 'number'>;
 
 // The trade transaction (lines, parties, totals: nearly all of a large invoice) is skipped, not built into objects.
-const headerParser = new XMLParser({ removeNSPrefix: true, ignoreAttributes: true, parseTagValue: false, processEntities: true, htmlEntities: false, stopNodes: ['*.SupplyChainTradeTransaction'] });
+const headerParser = new XMLParser({
+  removeNSPrefix: true,
+  ignoreAttributes: true,
+  parseTagValue: false,
+  processEntities: true,
+  htmlEntities: false,
+  stopNodes: ['*.SupplyChainTradeTransaction'],
+});
 
 /**
  * The header of a CII invoice, read without building its lines (a 20 MB invoice in ~70 ms): 400 when the root is
@@ -207,7 +234,9 @@ export function readInvoice(xml: string): Invoice {
     issueDate: text(issue),
     issueDateFormat: issue?.['@format'] as string | undefined,
     currency,
-    notes: all(at(root, 'ExchangedDocument'), 'IncludedNote').flatMap((n) => all(n, 'Content').map(text)).filter((x): x is string => !!x),
+    notes: all(at(root, 'ExchangedDocument'), 'IncludedNote')
+      .flatMap((n) => all(n, 'Content').map(text))
+      .filter((x): x is string => !!x),
     buyerReference: val(agreement, 'BuyerReference'),
     orderReference: val(agreement, 'BuyerOrderReferencedDocument', 'IssuerAssignedID'),
     deliveryDate: val(tx, 'ApplicableHeaderTradeDelivery', 'ActualDeliverySupplyChainEvent', 'OccurrenceDateTime', 'DateTimeString'),

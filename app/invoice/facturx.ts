@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { EngineContext } from '../../engines/context.js';
-import { readPdfJson, streamData, type ReadLimits } from '../../engines/qpdf.js';
+import { type ReadLimits, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { PdfObjects, pdfText } from '../document/index.js';
 import { readWritten, updateObjects } from '../rewrite/index.js';
 import type { Profile } from './profiles.js';
@@ -66,7 +66,12 @@ export async function embedInvoice(pdfa: string, xml: Buffer, p: Profile, out: s
           dict: {
             '/Type': '/EmbeddedFile',
             '/Subtype': '/text/xml',
-            '/Params': { '/CreationDate': `u:${now}`, '/ModDate': `u:${now}`, '/Size': xml.length, '/CheckSum': `b:${createHash('md5').update(xml).digest('hex')}` },
+            '/Params': {
+              '/CreationDate': `u:${now}`,
+              '/ModDate': `u:${now}`,
+              '/Size': xml.length,
+              '/CheckSum': `b:${createHash('md5').update(xml).digest('hex')}`,
+            },
           },
           data: xml,
         },
@@ -91,7 +96,13 @@ export interface Hybrid {
   xml: Buffer | null;
   fileName: string | null;
   /** What the PDF itself declares: PDF/A part, Factur-X XMP values, the file's AFRelationship. */
-  declared: { pdfaPart: number | null; conformanceLevel: string | null; documentFileName: string | null; documentType: string | null; afRelationship: string | null };
+  declared: {
+    pdfaPart: number | null;
+    conformanceLevel: string | null;
+    documentFileName: string | null;
+    documentType: string | null;
+    afRelationship: string | null;
+  };
   /** Findings on the PDF level (FX-*); those that need the XML's profile are added by checkDeclared. */
   findings: Finding[];
 }
@@ -108,9 +119,14 @@ export async function readHybrid(path: string, ctx: EngineContext, read: ReadLim
   const findings: Finding[] = [];
   const attachments = (json.attachments ?? {}) as Record<string, { filespec?: string; preferredname?: string; preferredcontents?: string }>;
   const wanted = INVOICE_FILE_NAMES.map((n) => n.toLowerCase());
-  const entry = Object.entries(attachments).find(([key, a]) => wanted.includes(pdfText(a.preferredname ?? key).toLowerCase()) || wanted.includes(pdfText(key).toLowerCase()));
+  const entry = Object.entries(attachments).find(
+    ([key, a]) => wanted.includes(pdfText(a.preferredname ?? key).toLowerCase()) || wanted.includes(pdfText(key).toLowerCase()),
+  );
   const meta = objects.catalog['/Metadata'];
-  const xmp = typeof meta === 'string' && /^\d+ \d+ R$/.test(meta) ? (await streamData(path, meta.replace(/ R$/, ''), ctx, read).catch(() => Buffer.alloc(0))).toString('utf8') : '';
+  const xmp =
+    typeof meta === 'string' && /^\d+ \d+ R$/.test(meta)
+      ? (await streamData(path, meta.replace(/ R$/, ''), ctx, read).catch(() => Buffer.alloc(0))).toString('utf8')
+      : '';
   const part = xmpValue(xmp, 'part');
   const declared: Hybrid['declared'] = {
     pdfaPart: part && /^\d+$/.test(part) ? Number(part) : null,
@@ -119,9 +135,20 @@ export async function readHybrid(path: string, ctx: EngineContext, read: ReadLim
     documentType: xmpValue(xmp, 'DocumentType'),
     afRelationship: null,
   };
-  if (declared.pdfaPart !== 3) findings.push({ id: 'FX-PDFA', severity: 'fatal', location: 'XMP pdfaid:part', message: `A hybrid invoice shall be a PDF/A-3 document; the XMP claims ${declared.pdfaPart ? `PDF/A-${declared.pdfaPart}` : 'no PDF/A part'}.` });
+  if (declared.pdfaPart !== 3)
+    findings.push({
+      id: 'FX-PDFA',
+      severity: 'fatal',
+      location: 'XMP pdfaid:part',
+      message: `A hybrid invoice shall be a PDF/A-3 document; the XMP claims ${declared.pdfaPart ? `PDF/A-${declared.pdfaPart}` : 'no PDF/A part'}.`,
+    });
   if (!entry) {
-    findings.push({ id: 'FX-XML', severity: 'fatal', location: 'Catalog /Names /EmbeddedFiles', message: `No embedded invoice XML (${INVOICE_FILE_NAMES.slice(0, 3).join(', ')}) was found.` });
+    findings.push({
+      id: 'FX-XML',
+      severity: 'fatal',
+      location: 'Catalog /Names /EmbeddedFiles',
+      message: `No embedded invoice XML (${INVOICE_FILE_NAMES.slice(0, 3).join(', ')}) was found.`,
+    });
     return { xml: null, fileName: null, declared, findings };
   }
   const [key, a] = entry;
@@ -130,13 +157,41 @@ export async function readHybrid(path: string, ctx: EngineContext, read: ReadLim
   const rel = spec['/AFRelationship'];
   declared.afRelationship = typeof rel === 'string' ? rel.replace(/^\//, '') : null;
   const af = objects.array(objects.catalog['/AF']);
-  if (!declared.afRelationship) findings.push({ id: 'FX-AF', severity: 'fatal', location: `${a.filespec} /AFRelationship`, message: `The file specification of ${fileName} has no /AFRelationship (PDF/A-3 associated file).` });
-  else if (!['Alternative', 'Data', 'Source'].includes(declared.afRelationship)) findings.push({ id: 'FX-AF', severity: 'fatal', location: `${a.filespec} /AFRelationship`, message: `/AFRelationship /${declared.afRelationship} is not one Factur-X allows (Alternative, Data, Source).` });
-  if (!af.includes(a.filespec)) findings.push({ id: 'FX-AF', severity: 'fatal', location: 'Catalog /AF', message: `${fileName} is not listed in the document catalog's /AF array (PDF/A-3 associated files).` });
+  if (!declared.afRelationship)
+    findings.push({
+      id: 'FX-AF',
+      severity: 'fatal',
+      location: `${a.filespec} /AFRelationship`,
+      message: `The file specification of ${fileName} has no /AFRelationship (PDF/A-3 associated file).`,
+    });
+  else if (!['Alternative', 'Data', 'Source'].includes(declared.afRelationship))
+    findings.push({
+      id: 'FX-AF',
+      severity: 'fatal',
+      location: `${a.filespec} /AFRelationship`,
+      message: `/AFRelationship /${declared.afRelationship} is not one Factur-X allows (Alternative, Data, Source).`,
+    });
+  if (!af.includes(a.filespec))
+    findings.push({
+      id: 'FX-AF',
+      severity: 'fatal',
+      location: 'Catalog /AF',
+      message: `${fileName} is not listed in the document catalog's /AF array (PDF/A-3 associated files).`,
+    });
   if (!declared.conformanceLevel || !declared.documentFileName || !declared.documentType) {
-    findings.push({ id: 'FX-XMP', severity: 'fatal', location: 'XMP fx:*', message: 'The XMP metadata lacks the Factur-X properties (fx:DocumentType, fx:DocumentFileName, fx:Version, fx:ConformanceLevel).' });
+    findings.push({
+      id: 'FX-XMP',
+      severity: 'fatal',
+      location: 'XMP fx:*',
+      message: 'The XMP metadata lacks the Factur-X properties (fx:DocumentType, fx:DocumentFileName, fx:Version, fx:ConformanceLevel).',
+    });
   } else if (declared.documentFileName !== fileName) {
-    findings.push({ id: 'FX-XMP', severity: 'fatal', location: 'XMP fx:DocumentFileName', message: `fx:DocumentFileName is ${declared.documentFileName} but the embedded file is ${fileName}.` });
+    findings.push({
+      id: 'FX-XMP',
+      severity: 'fatal',
+      location: 'XMP fx:DocumentFileName',
+      message: `fx:DocumentFileName is ${declared.documentFileName} but the embedded file is ${fileName}.`,
+    });
   }
   const xml = a.preferredcontents ? await streamData(path, a.preferredcontents.replace(/ R$/, ''), ctx, read) : null;
   return { xml, fileName, declared, findings };
@@ -149,10 +204,20 @@ export function checkDeclared(h: Hybrid, p: Profile | null): Finding[] {
   const level = h.declared.conformanceLevel?.toUpperCase().replace(/\s+/g, ' ');
   // ZUGFeRD 2.x writes "EN 16931" and older tools "COMFORT"/"EN16931"; compare without spaces.
   if (level && level.replace(/ /g, '') !== p.level.replace(/ /g, '')) {
-    out.push({ id: 'FX-XMP', severity: 'fatal', location: 'XMP fx:ConformanceLevel', message: `fx:ConformanceLevel is ${h.declared.conformanceLevel} but the XML's specification identifier names ${p.level}.` });
+    out.push({
+      id: 'FX-XMP',
+      severity: 'fatal',
+      location: 'XMP fx:ConformanceLevel',
+      message: `fx:ConformanceLevel is ${h.declared.conformanceLevel} but the XML's specification identifier names ${p.level}.`,
+    });
   }
   if (h.declared.afRelationship && h.declared.afRelationship !== p.relationship && h.declared.afRelationship !== 'Source') {
-    out.push({ id: 'FX-AF', severity: 'warning', location: '/AFRelationship', message: `/AFRelationship is /${h.declared.afRelationship}; Factur-X 1.07 expects /${p.relationship} for the ${p.level} profile.` });
+    out.push({
+      id: 'FX-AF',
+      severity: 'warning',
+      location: '/AFRelationship',
+      message: `/AFRelationship is /${h.declared.afRelationship}; Factur-X 1.07 expects /${p.relationship} for the ${p.level} profile.`,
+    });
   }
   return out;
 }

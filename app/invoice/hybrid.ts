@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type HtmlLimits, printHtml } from '../../engines/chromium/print.js';
 import type { EngineContext } from '../../engines/context.js';
-import { printHtml, type HtmlLimits } from '../../engines/chromium/print.js';
-import { GS_ICC_DIR, outputIntentProlog, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { EngineError } from '../../engines/errors.js';
+import { GS_ICC_DIR, outputIntentProlog, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { openPdf, withinPageBudget } from '../document/index.js';
 import { conversionFailed, readWritten } from '../rewrite/index.js';
 
@@ -16,7 +16,20 @@ const A4 = { width: 595.28, height: 841.89, margin: 42.52 };
 export async function printInvoice(html: string, out: string, limits: HtmlLimits, ctx: EngineContext & { cwd: string }): Promise<void> {
   const page = join(ctx.cwd, 'invoice.html');
   await writeFile(page, html);
-  await printHtml(page, out, { viewportWidth: Math.round(((A4.width - 2 * A4.margin) * 96) / 72), paper: A4, scale: 1, settleMs: 0, javascript: false, resolveHost: async () => null, limits }, ctx);
+  await printHtml(
+    page,
+    out,
+    {
+      viewportWidth: Math.round(((A4.width - 2 * A4.margin) * 96) / 72),
+      paper: A4,
+      scale: 1,
+      settleMs: 0,
+      javascript: false,
+      resolveHost: async () => null,
+      limits,
+    },
+    ctx,
+  );
 }
 
 /** Ghostscript's sRGB profile, the OutputIntent (as /pdfa writes it). */
@@ -26,13 +39,22 @@ const SRGB = `${GS_ICC_DIR}/srgb.icc`;
 export async function toPdfA3(input: string, out: string, title: string, ctx: EngineContext & { cwd: string }): Promise<void> {
   const { pageCount } = await openPdf(input, ctx);
   const prolog = join(ctx.cwd, 'pdfa3.ps');
-  await writeFile(prolog, outputIntentProlog({ profile: SRGB, components: 3, subtype: 'GTS_PDFA1', identifier: 'sRGB IEC61966-2.1', info: 'sRGB IEC61966-2.1', registry: 'http://www.color.org' }, { Title: title }));
+  await writeFile(
+    prolog,
+    outputIntentProlog(
+      { profile: SRGB, components: 3, subtype: 'GTS_PDFA1', identifier: 'sRGB IEC61966-2.1', info: 'sRGB IEC61966-2.1', registry: 'http://www.color.org' },
+      { Title: title },
+    ),
+  );
   try {
-    await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(input, out, { pdfa: 3, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...c, pages: pageCount }));
+    await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
+      rewritePdf(input, out, { pdfa: 3, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...c, pages: pageCount }),
+    );
   } catch (err) {
     if (!(err instanceof EngineError) || err.details.aborted || err.details.timedOut || err.details.limit) throw err;
     throw conversionFailed('PDF/A-3b', 'Ghostscript could not convert the invoice PDF');
   }
   const w = await readWritten(out, ctx);
-  if (!/pdfaid:part\s*=\s*["']3["']|<pdfaid:part>\s*3\s*</.test(w.xmp) || !w.intents.includes('GTS_PDFA1')) throw new EngineError('gs', 'no PDF/A-3 claim or OutputIntent written');
+  if (!/pdfaid:part\s*=\s*["']3["']|<pdfaid:part>\s*3\s*</.test(w.xmp) || !w.intents.includes('GTS_PDFA1'))
+    throw new EngineError('gs', 'no PDF/A-3 claim or OutputIntent written');
 }

@@ -59,9 +59,10 @@ export function profileOf(guideline: string | undefined): Profile | null {
 }
 
 /** Where the shipped schemas are: beside the sources, or three levels up from dist/app/invoice. */
-const ENGINES_DIR = [new URL('../../engines/', import.meta.url), new URL('../../../engines/', import.meta.url)]
-  .map((u) => fileURLToPath(u))
-  .find((d) => existsSync(join(d, 'xsd/factur-x-1.07.3/Factur-X_1.07.3_EN16931.xsd'))) ?? fileURLToPath(new URL('../../engines/', import.meta.url));
+const ENGINES_DIR =
+  [new URL('../../engines/', import.meta.url), new URL('../../../engines/', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((d) => existsSync(join(d, 'xsd/factur-x-1.07.3/Factur-X_1.07.3_EN16931.xsd'))) ?? fileURLToPath(new URL('../../engines/', import.meta.url));
 
 export const schemaPath = (p: Profile) => join(ENGINES_DIR, 'xsd/factur-x-1.07.3', `Factur-X_1.07.3_${p.xsd}.xsd`);
 

@@ -63,36 +63,170 @@ export const cmykToRgb = ([c, m, y, k]: number[]): Rgb => {
 };
 
 type Labels = Record<
-  'number' | 'date' | 'due' | 'delivery' | 'buyerRef' | 'order' | 'seller' | 'buyer' | 'vatId' | 'taxId' | 'pos' | 'item' | 'qty' | 'price' | 'vat' | 'amount' |
-  'lineTotal' | 'allowance' | 'charge' | 'taxBasis' | 'vatOn' | 'vatTotal' | 'grandTotal' | 'prepaid' | 'rounding' | 'payable' | 'payment' | 'iban' | 'bic' |
-  'terms' | 'notes' | 'footer',
+  | 'number'
+  | 'date'
+  | 'due'
+  | 'delivery'
+  | 'buyerRef'
+  | 'order'
+  | 'seller'
+  | 'buyer'
+  | 'vatId'
+  | 'taxId'
+  | 'pos'
+  | 'item'
+  | 'qty'
+  | 'price'
+  | 'vat'
+  | 'amount'
+  | 'lineTotal'
+  | 'allowance'
+  | 'charge'
+  | 'taxBasis'
+  | 'vatOn'
+  | 'vatTotal'
+  | 'grandTotal'
+  | 'prepaid'
+  | 'rounding'
+  | 'payable'
+  | 'payment'
+  | 'iban'
+  | 'bic'
+  | 'terms'
+  | 'notes'
+  | 'footer',
   string
 > & { types: Record<string, string> };
 
 const LABELS: Record<RenderOptions['labelLanguage'], Labels> = {
   en: {
-    types: { '380': 'Invoice', '381': 'Credit note', '384': 'Corrected invoice', '389': 'Self-billed invoice', '326': 'Partial invoice', '386': 'Prepayment invoice', '751': 'Invoice information' },
-    number: 'Invoice number', date: 'Invoice date', due: 'Due date', delivery: 'Delivery date', buyerRef: 'Buyer reference', order: 'Order reference',
-    seller: 'Seller', buyer: 'Bill to', vatId: 'VAT ID', taxId: 'Tax number', pos: 'Pos.', item: 'Item', qty: 'Quantity', price: 'Unit price', vat: 'VAT',
-    amount: 'Net amount', lineTotal: 'Sum of line net amounts', allowance: 'Allowance', charge: 'Charge', taxBasis: 'Total without VAT', vatOn: 'VAT {rate} % on {basis}',
-    vatTotal: 'Total VAT', grandTotal: 'Total with VAT', prepaid: 'Paid amount', rounding: 'Rounding', payable: 'Amount due', payment: 'Payment', iban: 'IBAN',
-    bic: 'BIC', terms: 'Payment terms', notes: 'Notes', footer: 'Electronic invoice ({profile}); the embedded XML ({file}) carries the invoice data.',
+    types: {
+      '380': 'Invoice',
+      '381': 'Credit note',
+      '384': 'Corrected invoice',
+      '389': 'Self-billed invoice',
+      '326': 'Partial invoice',
+      '386': 'Prepayment invoice',
+      '751': 'Invoice information',
+    },
+    number: 'Invoice number',
+    date: 'Invoice date',
+    due: 'Due date',
+    delivery: 'Delivery date',
+    buyerRef: 'Buyer reference',
+    order: 'Order reference',
+    seller: 'Seller',
+    buyer: 'Bill to',
+    vatId: 'VAT ID',
+    taxId: 'Tax number',
+    pos: 'Pos.',
+    item: 'Item',
+    qty: 'Quantity',
+    price: 'Unit price',
+    vat: 'VAT',
+    amount: 'Net amount',
+    lineTotal: 'Sum of line net amounts',
+    allowance: 'Allowance',
+    charge: 'Charge',
+    taxBasis: 'Total without VAT',
+    vatOn: 'VAT {rate} % on {basis}',
+    vatTotal: 'Total VAT',
+    grandTotal: 'Total with VAT',
+    prepaid: 'Paid amount',
+    rounding: 'Rounding',
+    payable: 'Amount due',
+    payment: 'Payment',
+    iban: 'IBAN',
+    bic: 'BIC',
+    terms: 'Payment terms',
+    notes: 'Notes',
+    footer: 'Electronic invoice ({profile}); the embedded XML ({file}) carries the invoice data.',
   },
   de: {
-    types: { '380': 'Rechnung', '381': 'Gutschrift', '384': 'Rechnungskorrektur', '389': 'Gutschrift (Selbstfakturierung)', '326': 'Teilrechnung', '386': 'Vorauszahlungsrechnung', '751': 'Rechnungsinformation' },
-    number: 'Rechnungsnummer', date: 'Rechnungsdatum', due: 'Fällig am', delivery: 'Lieferdatum', buyerRef: 'Käuferreferenz', order: 'Bestellnummer',
-    seller: 'Verkäufer', buyer: 'Rechnungsempfänger', vatId: 'USt-IdNr.', taxId: 'Steuernummer', pos: 'Pos.', item: 'Artikel', qty: 'Menge', price: 'Einzelpreis', vat: 'USt.',
-    amount: 'Nettobetrag', lineTotal: 'Summe der Positionen', allowance: 'Nachlass', charge: 'Zuschlag', taxBasis: 'Gesamtbetrag netto', vatOn: 'USt. {rate} % auf {basis}',
-    vatTotal: 'Umsatzsteuer gesamt', grandTotal: 'Gesamtbetrag brutto', prepaid: 'Bereits gezahlt', rounding: 'Rundung', payable: 'Zahlbetrag', payment: 'Zahlung', iban: 'IBAN',
-    bic: 'BIC', terms: 'Zahlungsbedingungen', notes: 'Hinweise', footer: 'Elektronische Rechnung ({profile}); die eingebettete XML-Datei ({file}) enthält die Rechnungsdaten.',
+    types: {
+      '380': 'Rechnung',
+      '381': 'Gutschrift',
+      '384': 'Rechnungskorrektur',
+      '389': 'Gutschrift (Selbstfakturierung)',
+      '326': 'Teilrechnung',
+      '386': 'Vorauszahlungsrechnung',
+      '751': 'Rechnungsinformation',
+    },
+    number: 'Rechnungsnummer',
+    date: 'Rechnungsdatum',
+    due: 'Fällig am',
+    delivery: 'Lieferdatum',
+    buyerRef: 'Käuferreferenz',
+    order: 'Bestellnummer',
+    seller: 'Verkäufer',
+    buyer: 'Rechnungsempfänger',
+    vatId: 'USt-IdNr.',
+    taxId: 'Steuernummer',
+    pos: 'Pos.',
+    item: 'Artikel',
+    qty: 'Menge',
+    price: 'Einzelpreis',
+    vat: 'USt.',
+    amount: 'Nettobetrag',
+    lineTotal: 'Summe der Positionen',
+    allowance: 'Nachlass',
+    charge: 'Zuschlag',
+    taxBasis: 'Gesamtbetrag netto',
+    vatOn: 'USt. {rate} % auf {basis}',
+    vatTotal: 'Umsatzsteuer gesamt',
+    grandTotal: 'Gesamtbetrag brutto',
+    prepaid: 'Bereits gezahlt',
+    rounding: 'Rundung',
+    payable: 'Zahlbetrag',
+    payment: 'Zahlung',
+    iban: 'IBAN',
+    bic: 'BIC',
+    terms: 'Zahlungsbedingungen',
+    notes: 'Hinweise',
+    footer: 'Elektronische Rechnung ({profile}); die eingebettete XML-Datei ({file}) enthält die Rechnungsdaten.',
   },
   fr: {
-    types: { '380': 'Facture', '381': 'Avoir', '384': 'Facture rectificative', '389': 'Autofacture', '326': 'Facture partielle', '386': "Facture d'acompte", '751': 'Information de facture' },
-    number: 'Numéro de facture', date: 'Date de facture', due: "Date d'échéance", delivery: 'Date de livraison', buyerRef: "Référence de l'acheteur", order: 'Référence de commande',
-    seller: 'Vendeur', buyer: 'Facturé à', vatId: 'N° TVA', taxId: 'N° fiscal', pos: 'N°', item: 'Article', qty: 'Quantité', price: 'Prix unitaire', vat: 'TVA',
-    amount: 'Montant HT', lineTotal: 'Total des lignes HT', allowance: 'Remise', charge: 'Frais', taxBasis: 'Total HT', vatOn: 'TVA {rate} % sur {basis}',
-    vatTotal: 'Total TVA', grandTotal: 'Total TTC', prepaid: 'Déjà payé', rounding: 'Arrondi', payable: 'Net à payer', payment: 'Paiement', iban: 'IBAN',
-    bic: 'BIC', terms: 'Conditions de paiement', notes: 'Notes', footer: 'Facture électronique ({profile}) ; le fichier XML joint ({file}) contient les données de la facture.',
+    types: {
+      '380': 'Facture',
+      '381': 'Avoir',
+      '384': 'Facture rectificative',
+      '389': 'Autofacture',
+      '326': 'Facture partielle',
+      '386': "Facture d'acompte",
+      '751': 'Information de facture',
+    },
+    number: 'Numéro de facture',
+    date: 'Date de facture',
+    due: "Date d'échéance",
+    delivery: 'Date de livraison',
+    buyerRef: "Référence de l'acheteur",
+    order: 'Référence de commande',
+    seller: 'Vendeur',
+    buyer: 'Facturé à',
+    vatId: 'N° TVA',
+    taxId: 'N° fiscal',
+    pos: 'N°',
+    item: 'Article',
+    qty: 'Quantité',
+    price: 'Prix unitaire',
+    vat: 'TVA',
+    amount: 'Montant HT',
+    lineTotal: 'Total des lignes HT',
+    allowance: 'Remise',
+    charge: 'Frais',
+    taxBasis: 'Total HT',
+    vatOn: 'TVA {rate} % sur {basis}',
+    vatTotal: 'Total TVA',
+    grandTotal: 'Total TTC',
+    prepaid: 'Déjà payé',
+    rounding: 'Arrondi',
+    payable: 'Net à payer',
+    payment: 'Paiement',
+    iban: 'IBAN',
+    bic: 'BIC',
+    terms: 'Conditions de paiement',
+    notes: 'Notes',
+    footer: 'Facture électronique ({profile}) ; le fichier XML joint ({file}) contient les données de la facture.',
   },
 };
 
@@ -131,12 +265,15 @@ export function renderInvoiceHtml(inv: Invoice, o: RenderOptions): string {
     if (!Number.isFinite(n)) return esc(s);
     const digits = { minimumFractionDigits: precision, maximumFractionDigits: precision };
     try {
-      return esc(new Intl.NumberFormat(o.locale, { style: 'currency', currency: inv.currency ?? 'EUR', currencyDisplay: o.currencyDisplay, ...digits }).format(n));
+      return esc(
+        new Intl.NumberFormat(o.locale, { style: 'currency', currency: inv.currency ?? 'EUR', currencyDisplay: o.currencyDisplay, ...digits }).format(n),
+      );
     } catch {
       return esc(`${new Intl.NumberFormat(o.locale, digits).format(n)} ${inv.currency ?? ''}`.trim());
     }
   };
-  const num = (s: string | undefined) => (s === undefined || !Number.isFinite(Number(s)) ? esc(s) : esc(new Intl.NumberFormat(o.locale, { maximumFractionDigits: 4 }).format(Number(s))));
+  const num = (s: string | undefined) =>
+    s === undefined || !Number.isFinite(Number(s)) ? esc(s) : esc(new Intl.NumberFormat(o.locale, { maximumFractionDigits: 4 }).format(Number(s)));
   const date = (s: string | undefined) => {
     const m = /^(\d{4})(\d{2})(\d{2})$/.exec(s ?? '');
     if (!m) return esc(s);
@@ -175,7 +312,14 @@ export function renderInvoiceHtml(inv: Invoice, o: RenderOptions): string {
     t.lineTotal !== undefined && row(L.lineTotal, money(t.lineTotal)),
     ...inv.charges.map((c) => row(`${c.charge ? L.charge : L.allowance}${c.reason ? `: ${c.reason}` : ''}`, `${c.charge ? '' : '−'}${money(c.amount)}`)),
     t.taxBasis !== undefined && row(L.taxBasis, money(t.taxBasis)),
-    ...inv.taxes.map((x) => row(L.vatOn.replace('{rate}', x.rate !== undefined ? new Intl.NumberFormat(o.locale).format(Number(x.rate)) : (x.category ?? '')).replace('{basis}', x.basis !== undefined ? unescapeHtml(money(x.basis)) : ''), money(x.amount))),
+    ...inv.taxes.map((x) =>
+      row(
+        L.vatOn
+          .replace('{rate}', x.rate !== undefined ? new Intl.NumberFormat(o.locale).format(Number(x.rate)) : (x.category ?? ''))
+          .replace('{basis}', x.basis !== undefined ? unescapeHtml(money(x.basis)) : ''),
+        money(x.amount),
+      ),
+    ),
     t.taxTotal !== undefined && inv.taxes.length !== 1 && row(L.vatTotal, money(t.taxTotal)),
     t.grandTotal !== undefined && row(L.grandTotal, money(t.grandTotal), 'strong'),
     t.prepaid !== undefined && row(L.prepaid, money(t.prepaid)),
@@ -186,7 +330,11 @@ export function renderInvoiceHtml(inv: Invoice, o: RenderOptions): string {
     .join('');
   const payment = inv.payment
     .filter((p) => p.iban || p.info || p.bic)
-    .map((p) => [p.info && esc(p.info), p.accountName && esc(p.accountName), p.iban && `${L.iban}: ${esc(p.iban)}`, p.bic && `${L.bic}: ${esc(p.bic)}`].filter(Boolean).join(' · '))
+    .map((p) =>
+      [p.info && esc(p.info), p.accountName && esc(p.accountName), p.iban && `${L.iban}: ${esc(p.iban)}`, p.bic && `${L.bic}: ${esc(p.bic)}`]
+        .filter(Boolean)
+        .join(' · '),
+    )
     .join('<br>');
   const profile = inv.profile ? `Factur-X / ZUGFeRD ${inv.profile.level}` : 'CII';
   const footer = L.footer.replace('{profile}', profile).replace('{file}', inv.profile?.fileName ?? 'factur-x.xml');
@@ -218,7 +366,10 @@ footer { margin-top: 18pt; border-top: 0.5pt solid ${css(o.borderColor)}; paddin
 .bottom { display: flex; justify-content: space-between; margin-top: 12pt; }
 </style></head><body>
 <header><div>${logoAt('top', 'left')}<h1>${esc(L.types[inv.typeCode ?? ''] ?? L.types['380'])}</h1>${party(L.seller, inv.seller)}</div>
-<div>${logoAt('top', 'right')}<table class="meta">${meta.filter(([, v]) => v).map(([k, v]) => `<tr><td class="muted">${esc(k)}</td><td>${v}</td></tr>`).join('')}</table></div></header>
+<div>${logoAt('top', 'right')}<table class="meta">${meta
+    .filter(([, v]) => v)
+    .map(([k, v]) => `<tr><td class="muted">${esc(k)}</td><td>${v}</td></tr>`)
+    .join('')}</table></div></header>
 <div class="parties">${party(L.buyer, inv.buyer)}</div>
 ${
   inv.lines.length
@@ -233,11 +384,17 @@ ${o.logo?.corner.startsWith('bottom') ? `<div class="bottom"><div>${logoAt('bott
 </body></html>`;
 }
 
-const unescapeHtml = (s: string) => s.replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"');
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"');
 
 /** Width and height from a PNG or JPEG header, or null when the bytes are neither (checked before any decoding). */
 export function logoSize(b: Buffer): { mime: 'image/png' | 'image/jpeg'; width: number; height: number } | null {
-  if (b.length > 24 && b.readUInt32BE(0) === 0x89504e47 && b.toString('latin1', 12, 16) === 'IHDR') return { mime: 'image/png', width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
+  if (b.length > 24 && b.readUInt32BE(0) === 0x89504e47 && b.toString('latin1', 12, 16) === 'IHDR')
+    return { mime: 'image/png', width: b.readUInt32BE(16), height: b.readUInt32BE(20) };
   if (b.length > 4 && b[0] === 0xff && b[1] === 0xd8) {
     let i = 2;
     while (i + 9 < b.length) {
@@ -245,7 +402,8 @@ export function logoSize(b: Buffer): { mime: 'image/png' | 'image/jpeg'; width: 
       const marker = b[i + 1];
       const len = b.readUInt16BE(i + 2);
       // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC) carry the frame size.
-      if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return { mime: 'image/jpeg', height: b.readUInt16BE(i + 5), width: b.readUInt16BE(i + 7) };
+      if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker))
+        return { mime: 'image/jpeg', height: b.readUInt16BE(i + 5), width: b.readUInt16BE(i + 7) };
       i += 2 + len;
     }
   }

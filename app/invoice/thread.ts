@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
-import { readInvoice, type Invoice } from './cii.js';
+import { type Invoice, readInvoice } from './cii.js';
 
 const WORKER = threadModule('./parse-worker', import.meta.url);
 

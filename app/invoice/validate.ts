@@ -4,7 +4,7 @@ import type { EngineContext } from '../../engines/context.js';
 import { checkSchematron } from '../../engines/schematron.js';
 import { validateSchema } from '../../engines/xmllint.js';
 import { AppError, limitExceeded } from '../errors.js';
-import { countLines, MAX_INVOICE_BYTES, readInvoiceHeader, type InvoiceHeader } from './cii.js';
+import { countLines, type InvoiceHeader, MAX_INVOICE_BYTES, readInvoiceHeader } from './cii.js';
 import { PROFILES, RULES_SCHEMA, schemaPath } from './profiles.js';
 
 /**
@@ -55,7 +55,8 @@ export const report = (inv: InvoiceHeader, findings: Finding[]): Report => {
 
 /** The invoice text, refused (400) when it is too large or not UTF-8 text. */
 export function invoiceText(bytes: Buffer): string {
-  if (bytes.length > MAX_INVOICE_BYTES) throw new AppError('invalid_input', `The invoice XML is larger than ${MAX_INVOICE_BYTES / 1024 / 1024} MB, which no invoice needs.`);
+  if (bytes.length > MAX_INVOICE_BYTES)
+    throw new AppError('invalid_input', `The invoice XML is larger than ${MAX_INVOICE_BYTES / 1024 / 1024} MB, which no invoice needs.`);
   return bytes.toString('utf8').replace(/^\uFEFF/, '');
 }
 
@@ -64,7 +65,11 @@ export function invoiceText(bytes: Buffer): string {
  * findings. The header is read here; the schema and the rules run side by side in their engines. `path` is the
  * invoice as checked, for a caller that reads all of it next (readInvoiceFile).
  */
-export async function validateInvoice(xml: string, ctx: EngineContext, maxLines: number): Promise<{ header: InvoiceHeader; findings: Finding[]; path: string }> {
+export async function validateInvoice(
+  xml: string,
+  ctx: EngineContext,
+  maxLines: number,
+): Promise<{ header: InvoiceHeader; findings: Finding[]; path: string }> {
   const header = readInvoiceHeader(xml);
   // A finding's location counts its element's preceding siblings: thousands of failing lines cost seconds each thousand.
   const lines = countLines(xml);

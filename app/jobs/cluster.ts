@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { AppError, toClientError, type ErrorCode } from '../errors.js';
 import { withPriority } from '../../engines/run.js';
-import { FLOW_CONCURRENCY, tellObservers, type Cost, type FollowUp, type JobContext, type JobObserver, type JobQueue, type JobRecord, type Lane, type LaneCounts, type SubmitOptions } from './index.js';
+import { AppError, type ErrorCode, toClientError } from '../errors.js';
+import {
+  type Cost,
+  FLOW_CONCURRENCY,
+  type FollowUp,
+  type JobContext,
+  type JobObserver,
+  type JobQueue,
+  type JobRecord,
+  type Lane,
+  type LaneCounts,
+  type SubmitOptions,
+  tellObservers,
+} from './index.js';
 
 const LANES: Lane[] = ['light', 'cpu', 'office', 'browser', 'flow'];
 const HEAVY_NICENESS = 10;
@@ -67,7 +79,17 @@ function decodeFailure(reason: string | undefined): { status: number; error: str
   return { status: 503, error: 'The worker running this request stopped; send it again.' };
 }
 
-const CODE_OF: Record<number, ErrorCode> = { 400: 'invalid_input', 401: 'password', 403: 'forbidden', 404: 'not_found', 413: 'too_large', 422: 'limit', 429: 'queue_full', 499: 'cancelled', 503: 'shutting_down' };
+const CODE_OF: Record<number, ErrorCode> = {
+  400: 'invalid_input',
+  401: 'password',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'too_large',
+  422: 'limit',
+  429: 'queue_full',
+  499: 'cancelled',
+  503: 'shutting_down',
+};
 const toAppError = (f: { status: number; error: string }) => new AppError(CODE_OF[f.status] ?? 'internal', f.error);
 
 /**
@@ -138,7 +160,13 @@ export class ClusterJobs implements JobQueue {
       settled: (record, notify) => {
         // The request's id as the job id: a job told settled twice is followed up once.
         void queue
-          .add('follow-up', { record, notify } satisfies FollowUpData, { jobId: record.id, attempts: f.tries, backoff: { type: 'follow-up' }, removeOnComplete: keep, removeOnFail: keep })
+          .add('follow-up', { record, notify } satisfies FollowUpData, {
+            jobId: record.id,
+            attempts: f.tries,
+            backoff: { type: 'follow-up' },
+            removeOnComplete: keep,
+            removeOnFail: keep,
+          })
           .catch((err) => this.opts.onError?.(err, record.id));
       },
     });
@@ -159,7 +187,13 @@ export class ClusterJobs implements JobQueue {
     this.subscriber = this.connection.duplicate();
     await this.subscriber.subscribe(CANCEL_CHANNEL);
     this.subscriber.on('message', (_channel, id: string) => this.running.get(id)?.abort(new AppError('cancelled', 'The client closed the connection.')));
-    const limits: Record<Lane, number> = { light: this.opts.lightConcurrency, cpu: this.opts.cpuBudget, office: this.opts.officeInstances, browser: this.opts.browserPages, flow: FLOW_CONCURRENCY };
+    const limits: Record<Lane, number> = {
+      light: this.opts.lightConcurrency,
+      cpu: this.opts.cpuBudget,
+      office: this.opts.officeInstances,
+      browser: this.opts.browserPages,
+      flow: FLOW_CONCURRENCY,
+    };
     for (const lane of LANES) {
       const worker = new Worker(`quire-${lane}`, (job: Job<JobData>) => this.process(lane, job, execute), {
         connection: this.connection.duplicate(),
@@ -179,7 +213,13 @@ export class ClusterJobs implements JobQueue {
       });
       worker.on('failed', (job: Job<JobData> | undefined) => {
         if (job?.data.notify === undefined) return;
-        const rec: JobRecord = { id: job.id!, owner: job.data.owner, status: 'failed', error: decodeFailure(job.failedReason), finishedAt: job.finishedOn ?? Date.now() };
+        const rec: JobRecord = {
+          id: job.id!,
+          owner: job.data.owner,
+          status: 'failed',
+          error: decodeFailure(job.failedReason),
+          finishedAt: job.finishedOn ?? Date.now(),
+        };
         this.tell((o) => o.settled?.(rec, job.data.notify));
       });
       this.workers.push(worker);
@@ -246,7 +286,10 @@ export class ClusterJobs implements JobQueue {
   }
 
   private queueEvents(lane: Lane): QueueEvents {
-    this.events ??= Object.fromEntries(LANES.map((l) => [l, new QueueEvents(`quire-${l}`, { connection: this.connection.duplicate() })])) as Record<Lane, QueueEvents>;
+    this.events ??= Object.fromEntries(LANES.map((l) => [l, new QueueEvents(`quire-${l}`, { connection: this.connection.duplicate() })])) as Record<
+      Lane,
+      QueueEvents
+    >;
     return this.events[lane];
   }
 
@@ -257,7 +300,10 @@ export class ClusterJobs implements JobQueue {
     const queue = this.queues[lane];
     const client = opts.client ?? opts.owner ?? 'anonymous';
     // One round trip for both: the lane's backlog and this client's place in it (undone when refused).
-    const [waiting, position] = await Promise.all([queue.getJobCountByTypes('waiting', 'prioritized'), this.connection.hincrby(`quire:waiting:${lane}`, client, 1)]);
+    const [waiting, position] = await Promise.all([
+      queue.getJobCountByTypes('waiting', 'prioritized'),
+      this.connection.hincrby(`quire:waiting:${lane}`, client, 1),
+    ]);
     if (waiting >= this.opts.queueMax && (position > 1 || waiting >= 2 * this.opts.queueMax)) {
       await this.connection.hincrby(`quire:waiting:${lane}`, client, -1);
       throw new AppError('queue_full', 'Too many requests are queued; retry later.', { 'Retry-After': '5' });
@@ -330,7 +376,11 @@ export class ClusterJobs implements JobQueue {
     while (this.running.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     for (const c of this.running.values()) c.abort(new AppError('shutting_down', 'The server is shutting down.'));
     await Promise.allSettled(closing);
-    await Promise.allSettled([...Object.values(this.queues).map((q) => q.close()), ...Object.values(this.events ?? {}).map((e) => e.close()), this.followUps?.close()]);
+    await Promise.allSettled([
+      ...Object.values(this.queues).map((q) => q.close()),
+      ...Object.values(this.events ?? {}).map((e) => e.close()),
+      this.followUps?.close(),
+    ]);
     this.subscriber?.disconnect();
     this.connection.disconnect();
   }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError, toClientError } from '../errors.js';
 import { withPriority } from '../../engines/run.js';
+import { AppError, toClientError } from '../errors.js';
 
 /** Niceness of the engine processes of heavy lanes: light requests' engines get the CPU first. */
 const HEAVY_NICENESS = 10;
@@ -197,7 +197,10 @@ export type LaneCounts = Record<Lane, { waiting: number; running: number }>;
  * (REDIS_URL) queues the spec on Redis for any worker replica.
  */
 export interface JobQueue {
-  submit<T extends Record<string, unknown>>(work: (ctx: JobContext) => Promise<T>, opts: SubmitOptions): { id: string; done: Promise<T> } | Promise<{ id: string; done: Promise<T> }>;
+  submit<T extends Record<string, unknown>>(
+    work: (ctx: JobContext) => Promise<T>,
+    opts: SubmitOptions,
+  ): { id: string; done: Promise<T> } | Promise<{ id: string; done: Promise<T> }>;
   get(id: string): Promise<JobRecord | undefined>;
   /** Queue state for /ready. */
   snapshot(): Promise<Record<string, unknown>>;
@@ -276,7 +279,15 @@ export class Jobs implements JobQueue {
 
   get stats() {
     const lanes = Object.fromEntries(LANES.map((l) => [l, { running: this.runningIn[l], waiting: this.queues[l].size }]));
-    return { running: this.running, waiting: this.waitingCount, concurrency: this.opts.concurrency, cpuBudget: this.opts.cpuBudget, cpuUsed: this.cpuUsed, queueMax: this.opts.queueMax, lanes };
+    return {
+      running: this.running,
+      waiting: this.waitingCount,
+      concurrency: this.opts.concurrency,
+      cpuBudget: this.opts.cpuBudget,
+      cpuUsed: this.cpuUsed,
+      queueMax: this.opts.queueMax,
+      lanes,
+    };
   }
 
   async snapshot(): Promise<Record<string, unknown>> {
@@ -334,7 +345,8 @@ export class Jobs implements JobQueue {
         const dir = join(this.opts.workDir, id);
         const started = Date.now();
         const timer = setTimeout(
-          () => controller.abort(new AppError('timeout', `Processing took longer than the limit of ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped.`)),
+          () =>
+            controller.abort(new AppError('timeout', `Processing took longer than the limit of ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped.`)),
           this.opts.timeoutMs,
         );
         let outcome: { ok: true; value: T } | { ok: false; reason: unknown };
@@ -372,7 +384,9 @@ export class Jobs implements JobQueue {
         } else {
           if (record) {
             const mapped = toClientError(outcome.reason);
-            settled(this.persist(Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() })));
+            settled(
+              this.persist(Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() })),
+            );
           }
           reject(outcome.reason);
         }
@@ -385,7 +399,10 @@ export class Jobs implements JobQueue {
         cancel: (reason) => {
           opts.clientSignal?.removeEventListener('abort', onQueuedAbort);
           opts.clientSignal?.removeEventListener('abort', onClientAbort);
-          if (record) settled(this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() })));
+          if (record)
+            settled(
+              this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() })),
+            );
           reject(reason);
         },
       };
@@ -421,7 +438,13 @@ export class Jobs implements JobQueue {
     }
     if (rec.status === 'pending') {
       // Not in memory, so an earlier process took it and stopped before it finished.
-      this.persist(Object.assign(rec, { status: 'failed', error: { status: 503, error: 'The server restarted before this request finished; send it again.' }, finishedAt: Date.now() }));
+      this.persist(
+        Object.assign(rec, {
+          status: 'failed',
+          error: { status: 503, error: 'The server restarted before this request finished; send it again.' },
+          finishedAt: Date.now(),
+        }),
+      );
     }
     if ((rec.finishedAt ?? 0) < Date.now() - this.opts.keepMs) {
       await rm(this.recordPath(id), { force: true });

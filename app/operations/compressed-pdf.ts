@@ -1,9 +1,19 @@
 import { readFile, stat } from 'node:fs/promises';
+import { openPdf } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { oneOf, output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { LEVELS, PDFREST_PROFILE_DOC, PROFILE_DOC, compressPdf, pdfRestGs, pdfRestQpdfPass, profileSettings, readProfile, type PdfRestPlan } from '../rewrite/index.js';
-import { openPdf } from '../document/index.js';
+import {
+  compressPdf,
+  LEVELS,
+  PDFREST_PROFILE_DOC,
+  type PdfRestPlan,
+  PROFILE_DOC,
+  pdfRestGs,
+  pdfRestQpdfPass,
+  profileSettings,
+  readProfile,
+} from '../rewrite/index.js';
 
 /** CLIENTS.md: what clients expect when nothing smaller could be made. */
 export const NOT_SMALLER = 'The document could not be made smaller. No output was produced.';

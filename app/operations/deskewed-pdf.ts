@@ -1,11 +1,11 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { surveyPages } from '../../engines/mupdf-text-layer.js';
+import { inputError, readBudgets, selectedPages } from '../document/index.js';
 import { list, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
-import { inputError, readBudgets, selectedPages } from '../document/index.js';
 import { LANGUAGE_NAMES, MAX_OCR_PIXELS, openForRendering, tesseractLanguages } from '../render/index.js';
-import { MAX_SKEW, MIN_TURN, deskewPages } from '../scan/index.js';
+import { deskewPages, MAX_SKEW, MIN_TURN } from '../scan/index.js';
 
 const listed = (pages: number[]) => `${pages.length > 1 ? 'Pages' : 'Page'} ${pages.join(', ')}`;
 
@@ -16,14 +16,17 @@ export default operation({
   description: [
     `Each scanned page in \`pages\` (a page mostly covered by images) is drawn at its scan's resolution (150 to 300 dpi, at most ${MAX_OCR_PIXELS / 1e6} megapixels), its skew measured from the rows of its content (projection profiles, up to ${MAX_SKEW} degrees either way, to 0.02 degrees) and the image turned back on a white ground; the page is replaced by the straightened image at the same size (1-bit scans stay 1-bit, others become JPEG).`,
     `A page skewed by less than ${MIN_TURN} degrees is left as it is unless it is cleaned. \`despeckle\` removes isolated specks and \`remove_borders\` solid dark areas along the edges (unpaper's noise and black filters; both off by default).`,
-    'A page that carried a text layer (an OCR\'d scan) gets a new one from Tesseract in `languages` (default English), so the text lies on the straightened words; other pages get none. Pages that are not scans (vector text and graphics) are left untouched and named in `warning`.',
-    'The answer lists each scanned page\'s measured skew in `skew` ([{page, angle, corrected}], degrees, positive when the content was turned clockwise).',
+    "A page that carried a text layer (an OCR'd scan) gets a new one from Tesseract in `languages` (default English), so the text lies on the straightened words; other pages get none. Pages that are not scans (vector text and graphics) are left untouched and named in `warning`.",
+    "The answer lists each scanned page's measured skew in `skew` ([{page, angle, corrected}], degrees, positive when the content was turned clockwise).",
   ].join(' '),
   inputs: pdfInput(),
   fields: {
     despeckle: onOff(false),
     remove_borders: onOff(false),
-    languages: list(LANGUAGE_NAMES).optional().default(['English']).meta({ description: 'Languages of pages whose text layer is made again: a comma-separated list or an array.', default: ['English'] }),
+    languages: list(LANGUAGE_NAMES)
+      .optional()
+      .default(['English'])
+      .meta({ description: 'Languages of pages whose text layer is made again: a comma-separated list or an array.', default: ['English'] }),
     pages: pages(),
     output: output(),
   },
@@ -43,12 +46,20 @@ export default operation({
     const languages = scans.some((p) => surveys.get(p)!.glyphs > 0) ? await tesseractLanguages(fields.languages, ectx) : [];
     const path = join(dir, 'deskewed.pdf');
     const { pages: measured, untexted } = scans.length
-      ? await deskewPages({ input: input.path, boxes, pages: scans, surveys, clean: { despeckle: fields.despeckle, removeBorders: fields.remove_borders }, languages }, path, { dir, signal, timeoutMs, progress })
+      ? await deskewPages(
+          { input: input.path, boxes, pages: scans, surveys, clean: { despeckle: fields.despeckle, removeBorders: fields.remove_borders }, languages },
+          path,
+          { dir, signal, timeoutMs, progress },
+        )
       : { pages: [], untexted: [] };
     if (!measured.some((m) => m.changed)) await copyFile(input.path, path);
     const warnings = [
-      others.length ? `${listed(others)} ${others.length > 1 ? 'are' : 'is'} not scanned (not mostly images) and ${others.length > 1 ? 'were' : 'was'} left as ${others.length > 1 ? 'they were' : 'it was'}.` : '',
-      untexted.length ? `${listed(untexted)} took longer than ${readBudgets().ocrPageMs / 1000} s (OCR_PAGE_SECONDS) to recognise again and lost ${untexted.length > 1 ? 'their' : 'its'} text layer.` : '',
+      others.length
+        ? `${listed(others)} ${others.length > 1 ? 'are' : 'is'} not scanned (not mostly images) and ${others.length > 1 ? 'were' : 'was'} left as ${others.length > 1 ? 'they were' : 'it was'}.`
+        : '',
+      untexted.length
+        ? `${listed(untexted)} took longer than ${readBudgets().ocrPageMs / 1000} s (OCR_PAGE_SECONDS) to recognise again and lost ${untexted.length > 1 ? 'their' : 'its'} text layer.`
+        : '',
     ].filter(Boolean);
     const warning = warnings.length ? warnings.join(' ') : undefined;
     return {

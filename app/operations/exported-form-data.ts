@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
+import { acroFormValues, openForm, readXfaPackets, writeAcroXml, writeFdf, writeXfa, writeXfdf, xfaDataFromTemplate, xfaDataOf } from '../forms/index.js';
 import { oneOf, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { acroFormValues, readXfaPackets, writeAcroXml, writeFdf, writeXfa, writeXfdf, xfaDataFromTemplate, xfaDataOf, openForm } from '../forms/index.js';
 
 const FORMATS = ['fdf', 'xfdf', 'xml', 'xdp', 'xfd'] as const;
 const ACRO = ['fdf', 'xfdf', 'xml'];
@@ -15,7 +15,7 @@ export default operation({
   tag: 'Forms',
   summary: 'Export the data of a PDF form',
   description:
-    'Writes the values of a PDF form as a data file. AcroForm forms: data_format fdf (application/vnd.fdf), xfdf (application/vnd.adobe.xfdf) or xml (Acrobat\'s AcroForm XML: one element per field, nested by name, invalid names kept in xfdf:original). XFA forms: xdp (application/vnd.adobe.xdp+xml, the datasets packet in an XDP), xfd (the datasets packet alone) or xml (the data element alone). The form\'s datasets are exported as they are; a form without a datasets packet exports its template\'s fields with their default values. A format that does not fit the form is refused (400). Each file reads back through /pdf-with-imported-form-data to the same values. Signatures and push buttons are not exported.',
+    "Writes the values of a PDF form as a data file. AcroForm forms: data_format fdf (application/vnd.fdf), xfdf (application/vnd.adobe.xfdf) or xml (Acrobat's AcroForm XML: one element per field, nested by name, invalid names kept in xfdf:original). XFA forms: xdp (application/vnd.adobe.xdp+xml, the datasets packet in an XDP), xfd (the datasets packet alone) or xml (the data element alone). The form's datasets are exported as they are; a form without a datasets packet exports its template's fields with their default values. A format that does not fit the form is refused (400). Each file reads back through /pdf-with-imported-form-data to the same values. Signatures and push buttons are not exported.",
   inputs: pdfInput('The PDF form'),
   fields: { data_format: oneOf(FORMATS), output: output() },
   output: 'file',
@@ -37,7 +37,8 @@ export default operation({
       const data = (datasets && xfaDataOf(datasets)) ?? xfaDataFromTemplate(packets.get('template') ?? '');
       bytes = writeXfa(data, format as 'xdp' | 'xfd' | 'xml', pdfName);
     } else {
-      if (!ACRO.includes(format)) throw new AppError('out_of_range', `Input PDF contains AcroForm form fields. Valid options for data_format are: ${ACRO.join(', ')}`);
+      if (!ACRO.includes(format))
+        throw new AppError('out_of_range', `Input PDF contains AcroForm form fields. Valid options for data_format are: ${ACRO.join(', ')}`);
       const values = acroFormValues(objects, widgets);
       bytes = format === 'fdf' ? writeFdf(values, pdfName) : format === 'xfdf' ? writeXfdf(values, pdfName) : writeAcroXml(values);
     }

@@ -1,14 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import sharp from 'sharp';
-import { output, pages } from '../http/fields.js';
-import { operation, pdfInput, type OutputFile } from '../http/operation.js';
-import { listImageObjects, writeImages, type ImageListing } from '../../engines/poppler-images.js';
-import { extractImagesMupdf, listImagesMupdf, type MupdfImage } from '../../engines/mupdf-images.js';
+import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
+import { extractImagesMupdf, listImagesMupdf, type MupdfImage } from '../../engines/mupdf-images.js';
+import { type ImageListing, listImageObjects, writeImages } from '../../engines/poppler-images.js';
 import { firstThatReads, pagesTime, selectPages, unlessUnreadable } from '../document/index.js';
 import { limitExceeded } from '../errors.js';
-import type { EngineContext } from '../../engines/context.js';
+import { output, pages } from '../http/fields.js';
+import { type OutputFile, operation, pdfInput } from '../http/operation.js';
 
 const pad = (n: number) => String(n).padStart(3, '0');
 
@@ -132,9 +132,15 @@ async function withMupdf(job: Extraction, ectx: EngineContext): Promise<Extracte
   if (!first.size) return null;
   const decodes = (im: MupdfImage) => !im.filters.includes('DCT');
   const lost = [...first.values()].filter((im) => decodes(im) && im.width * im.height > job.maxPixels);
-  if (lost.length === first.size) throw limitExceeded(`An image on page ${lost[0].page} (${lost[0].width}x${lost[0].height} pixels)`, 'MAX_IMAGE_PIXELS', job.maxPixels);
+  if (lost.length === first.size)
+    throw limitExceeded(`An image on page ${lost[0].page} (${lost[0].width}x${lost[0].height} pixels)`, 'MAX_IMAGE_PIXELS', job.maxPixels);
   const kept = [...first.values()].filter((im) => !lost.includes(im));
-  const written = await extractImagesMupdf(job.input, kept.map((im) => im.object), join(job.dir, 'mupdf'), ectx);
+  const written = await extractImagesMupdf(
+    job.input,
+    kept.map((im) => im.object),
+    join(job.dir, 'mupdf'),
+    ectx,
+  );
   const files: OutputFile[] = [];
   for (const im of kept) {
     const path = written.get(im.object);
@@ -168,7 +174,14 @@ function pageRuns(range: { first: number; last: number }, blocked: Set<number>):
  * writeImages over each run, keyed by the image numbers of the listing of the whole range: pdfimages numbers a
  * run's images from 0 in the listing's order, so the k-th image of a run is the k-th listed on its pages.
  */
-async function writeRuns(input: string, prefix: string, runs: { first: number; last: number }[], listed: ImageListing[], mode: 'all' | 'png', ectx: EngineContext): Promise<Map<number, string>> {
+async function writeRuns(
+  input: string,
+  prefix: string,
+  runs: { first: number; last: number }[],
+  listed: ImageListing[],
+  mode: 'all' | 'png',
+  ectx: EngineContext,
+): Promise<Map<number, string>> {
   const out = new Map<number, string>();
   for (const [r, run] of runs.entries()) {
     const inRun = listed.filter((im) => im.page >= run.first && im.page <= run.last);

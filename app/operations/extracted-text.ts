@@ -1,15 +1,15 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { noTextWarning, type PageModel, pageText, readPages, selectPages, textlessPages } from '../document/index.js';
 import { oneOf, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { pageText, type PageModel, noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
 
 export default operation({
   path: '/extracted-text',
   tag: 'Information and extraction',
-  summary: 'Extract the text of a PDF, optionally with each word\'s position and style',
+  summary: "Extract the text of a PDF, optionally with each word's position and style",
   description:
-    'Text in reading order (columns read one after the other). full_text: document (one string), by_page ({pages: [{page, text}]}) or off. word_coordinates adds each word\'s page and four corners in PDF units (origin bottom-left of the unrotated page, like every coordinate of the API; corners named as the word appears on the displayed page); word_style adds its font name and size and its colour space and values (components 0-1). output_type=file stores a .json file when word data is asked for, else a .txt file.',
+    "Text in reading order (columns read one after the other). full_text: document (one string), by_page ({pages: [{page, text}]}) or off. word_coordinates adds each word's page and four corners in PDF units (origin bottom-left of the unrotated page, like every coordinate of the API; corners named as the word appears on the displayed page); word_style adds its font name and size and its colour space and values (components 0-1). output_type=file stores a .json file when word data is asked for, else a .txt file.",
   inputs: pdfInput(),
   fields: {
     full_text: oneOf(['off', 'by_page', 'document'], 'document'),
@@ -23,7 +23,7 @@ export default operation({
   output: 'json-or-file',
   produces: ['txt', 'json'],
   engines: ['qpdf', 'mupdf'],
-  run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
+  run: async ({ fields, input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const selected = await selectPages(input.path, fields.pages, ectx);
     const model = await readPages(input.path, selected, ectx, { colours: fields.word_style });
@@ -31,7 +31,11 @@ export default operation({
     const result: Record<string, unknown> = {};
     const wantWords = fields.word_style || fields.word_coordinates;
     if (wantWords) result.words = words(model, fields.word_coordinates, fields.word_style);
-    if (fields.full_text === 'document') result.fullText = model.map((p) => pageText(p, fields.preserve_line_breaks)).join(fields.preserve_line_breaks ? '\n' : ' ').trim();
+    if (fields.full_text === 'document')
+      result.fullText = model
+        .map((p) => pageText(p, fields.preserve_line_breaks))
+        .join(fields.preserve_line_breaks ? '\n' : ' ')
+        .trim();
     else if (fields.full_text === 'by_page') result.fullText = { pages: model.map((p) => ({ page: p.page, text: pageText(p, fields.preserve_line_breaks) })) };
 
     if (fields.output_type === 'json') return { json: result, warning };
@@ -41,7 +45,12 @@ export default operation({
       return { files: [{ path, ext: 'json' }], warning };
     }
     // Plain text: by_page separates pages with a form feed, as pdftotext does.
-    const text = fields.full_text === 'off' ? '' : fields.full_text === 'document' ? String(result.fullText) : model.map((p) => pageText(p, fields.preserve_line_breaks)).join('\n\f');
+    const text =
+      fields.full_text === 'off'
+        ? ''
+        : fields.full_text === 'document'
+          ? String(result.fullText)
+          : model.map((p) => pageText(p, fields.preserve_line_breaks)).join('\n\f');
     const path = join(dir, 'text.txt');
     await writeFile(path, text);
     return { files: [{ path, ext: 'txt' }], warning };

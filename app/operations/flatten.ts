@@ -1,8 +1,8 @@
 import { join } from 'node:path';
+import { type FlattenOptions, flattenPdf, generateAppearances } from '../../engines/ghostscript-flatten.js';
+import { inputError, openPdf } from '../document/index.js';
 import { oneOf, output, trueFalse } from '../http/fields.js';
 import { operation, pdfInput, type RunContext } from '../http/operation.js';
-import { flattenPdf, generateAppearances, type FlattenOptions } from '../../engines/ghostscript-flatten.js';
-import { inputError, openPdf } from '../document/index.js';
 
 const TAG = 'Optimisation, colour and page geometry';
 
@@ -10,7 +10,11 @@ const TAG = 'Optimisation, colour and page geometry';
  * pdfRest's qualities as dpi for line art / for gradients. Ghostscript flattens at one resolution, and a page
  * at 1200 dpi is ~400 MB of pixels, so the gradient figure is the one used.
  */
-export const TRANSPARENCY_DPI = { high: { lineArt: 1200, gradients: 300 }, medium: { lineArt: 300, gradients: 150 }, low: { lineArt: 288, gradients: 144 } } as const;
+export const TRANSPARENCY_DPI = {
+  high: { lineArt: 1200, gradients: 300 },
+  medium: { lineArt: 300, gradients: 150 },
+  low: { lineArt: 288, gradients: 144 },
+} as const;
 
 /** The shared steps: open (401 / 400), fresh field appearances from qpdf, then one pdfwrite pass. */
 async function flatten(ctx: Pick<RunContext<unknown>, 'input' | 'dir' | 'signal' | 'timeoutMs' | 'outputName'>, opts: FlattenOptions, appearances: boolean) {

@@ -1,8 +1,8 @@
-import { int, list, oneOf, output, pages } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
 import type { ColorModel, ImageFormat } from '../../engines/images.js';
 import { resolvePages } from '../document/index.js';
-import { PIXEL_CAP_DOC, checkPixelBudget, openForRendering, renderImages } from '../render/index.js';
+import { int, list, oneOf, output, pages } from '../http/fields.js';
+import { operation, pdfInput, perCore } from '../http/operation.js';
+import { checkPixelBudget, openForRendering, PIXEL_CAP_DOC, renderImages } from '../render/index.js';
 
 /** The five image converters (spec 4.4): one declaration each, sharing everything but the format and its colour models. */
 
@@ -24,9 +24,27 @@ const SMOOTHING_DOC: Record<ImageFormat, string> = {
 const FORMATS: { path: string; format: ImageFormat; models: [ColorModel, ...ColorModel[]]; name: string; notes: string }[] = [
   { path: '/bmp', format: 'bmp', models: ['rgb', 'gray'], name: 'BMP', notes: 'rgb is 24-bit, gray 8-bit with a grey palette; DPI in the header.' },
   { path: '/jpg', format: 'jpg', models: ['rgb', 'cmyk', 'gray'], name: 'JPEG', notes: 'cmyk is a 4-channel CMYK JPEG; DPI in the JFIF header.' },
-  { path: '/png', format: 'png', models: ['rgb', 'rgba', 'gray'], name: 'PNG', notes: 'rgba has a transparent background where the page has no content; DPI in pHYs.' },
-  { path: '/gif', format: 'gif', models: ['rgb', 'gray'], name: 'GIF', notes: 'Palette of up to 256 colours, no dithering; GIF has no field for the resolution.' },
-  { path: '/tif', format: 'tif', models: ['rgb', 'rgba', 'cmyk', 'lab', 'gray'], name: 'TIFF', notes: 'Deflate-compressed; cmyk is a separated (CMYK) TIFF, lab an 8-bit CIELAB TIFF (D50); DPI in the resolution tags.' },
+  {
+    path: '/png',
+    format: 'png',
+    models: ['rgb', 'rgba', 'gray'],
+    name: 'PNG',
+    notes: 'rgba has a transparent background where the page has no content; DPI in pHYs.',
+  },
+  {
+    path: '/gif',
+    format: 'gif',
+    models: ['rgb', 'gray'],
+    name: 'GIF',
+    notes: 'Palette of up to 256 colours, no dithering; GIF has no field for the resolution.',
+  },
+  {
+    path: '/tif',
+    format: 'tif',
+    models: ['rgb', 'rgba', 'cmyk', 'lab', 'gray'],
+    name: 'TIFF',
+    notes: 'Deflate-compressed; cmyk is a separated (CMYK) TIFF, lab an 8-bit CIELAB TIFF (D50); DPI in the resolution tags.',
+  },
 ];
 
 const converter = ({ path, format, models, name, notes }: (typeof FORMATS)[number]) =>

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { noTextWarning, readPages, selectPages, textlessPages, toMarkdown } from '../document/index.js';
 import { oneOf, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { toMarkdown, noTextWarning, readPages, selectPages, textlessPages } from '../document/index.js';
 
 export default operation({
   path: '/markdown',

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { list, looseList, output, pageList } from '../http/fields.js';
-import { operation, type InputFile } from '../http/operation.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
 import { openPdf, resolvePages } from '../document/index.js';
+import { AppError } from '../errors.js';
+import { list, looseList, output, pageList } from '../http/fields.js';
+import { type InputFile, operation } from '../http/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 const INSPECT_AT_ONCE = 4;
@@ -15,12 +15,16 @@ const INSPECT_AT_ONCE = 4;
  */
 export function interleave<T>(uploads: T[], ids: T[], types: readonly ('file' | 'id')[] | undefined): T[] {
   if (!types) {
-    if (uploads.length && ids.length) throw new AppError('out_of_range', 'type is required when both files and ids are sent: one value (file or id) per input, in order');
+    if (uploads.length && ids.length)
+      throw new AppError('out_of_range', 'type is required when both files and ids are sent: one value (file or id) per input, in order');
     return [...uploads, ...ids];
   }
   const files = types.filter((t) => t === 'file').length;
   if (types.length !== uploads.length + ids.length || files !== uploads.length) {
-    throw new AppError('out_of_range', `${types.join(',')} is not within the acceptable range for type: it needs one value per input, ${uploads.length} file and ${ids.length} id`);
+    throw new AppError(
+      'out_of_range',
+      `${types.join(',')} is not within the acceptable range for type: it needs one value per input, ${uploads.length} file and ${ids.length} id`,
+    );
   }
   let u = 0;
   let i = 0;
@@ -37,7 +41,15 @@ export default operation({
   fields: {
     // Declared as a field too, to tell ids from uploads in ctx.inputs (uploads first, then ids).
     id: z
-      .preprocess((v) => looseList(v)?.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean), z.array(z.string()).optional()).meta({ type: 'array', items: { type: 'string', format: 'uuid' } }),
+      .preprocess(
+        (v) =>
+          looseList(v)
+            ?.flatMap((x) => String(x).split(','))
+            .map((x) => x.trim())
+            .filter(Boolean),
+        z.array(z.string()).optional(),
+      )
+      .meta({ type: 'array', items: { type: 'string', format: 'uuid' } }),
     pages: pageList(GRAMMAR).optional(),
     type: list(['file', 'id']).optional(),
     output: output(),
@@ -52,7 +64,10 @@ export default operation({
     const ordered: InputFile[] = interleave(all.slice(0, all.length - idCount), all.slice(all.length - idCount), fields.type);
     const pages = fields.pages ?? ordered.map(() => '1-last');
     if (pages.length !== ordered.length) {
-      throw new AppError('out_of_range', `${pages.join(',')} is not within the acceptable range for pages: it needs one page selection per input (${ordered.length})`);
+      throw new AppError(
+        'out_of_range',
+        `${pages.join(',')} is not within the acceptable range for pages: it needs one page selection per input (${ordered.length})`,
+      );
     }
     const ctx = { cwd: dir, signal, timeoutMs };
     // One inspection per distinct file (even when a file is merged twice), a few at a time.

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
+import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, resolvePages } from '../document/index.js';
+import { AppError } from '../errors.js';
 import { num, oneOf, onOff, output, pages, positive } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { AppError } from '../errors.js';
-import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, resolvePages } from '../document/index.js';
+import { bookletOrder, CELL_ORDERS, gridLayout, placePages, type Sheet } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
-import { CELL_ORDERS, bookletOrder, gridLayout, placePages, type Sheet } from '../impose/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 
@@ -30,9 +30,11 @@ export default operation({
   output: 'file',
   engines: ['qpdf', 'mupdf', 'poppler'],
   check: (f) => {
-    if ((f.page_width === undefined) !== (f.page_height === undefined)) throw new AppError('out_of_range', 'page_width and page_height go together: send both, or neither');
+    if ((f.page_width === undefined) !== (f.page_height === undefined))
+      throw new AppError('out_of_range', 'page_width and page_height go together: send both, or neither');
     if (f.page_width !== undefined && f.page_size) throw new AppError('out_of_range', 'page_size cannot be sent with page_width and page_height');
-    if (f.booklet && f.pages_per_sheet !== '2') throw new AppError('out_of_range', `${f.pages_per_sheet} is not within the acceptable range for pages_per_sheet: a booklet is 2-up`);
+    if (f.booklet && f.pages_per_sheet !== '2')
+      throw new AppError('out_of_range', `${f.pages_per_sheet} is not within the acceptable range for pages_per_sheet: a booklet is 2-up`);
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };

@@ -1,29 +1,69 @@
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
+import { EngineError } from '../../engines/errors.js';
+import { type FontRow, listFonts, listImages } from '../../engines/poppler.js';
+import { oversizedContentStream, PasswordError, type QpdfJson, ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
+import { isPdfHeader, PdfObjects, pdfDate, pdfText, readableWithoutPassword } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { looseList } from '../http/fields.js';
 import { operation, pdfInput, type RunContext } from '../http/operation.js';
-import { EngineError } from '../../engines/errors.js';
-import { listFonts, listImages, type FontRow } from '../../engines/poppler.js';
-import { PasswordError, ReadLimitError, oversizedContentStream, readPdfJson, streamData, type QpdfJson } from '../../engines/qpdf.js';
 import { readHead } from '../store/index.js';
-import { PdfObjects, isPdfHeader, pdfDate, pdfText, readableWithoutPassword } from '../document/index.js';
 
 export const QUERIES = [
-  'tagged', 'image_only', 'title', 'subject', 'author', 'producer', 'creator', 'creation_date', 'modified_date',
-  'keywords', 'doc_language', 'page_count', 'contains_annotations', 'contains_signature', 'pdf_version',
-  'file_size', 'filename', 'restrict_permissions_set', 'contains_xfa', 'contains_acroforms', 'contains_javascript',
-  'contains_transparency', 'contains_embedded_file', 'uses_embedded_fonts', 'uses_nonembedded_fonts', 'pdfa',
-  'pdfua_claim', 'pdfe_claim', 'pdfx_claim', 'requires_password_to_open', 'custom_metadata', 'page_boxes', 'pdfvt_claim',
+  'tagged',
+  'image_only',
+  'title',
+  'subject',
+  'author',
+  'producer',
+  'creator',
+  'creation_date',
+  'modified_date',
+  'keywords',
+  'doc_language',
+  'page_count',
+  'contains_annotations',
+  'contains_signature',
+  'pdf_version',
+  'file_size',
+  'filename',
+  'restrict_permissions_set',
+  'contains_xfa',
+  'contains_acroforms',
+  'contains_javascript',
+  'contains_transparency',
+  'contains_embedded_file',
+  'uses_embedded_fonts',
+  'uses_nonembedded_fonts',
+  'pdfa',
+  'pdfua_claim',
+  'pdfe_claim',
+  'pdfx_claim',
+  'requires_password_to_open',
+  'custom_metadata',
+  'page_boxes',
+  'pdfvt_claim',
 ] as const;
 type Query = (typeof QUERIES)[number];
 
 const queries = z
-  .preprocess((v) => looseList(v)?.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean), z.array(z.string()).min(1))
+  .preprocess(
+    (v) =>
+      looseList(v)
+        ?.flatMap((x) => String(x).split(','))
+        .map((x) => x.trim())
+        .filter(Boolean),
+    z.array(z.string()).min(1),
+  )
   .meta({ type: 'string', description: `Comma-separated: ${QUERIES.join(', ')}, or all` });
 
 const INFO_KEYS: Partial<Record<Query, string>> = {
-  title: '/Title', subject: '/Subject', author: '/Author', producer: '/Producer', creator: '/Creator', keywords: '/Keywords',
+  title: '/Title',
+  subject: '/Subject',
+  author: '/Author',
+  producer: '/Producer',
+  creator: '/Creator',
+  keywords: '/Keywords',
 };
 const STANDARD_INFO = new Set(['/Title', '/Author', '/Subject', '/Keywords', '/Creator', '/Producer', '/CreationDate', '/ModDate', '/Trapped']);
 const FONT_QUERIES: Query[] = ['uses_embedded_fonts', 'uses_nonembedded_fonts', 'image_only'];
@@ -34,7 +74,7 @@ export default operation({
   tag: 'Information and extraction',
   summary: 'Answer questions about a PDF',
   description:
-    'One key per query plus allQueriesProcessed. Dates are ISO 8601 UTC. custom_metadata is an object of the non-standard Info entries. page_boxes lists each page\'s media, crop, bleed, trim and art boxes as [llx, lly, urx, ury]. Encrypted, damaged or non-PDF input answers what it can with allQueriesProcessed false and a warning; so does a PDF past MAX_STREAM_MB or MAX_OBJECTS (the queries that need that data are null, the warning names the setting).',
+    "One key per query plus allQueriesProcessed. Dates are ISO 8601 UTC. custom_metadata is an object of the non-standard Info entries. page_boxes lists each page's media, crop, bleed, trim and art boxes as [llx, lly, urx, ury]. Encrypted, damaged or non-PDF input answers what it can with allQueriesProcessed false and a warning; so does a PDF past MAX_STREAM_MB or MAX_OBJECTS (the queries that need that data are null, the warning names the setting).",
   inputs: pdfInput(),
   fields: { queries },
   output: 'json',
@@ -74,7 +114,8 @@ async function pdfInfoOf({ fields, input, dir, signal, limits }: RunContext<{ qu
     return { ...answers, allQueriesProcessed: false, warning };
   };
 
-  if (!isPdfHeader(await readHead(input.path))) return partial('The input is not a PDF, so only filename and file_size could be answered.', { requires_password_to_open: false });
+  if (!isPdfHeader(await readHead(input.path)))
+    return partial('The input is not a PDF, so only filename and file_size could be answered.', { requires_password_to_open: false });
 
   // Beyond a limit (MAX_STREAM_MB, MAX_OBJECTS) what needs the data is answered null, with a warning naming it.
   const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
@@ -92,7 +133,10 @@ async function pdfInfoOf({ fields, input, dir, signal, limits }: RunContext<{ qu
       return partial(NEEDS_PASSWORD, { requires_password_to_open: true });
     }
     if (err instanceof ReadLimitError) {
-      const why = err.kind === 'objects' ? `the PDF has more objects than the limit MAX_OBJECTS=${err.max} allows` : `the listing of the PDF's objects is larger than the limit MAX_STREAM_MB=${err.max / 1024 / 1024} allows`;
+      const why =
+        err.kind === 'objects'
+          ? `the PDF has more objects than the limit MAX_OBJECTS=${err.max} allows`
+          : `the listing of the PDF's objects is larger than the limit MAX_STREAM_MB=${err.max / 1024 / 1024} allows`;
       return partial(`Only filename and file_size could be answered: ${why}.`);
     }
     if (err instanceof EngineError && !err.details.aborted && !err.details.timedOut) {
@@ -117,7 +161,12 @@ async function pdfInfoOf({ fields, input, dir, signal, limits }: RunContext<{ qu
       case 'requires_password_to_open':
         answers[q] = false; // it opened without one
         break;
-      case 'title': case 'subject': case 'author': case 'producer': case 'creator': case 'keywords':
+      case 'title':
+      case 'subject':
+      case 'author':
+      case 'producer':
+      case 'creator':
+      case 'keywords':
         answers[q] = pdfText(pdf.resolve(pdf.info[INFO_KEYS[q]!]));
         break;
       case 'creation_date':
@@ -278,10 +327,16 @@ async function readXmp(pdf: PdfObjects, path: string, ectx: { cwd: string; signa
   const ref = pdf.catalog['/Metadata'];
   if (typeof ref !== 'string' || !/^\d+ \d+ R$/.test(ref)) return '';
   const data = await streamData(path, ref.replace(/ R$/, ''), ectx, { maxBytes }).catch((err) => (err instanceof ReadLimitError ? null : Buffer.alloc(0)));
-  return data && data.toString('utf8');
+  return data ? data.toString('utf8') : null;
 }
 
-const BOXES = [['mediaBox', '/MediaBox'], ['cropBox', '/CropBox'], ['bleedBox', '/BleedBox'], ['trimBox', '/TrimBox'], ['artBox', '/ArtBox']] as const;
+const BOXES = [
+  ['mediaBox', '/MediaBox'],
+  ['cropBox', '/CropBox'],
+  ['bleedBox', '/BleedBox'],
+  ['trimBox', '/TrimBox'],
+  ['artBox', '/ArtBox'],
+] as const;
 
 /** Each page's boxes with the PDF defaults applied (crop = media; bleed, trim, art = crop). */
 function pageBoxes(pdf: PdfObjects, json: QpdfJson) {
@@ -289,7 +344,9 @@ function pageBoxes(pdf: PdfObjects, json: QpdfJson) {
     const rect = (key: string) => {
       const raw = key === '/MediaBox' || key === '/CropBox' ? pdf.inherited(p.object, key) : pdf.resolve(pdf.dict(p.object)?.[key]);
       const arr = pdf.array(raw).map((n) => Number(pdf.resolve(n)));
-      return arr.length === 4 && arr.every(Number.isFinite) ? [Math.min(arr[0], arr[2]), Math.min(arr[1], arr[3]), Math.max(arr[0], arr[2]), Math.max(arr[1], arr[3])] : null;
+      return arr.length === 4 && arr.every(Number.isFinite)
+        ? [Math.min(arr[0], arr[2]), Math.min(arr[1], arr[3]), Math.max(arr[0], arr[2]), Math.max(arr[1], arr[3])]
+        : null;
     };
     const media = rect('/MediaBox') ?? [0, 0, 612, 792];
     const crop = rect('/CropBox') ?? media;

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { STRUCTURED_PAGE_SIZES, type StructuredFormat, type StructuredOptions, type TypesetPrint, typesetFile } from '../convert/index.js';
 import { colorValues, json, looseBool, looseList, looseNumber, num, oneOf, positive, text } from '../http/fields.js';
 import type { InputFile, InputSpec, RunContext } from '../http/operation.js';
-import { STRUCTURED_PAGE_SIZES, typesetFile, type StructuredFormat, type StructuredOptions, type TypesetPrint } from '../convert/index.js';
 
 /**
  * The structured-text side of /pdf (Markdown, plain text, CSV, JSON, XML): the request model of the pdfRest
@@ -11,16 +11,27 @@ import { STRUCTURED_PAGE_SIZES, typesetFile, type StructuredFormat, type Structu
  */
 
 const flag = z.preprocess(looseBool, z.boolean()).optional();
-const fontName = text({ min: 1, max: 200 }).transform((s) => s.trim()).pipe(z.string().min(1)).optional();
+const fontName = text({ min: 1, max: 200 })
+  .transform((s) => s.trim())
+  .pipe(z.string().min(1))
+  .optional();
 const rgb = colorValues(3, 255).optional() as unknown as z.ZodOptional<z.ZodType<[number, number, number]>>;
-const sides = (max: number) => z.object({ top: num(0, max).optional(), right: num(0, max).optional(), bottom: num(0, max).optional(), left: num(0, max).optional() }).optional();
+const sides = (max: number) =>
+  z.object({ top: num(0, max).optional(), right: num(0, max).optional(), bottom: num(0, max).optional(), left: num(0, max).optional() }).optional();
 const weight = z.preprocess(looseNumber, z.number().gt(0).max(1e6));
 const index = z.preprocess(looseNumber, z.number().int().min(0).max(1e6));
-const sizeAliases = Object.fromEntries(Object.keys(STRUCTURED_PAGE_SIZES).flatMap((k) => [[k.toUpperCase(), k], [k[0].toUpperCase() + k.slice(1), k]])) as Record<string, keyof typeof STRUCTURED_PAGE_SIZES>;
+const sizeAliases = Object.fromEntries(
+  Object.keys(STRUCTURED_PAGE_SIZES).flatMap((k) => [
+    [k.toUpperCase(), k],
+    [k[0].toUpperCase() + k.slice(1), k],
+  ]),
+) as Record<string, keyof typeof STRUCTURED_PAGE_SIZES>;
 
 const schema = z.object({
   title: text({ min: 1, max: 1000 }).optional(),
-  language: text({ min: 1, max: 64 }).transform((s) => s.trim()).optional(),
+  language: text({ min: 1, max: 64 })
+    .transform((s) => s.trim())
+    .optional(),
   enable_tagging: flag,
   page_setup: z
     .object({
@@ -30,7 +41,10 @@ const schema = z.object({
       orientation: oneOf(['auto', 'portrait', 'landscape']).optional(),
       margin: sides(7200),
     })
-    .refine((p) => (p.width === undefined) === (p.height === undefined), { message: 'page_setup.width and page_setup.height must be provided together.', path: ['width'] })
+    .refine((p) => (p.width === undefined) === (p.height === undefined), {
+      message: 'page_setup.width and page_setup.height must be provided together.',
+      path: ['width'],
+    })
     .optional(),
   style: z
     .object({
@@ -38,7 +52,15 @@ const schema = z.object({
       heading_font: fontName,
       code_font: fontName,
       cjk_font: fontName,
-      fallback_fonts: z.preprocess(looseList, z.array(text({ min: 1, max: 200 })).min(1).max(20)).optional(),
+      fallback_fonts: z
+        .preprocess(
+          looseList,
+          z
+            .array(text({ min: 1, max: 200 }))
+            .min(1)
+            .max(20),
+        )
+        .optional(),
       text_size: num(6, 72).optional(),
       text_color_rgb: rgb,
       heading_scale: z.preprocess(looseNumber, z.number().gt(0).max(4)).optional(),
@@ -74,7 +96,10 @@ const schema = z.object({
       first_row_is_header: flag,
       // Not trimmed: a space or a tab is a delimiter.
       delimiter: z.preprocess((v) => (typeof v === 'string' ? v : undefined), z.string().length(1)).optional(),
-      columns: z.array(z.object({ index, text_align: oneOf(['left', 'center', 'right']).optional(), width_weight: weight.optional() })).max(1000).optional(),
+      columns: z
+        .array(z.object({ index, text_align: oneOf(['left', 'center', 'right']).optional(), width_weight: weight.optional() }))
+        .max(1000)
+        .optional(),
     })
     .optional(),
 });
@@ -92,8 +117,19 @@ export const structuredFields = {
       'tables bordered with a repeated header, plain text lines preserved, JSON/XML as source, CSV comma-delimited with a header row, missing alternate text warned, raw HTML in Markdown shown escaped, untagged.',
   }),
   image_ids: z
-    .preprocess((v) => looseList(v)?.flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean), z.array(z.string()).optional())
-    .meta({ type: 'array', items: { type: 'string', format: 'uuid' }, description: 'Images a Markdown document shows (GIF, JPEG, PNG, TIFF), by id; uploads go in image_files.' }),
+    .preprocess(
+      (v) =>
+        looseList(v)
+          ?.flatMap((x) => String(x).split(','))
+          .map((x) => x.trim())
+          .filter(Boolean),
+      z.array(z.string()).optional(),
+    )
+    .meta({
+      type: 'array',
+      items: { type: 'string', format: 'uuid' },
+      description: 'Images a Markdown document shows (GIF, JPEG, PNG, TIFF), by id; uploads go in image_files.',
+    }),
 };
 
 export const structuredInputs: Record<string, InputSpec> = {
@@ -113,7 +149,13 @@ export type StructuredFields = {
  * The upload typeset as HTML, written to the returned `file`. /pdf's own page fields (page_size, page_margin, landscape page_orientation,
  * tagged_pdf; n8n sends those) fill what structured_text_options leaves unset.
  */
-export async function typesetInput(ctx: RunContext<StructuredFields>, local: string, name: string, format: StructuredFormat, marginPt: number): Promise<TypesetPrint & { file: string }> {
+export async function typesetInput(
+  ctx: RunContext<StructuredFields>,
+  local: string,
+  name: string,
+  format: StructuredFormat,
+  marginPt: number,
+): Promise<TypesetPrint & { file: string }> {
   const f = ctx.fields;
   const o: StructuredOptions = { ...f.structured_text_options };
   const setup = o.page_setup ?? {};
@@ -135,7 +177,12 @@ export async function typesetInput(ctx: RunContext<StructuredFields>, local: str
       source: local,
       name,
       options: o,
-      images: { uploads: images.slice(0, images.length - ids).map(asImage), ids: images.slice(images.length - ids).map(asImage), maxPixels: ctx.limits.maxImagePixels, maxBytes: ctx.limits.htmlMaxBytes },
+      images: {
+        uploads: images.slice(0, images.length - ids).map(asImage),
+        ids: images.slice(images.length - ids).map(asImage),
+        maxPixels: ctx.limits.maxImagePixels,
+        maxBytes: ctx.limits.htmlMaxBytes,
+      },
       out: file,
     },
     ctx.signal,

@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFilledForm } from '../../engines/qpdf-form.js';
+import { inputError } from '../document/index.js';
 import { AppError } from '../errors.js';
+import { beyondWinAnsi, type FieldValue, normalName, openForm, planFill, readFormData, readXfaPackets, redrawUnicodeFields } from '../forms/index.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { writeFilledForm } from '../../engines/qpdf-form.js';
-import { beyondWinAnsi, normalName, planFill, readFormData, readXfaPackets, openForm, redrawUnicodeFields, type FieldValue } from '../forms/index.js';
-import { inputError } from '../document/index.js';
 
 export const NO_XFA = 'No XFA forms were detected in the input PDF. No output was produced.';
 const DYNAMIC =
@@ -35,7 +35,10 @@ export default operation({
     const datasets = packets.get('datasets');
     if (datasets) {
       const file = join(dir, 'datasets.xfd');
-      await writeFile(file, datasets.includes('xmlns:xfa') ? datasets : datasets.replace(/^<xfa:datasets/, '<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"'));
+      await writeFile(
+        file,
+        datasets.includes('xmlns:xfa') ? datasets : datasets.replace(/^<xfa:datasets/, '<xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"'),
+      );
       values = (await readFormData(file, 'datasets.xfd', ctx).catch(() => ({ fields: [] as FieldValue[] }))).fields;
     }
     // Designer names AcroForm fields after the whole XFA path (form1[0].page1[0].Name[0]); other producers
@@ -74,7 +77,9 @@ export default operation({
     const missed = [...plan.unknown, ...plan.skipped];
     return {
       files: [{ path, name: `${outputName}.pdf` }],
-      warning: missed.length ? `${missed.length} value${missed.length > 1 ? 's' : ''} of the XFA data had no AcroForm field to go to: ${missed.slice(0, 10).join(', ')}${missed.length > 10 ? ` and ${missed.length - 10} more` : ''}.` : undefined,
+      warning: missed.length
+        ? `${missed.length} value${missed.length > 1 ? 's' : ''} of the XFA data had no AcroForm field to go to: ${missed.slice(0, 10).join(', ')}${missed.length > 10 ? ` and ${missed.length - 10} more` : ''}.`
+        : undefined,
     };
   },
 });

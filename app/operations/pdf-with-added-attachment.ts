@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { AppError } from '../errors.js';
-import { output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
 import { ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { inputError, PdfObjects, pdfText } from '../document/index.js';
+import { AppError } from '../errors.js';
+import { output } from '../http/fields.js';
+import { operation } from '../http/operation.js';
 
 export const PDFA_PROHIBITS = 'The input PDF claims conformance to a PDF/A version that prohibits file attachments';
 
@@ -27,7 +27,7 @@ export default operation({
   tag: 'Content insertion',
   summary: 'Embed a file in a PDF',
   description:
-    'The file is added to the document\'s EmbeddedFiles with its name and MIME type. PDF/A-1 and PDF/A-2 inputs are refused (those parts prohibit attachments); PDF/A-3 allows them.',
+    "The file is added to the document's EmbeddedFiles with its name and MIME type. PDF/A-1 and PDF/A-2 inputs are refused (those parts prohibit attachments); PDF/A-3 allows them.",
   inputs: {
     file: { idField: 'id', kind: 'pdf', description: 'The PDF' },
     file_to_attach: { idField: 'id_to_attach', kind: 'any', description: 'The file to embed' },
@@ -59,9 +59,16 @@ export default operation({
     }
     const taken = new Set(Object.keys(json.attachments ?? {}).map((k) => pdfText(k)));
     const path = join(dir, 'attached.pdf');
-    await writePdf(pdf.path, path, {
-      attach: [{ file: attachment.path, key: freeKey(attachment.name, taken), filename: attachment.name, mimetype: attachment.type || 'application/octet-stream' }],
-    }, ctx);
+    await writePdf(
+      pdf.path,
+      path,
+      {
+        attach: [
+          { file: attachment.path, key: freeKey(attachment.name, taken), filename: attachment.name, mimetype: attachment.type || 'application/octet-stream' },
+        ],
+      },
+      ctx,
+    );
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });

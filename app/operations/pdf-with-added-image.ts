@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument, type PDFEmbeddedPage } from '@cantoo/pdf-lib';
-import { AppError, limitExceeded, outOfRange } from '../errors.js';
-import { int, num, output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
 import type { EngineContext } from '../../engines/context.js';
 import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
 import { applyStamps, pageFrames } from '../compose/index.js';
+import { AppError, limitExceeded, outOfRange } from '../errors.js';
+import { int, num, output } from '../http/fields.js';
+import { operation } from '../http/operation.js';
 
 export const IMAGE_UNREADABLE = 'There was a problem reading the input image';
 

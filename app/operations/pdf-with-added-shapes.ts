@@ -1,15 +1,18 @@
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import { z } from 'zod';
+import { applyStamps, type ContentTag, drawShape, markedContent, pageFrames, STRUCTURE_TYPES, type StampTarget } from '../compose/index.js';
 import { AppError, outOfRange } from '../errors.js';
-import { jsonObjects, looseBool, looseNumber, num, output, colorValues } from '../http/fields.js';
+import { colorValues, jsonObjects, looseBool, looseNumber, num, output } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { applyStamps, drawShape, markedContent, pageFrames, STRUCTURE_TYPES, type ContentTag, type StampTarget } from '../compose/index.js';
 
 const MAX_SHAPES = 1000;
 const flag = z.preprocess(looseBool, z.boolean()).optional();
 const coord = num(0, 100000);
-const page = z.preprocess((v) => (typeof v === 'string' && v.trim().toLowerCase() === 'all' ? 'all' : looseNumber(v)), z.union([z.literal('all'), z.number().int().min(1)]));
+const page = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim().toLowerCase() === 'all' ? 'all' : looseNumber(v)),
+  z.union([z.literal('all'), z.number().int().min(1)]),
+);
 
 // Keys of the SDK's models (extra keys are refused there, so they are here).
 const common = {
@@ -49,17 +52,23 @@ export default operation({
   inputs: { file: { idField: 'id', kind: 'pdf', description: 'The PDF' } },
   fields: {
     shape_objects: objects.meta({ type: 'string', description: 'JSON array of shape objects' }),
-    tag_enabled: z.preprocess(looseBool, z.boolean()).optional().meta({ type: 'string', enum: ['true', 'false'], default: 'false' }),
+    tag_enabled: z
+      .preprocess(looseBool, z.boolean())
+      .optional()
+      .meta({ type: 'string', enum: ['true', 'false'], default: 'false' }),
     output: output(),
   },
   output: 'file',
   engines: ['qpdf', 'poppler'],
   cost: { lane: 'light' },
   check: (f) => {
-    if (f.shape_objects.length > MAX_SHAPES) throw new AppError('out_of_range', `shape_objects: at most ${MAX_SHAPES} shapes per request (${f.shape_objects.length} given)`);
+    if (f.shape_objects.length > MAX_SHAPES)
+      throw new AppError('out_of_range', `shape_objects: at most ${MAX_SHAPES} shapes per request (${f.shape_objects.length} given)`);
     f.shape_objects.forEach((o, i) => {
-      if (o.stroke_color_rgb && o.stroke_color_cmyk) throw new AppError('out_of_range', `shape_objects[${i}] cannot contain both stroke_color_rgb and stroke_color_cmyk`);
-      if (o.type === 'rectangle' && o.fill_color_rgb && o.fill_color_cmyk) throw new AppError('out_of_range', `shape_objects[${i}] cannot contain both fill_color_rgb and fill_color_cmyk`);
+      if (o.stroke_color_rgb && o.stroke_color_cmyk)
+        throw new AppError('out_of_range', `shape_objects[${i}] cannot contain both stroke_color_rgb and stroke_color_cmyk`);
+      if (o.type === 'rectangle' && o.fill_color_rgb && o.fill_color_cmyk)
+        throw new AppError('out_of_range', `shape_objects[${i}] cannot contain both fill_color_rgb and fill_color_cmyk`);
       const tagged = o.tag_actual_text !== undefined || o.tag_is_artifact !== undefined || o.tag_structure_type !== undefined;
       if (tagged && f.tag_enabled !== true) throw new AppError('out_of_range', `shape_objects[${i}]: tag_enabled must be true when tag options are provided`);
     });
@@ -69,7 +78,8 @@ export default operation({
     const frames = await pageFrames(input.path, ctx);
     const shapes = fields.shape_objects;
     shapes.forEach((o, i) => {
-      if (o.page !== 'all' && o.page > frames.length) throw outOfRange(o.page, `shape_objects[${i}].page (the PDF has ${frames.length} page${frames.length > 1 ? 's' : ''})`);
+      if (o.page !== 'all' && o.page > frames.length)
+        throw outOfRange(o.page, `shape_objects[${i}].page (the PDF has ${frames.length} page${frames.length > 1 ? 's' : ''})`);
     });
     const targets: StampTarget[] = [];
     frames.forEach((frame, i) => {
@@ -94,6 +104,7 @@ export default operation({
 });
 
 function tagOf(o: ShapeObject): ContentTag {
-  if (o.tag_is_artifact || (o.tag_actual_text === undefined && o.tag_structure_type === undefined && o.tag_is_artifact === undefined)) return { artifact: true };
+  if (o.tag_is_artifact || (o.tag_actual_text === undefined && o.tag_structure_type === undefined && o.tag_is_artifact === undefined))
+    return { artifact: true };
   return { type: o.tag_structure_type, actualText: o.tag_actual_text };
 }

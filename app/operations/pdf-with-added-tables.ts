@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PDFDocument, type PDFEmbeddedPage } from '@cantoo/pdf-lib';
 import { z } from 'zod';
-import { AppError, limitExceeded, outOfRange } from '../errors.js';
-import { jsonObjects, looseBool, looseList, looseNumber, output, colorValues } from '../http/fields.js';
-import { operation, type InputFile } from '../http/operation.js';
 import type { EngineContext } from '../../engines/context.js';
 import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
-import { FontSet, layoutTable, pageFrames, paginate, resolveFont, writeTables, type PlacedTable, type TableSpec } from '../compose/index.js';
+import { FontSet, layoutTable, type PlacedTable, pageFrames, paginate, resolveFont, type TableSpec, writeTables } from '../compose/index.js';
+import { AppError, limitExceeded, outOfRange } from '../errors.js';
+import { colorValues, jsonObjects, looseBool, looseList, looseNumber, output } from '../http/fields.js';
+import { type InputFile, operation } from '../http/operation.js';
 
 const MAX_TABLES = 100;
 const MAX_CELLS = 20000;
@@ -18,11 +18,19 @@ const above0 = z.preprocess(looseNumber, z.number().gt(0).max(100000)).optional(
 const count = z.preprocess(looseNumber, z.number().int().min(1).max(10000)).optional();
 /** Colours as `"r,g,b"` or arrays; CMYK channels may be decimals (the n8n node allows them). */
 const cmyk = z
-  .preprocess((v) => (typeof v === 'string' && !v.trim().startsWith('[') ? v.split(',') : looseList(v))?.map((x) => looseNumber(typeof x === 'string' ? x.trim() : x)), z.array(z.number().min(0).max(100)).length(4))
+  .preprocess(
+    (v) => (typeof v === 'string' && !v.trim().startsWith('[') ? v.split(',') : looseList(v))?.map((x) => looseNumber(typeof x === 'string' ? x.trim() : x)),
+    z.array(z.number().min(0).max(100)).length(4),
+  )
   .optional();
 const rgb = colorValues(3, 255).optional();
 const sides = <T extends z.ZodType>(t: T) => z.strictObject({ top: t.optional(), right: t.optional(), bottom: t.optional(), left: t.optional() });
-const borderSide = z.strictObject({ width: atLeast0, color_rgb: rgb, color_cmyk: cmyk, opacity: z.preprocess(looseNumber, z.number().min(0).max(1)).optional() });
+const borderSide = z.strictObject({
+  width: atLeast0,
+  color_rgb: rgb,
+  color_cmyk: cmyk,
+  opacity: z.preprocess(looseNumber, z.number().min(0).max(1)).optional(),
+});
 const style = z
   .strictObject({
     font: z.string().min(1).max(200).optional(),
@@ -82,7 +90,10 @@ const table = z.strictObject({
   repeat_footer_on_overflow: flag,
   show_header_on_first_page: flag,
   show_footer_on_last_page: flag,
-  columns: z.array(z.strictObject({ width: z.preprocess(looseNumber, z.number().gt(0).max(100000)), style })).min(1).max(1000),
+  columns: z
+    .array(z.strictObject({ width: z.preprocess(looseNumber, z.number().gt(0).max(100000)), style }))
+    .min(1)
+    .max(1000),
   header_rows: z.array(row).min(1).optional(),
   rows: z.array(row).min(1),
   footer_rows: z.array(row).min(1).optional(),
@@ -105,18 +116,33 @@ export default operation({
     `The tables are drawn on layers laid over the pages; the original content is kept as it is. With tag_enabled, cell text is marked content /TH or /TD (tag_structure_type, with tag_actual_text as /ActualText and tag_language as /Lang), images /Figure with /Alt, and borders, backgrounds and repeated headers /Artifact (everything with tag_is_artifact); this marked content is not linked into the structure tree of a tagged input. At most ${MAX_TABLES} tables and ${MAX_CELLS} cells per request.`,
   inputs: {
     file: { idField: 'id', kind: 'pdf', description: 'The PDF' },
-    image_files: { idField: 'image_ids', kind: 'any', multiple: true, required: false, extensions: ['jpg', 'jpeg', 'png', 'tif', 'tiff', 'gif', 'webp', 'bmp'], description: 'Images cells reference by image_index (uploads first, then image_ids)' },
+    image_files: {
+      idField: 'image_ids',
+      kind: 'any',
+      multiple: true,
+      required: false,
+      extensions: ['jpg', 'jpeg', 'png', 'tif', 'tiff', 'gif', 'webp', 'bmp'],
+      description: 'Images cells reference by image_index (uploads first, then image_ids)',
+    },
   },
   fields: {
     table_objects: tables.meta({ type: 'string', description: 'JSON array of table objects' }),
-    tag_enabled: z.preprocess(looseBool, z.boolean()).optional().meta({ type: 'string', enum: ['true', 'false'], default: 'false' }),
-    tag_language: z.string().regex(/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/).max(64).optional(),
+    tag_enabled: z
+      .preprocess(looseBool, z.boolean())
+      .optional()
+      .meta({ type: 'string', enum: ['true', 'false'], default: 'false' }),
+    tag_language: z
+      .string()
+      .regex(/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/)
+      .max(64)
+      .optional(),
     output: output(),
   },
   output: 'file',
   engines: ['qpdf', 'poppler'],
   check: (f) => {
-    if (f.table_objects.length > MAX_TABLES) throw new AppError('out_of_range', `table_objects: at most ${MAX_TABLES} tables per request (${f.table_objects.length} given)`);
+    if (f.table_objects.length > MAX_TABLES)
+      throw new AppError('out_of_range', `table_objects: at most ${MAX_TABLES} tables per request (${f.table_objects.length} given)`);
     const cells = f.table_objects.reduce((a, t) => a + [t.header_rows ?? [], t.rows, t.footer_rows ?? []].flat().reduce((b, r) => b + r.cells.length, 0), 0);
     if (cells > MAX_CELLS) throw new AppError('out_of_range', `table_objects: at most ${MAX_CELLS} cells per request (${cells} given)`);
     f.table_objects.forEach((t, i) => checkTable(t, `table_objects[${i}]`, f.tag_enabled === true));
@@ -129,7 +155,11 @@ export default operation({
     fields.table_objects.forEach((t, i) => {
       if (t.page > frames.length) throw outOfRange(t.page, `table_objects[${i}].page (the PDF has ${frames.length} page${frames.length > 1 ? 's' : ''})`);
       for (const c of cellsOf(t)) {
-        if (c.image && c.image.image_index >= images.length) throw outOfRange(c.image.image_index, `table_objects[${i}]: image_index (${images.length} image${images.length === 1 ? '' : 's'} given in image_ids)`);
+        if (c.image && c.image.image_index >= images.length)
+          throw outOfRange(
+            c.image.image_index,
+            `table_objects[${i}]: image_index (${images.length} image${images.length === 1 ? '' : 's'} given in image_ids)`,
+          );
       }
     });
 
@@ -157,22 +187,35 @@ const cellsOf = (t: Table) => [t.header_rows ?? [], t.rows, t.footer_rows ?? []]
 
 /** What the n8n node checks before sending, checked again here: clients without it get the same answers. */
 function checkTable(t: Table, where: string, tagEnabled: boolean): void {
-  if ((t.width === undefined) === (t.width_percentage === undefined)) throw new AppError('out_of_range', `${where} must contain exactly one of width or width_percentage`);
-  if (t.width_percentage !== undefined && t.width_mode !== 'relative') throw new AppError('out_of_range', `${where}.width_percentage requires width_mode to be relative`);
+  if ((t.width === undefined) === (t.width_percentage === undefined))
+    throw new AppError('out_of_range', `${where} must contain exactly one of width or width_percentage`);
+  if (t.width_percentage !== undefined && t.width_mode !== 'relative')
+    throw new AppError('out_of_range', `${where}.width_percentage requires width_mode to be relative`);
   if (t.x === undefined && t.horizontal_align === undefined) throw new AppError('out_of_range', `${where} must contain x or horizontal_align`);
-  if (t.final_page_bottom_margin !== undefined && t.final_page_bottom_margin < (t.page_bottom_margin ?? 0)) throw new AppError('out_of_range', `${where}.final_page_bottom_margin cannot be less than page_bottom_margin`);
-  const styles = [t.style, ...t.columns.map((c) => c.style), ...[t.header_rows ?? [], t.rows, t.footer_rows ?? []].flat().flatMap((r) => [r.style, ...r.cells.map((c) => c.style)])];
+  if (t.final_page_bottom_margin !== undefined && t.final_page_bottom_margin < (t.page_bottom_margin ?? 0))
+    throw new AppError('out_of_range', `${where}.final_page_bottom_margin cannot be less than page_bottom_margin`);
+  const styles = [
+    t.style,
+    ...t.columns.map((c) => c.style),
+    ...[t.header_rows ?? [], t.rows, t.footer_rows ?? []].flat().flatMap((r) => [r.style, ...r.cells.map((c) => c.style)]),
+  ];
   for (const s of styles) {
     if (!s) continue;
-    if ((s.text_color_rgb && s.text_color_cmyk) || (s.background_color_rgb && s.background_color_cmyk)) throw new AppError('out_of_range', `${where}: a style cannot contain both RGB and CMYK colors`);
+    if ((s.text_color_rgb && s.text_color_cmyk) || (s.background_color_rgb && s.background_color_cmyk))
+      throw new AppError('out_of_range', `${where}: a style cannot contain both RGB and CMYK colors`);
     if (s.font) resolveFont(s.font);
-    for (const side of Object.values(s.border ?? {})) if (side?.color_rgb && side.color_cmyk) throw new AppError('out_of_range', `${where}: a border cannot contain both RGB and CMYK colors`);
+    for (const side of Object.values(s.border ?? {}))
+      if (side?.color_rgb && side.color_cmyk) throw new AppError('out_of_range', `${where}: a border cannot contain both RGB and CMYK colors`);
   }
   const tagged = t.tag_is_artifact !== undefined || t.tag_structure_type !== undefined;
   cellsOf(t).forEach((c) => {
     if (c.text !== undefined && c.image) throw new AppError('out_of_range', `${where}: a cell cannot contain both text and image`);
-    if (c.fixed_height !== undefined && c.min_height !== undefined && c.fixed_height < c.min_height) throw new AppError('out_of_range', `${where}: a cell's fixed_height cannot be less than its min_height`);
-    const cellTagged = c.tag_actual_text !== undefined || c.tag_structure_type !== undefined || (c.image && (c.image.tag_alt_text !== undefined || c.image.tag_is_artifact !== undefined || c.image.tag_structure_type !== undefined));
+    if (c.fixed_height !== undefined && c.min_height !== undefined && c.fixed_height < c.min_height)
+      throw new AppError('out_of_range', `${where}: a cell's fixed_height cannot be less than its min_height`);
+    const cellTagged =
+      c.tag_actual_text !== undefined ||
+      c.tag_structure_type !== undefined ||
+      (c.image && (c.image.tag_alt_text !== undefined || c.image.tag_is_artifact !== undefined || c.image.tag_structure_type !== undefined));
     if ((tagged || cellTagged) && !tagEnabled) throw new AppError('out_of_range', `${where}: tag properties require tag_enabled to be true`);
   });
   if (tagged && !tagEnabled) throw new AppError('out_of_range', `${where}: tag properties require tag_enabled to be true`);

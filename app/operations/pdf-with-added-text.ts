@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { PDFDocument, type PDFFont } from '@cantoo/pdf-lib';
 import { z } from 'zod';
+import { applyStamps, colorOf, drawLines, FontSet, pageFrames, resolveFont, type StampTarget, wrapText } from '../compose/index.js';
 import { AppError, outOfRange } from '../errors.js';
-import { json, looseBool, looseNumber, num, output, text, colorValues } from '../http/fields.js';
+import { colorValues, json, looseBool, looseNumber, num, output, text } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { FontSet, resolveFont, applyStamps, colorOf, pageFrames, type StampTarget, drawLines, wrapText } from '../compose/index.js';
 
 const flag = z.preprocess(looseBool, z.boolean()).optional();
 
@@ -15,7 +15,10 @@ const textObject = z.object({
   text_size: num(5, 100),
   x: num(-100000, 100000),
   y: num(-100000, 100000),
-  page: z.preprocess((v) => (typeof v === 'string' && v.trim().toLowerCase() === 'all' ? 'all' : looseNumber(v)), z.union([z.literal('all'), z.number().int().min(1)])),
+  page: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim().toLowerCase() === 'all' ? 'all' : looseNumber(v)),
+    z.union([z.literal('all'), z.number().int().min(1)]),
+  ),
   // Required by the spec; defaults here cost nothing and spare clients that leave them out.
   max_width: z.preprocess(looseNumber, z.number().gt(0)).optional(),
   opacity: num(0, 1, 1),
@@ -43,7 +46,8 @@ export default operation({
   engines: ['qpdf', 'poppler'],
   check: (f) => {
     f.text_objects.forEach((o, i) => {
-      if (o.text_color_rgb && o.text_color_cmyk) throw new AppError('out_of_range', `text_objects[${i}]: text_color_rgb and text_color_cmyk cannot both be given`);
+      if (o.text_color_rgb && o.text_color_cmyk)
+        throw new AppError('out_of_range', `text_objects[${i}]: text_color_rgb and text_color_cmyk cannot both be given`);
       resolveFont(o.font);
     });
   },

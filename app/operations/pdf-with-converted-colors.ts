@@ -1,12 +1,12 @@
-import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ColorFamily, GS_ICC_DIR, outputIntentProlog, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
+import { openPdf, withinPageBudget } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { oneOf, output, trueFalse } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { GS_ICC_DIR, outputIntentProlog, rewritePdf, type ColorFamily } from '../../engines/ghostscript-pdfwrite.js';
-import { openPdf, withinPageBudget } from '../document/index.js';
 
 /** colord-data's profiles (Debian package colord-data, listed in scripts/apt-packages.txt). */
 const COLORD = '/usr/share/color/icc/colord';
@@ -14,9 +14,10 @@ const COLORD = '/usr/share/color/icc/colord';
  * Quire's generated profiles (engines/icc, made by scripts/make-icc-profiles.mjs from their definitions and from the
  * CGATS/Fogra characterisation data of Debian icc-profiles-free); next to the sources, or next to dist/ in the image.
  */
-const OWN = [new URL('../../engines/icc/', import.meta.url), new URL('../../../engines/icc/', import.meta.url)]
-  .map((u) => fileURLToPath(u))
-  .find((d) => existsSync(join(d, 'lab-d50.icc'))) ?? fileURLToPath(new URL('../../engines/icc/', import.meta.url));
+const OWN =
+  [new URL('../../engines/icc/', import.meta.url), new URL('../../../engines/icc/', import.meta.url)]
+    .map((u) => fileURLToPath(u))
+    .find((d) => existsSync(join(d, 'lab-d50.icc'))) ?? fileURLToPath(new URL('../../engines/icc/', import.meta.url));
 
 /** lab: colours become CIELAB D50 values, written as ICCBased colour spaces with the Lab D50 profile (two passes). */
 type Preset = { file: string; family: ColorFamily; name: string; lab?: boolean } | { unavailable: string };
@@ -30,11 +31,22 @@ export const PRESETS: Record<string, Preset> = {
   'gamma-18': { file: join(OWN, 'gray-gamma-1.8.icc'), family: 'Gray', name: 'Gray Gamma 1.8 (Quire engines/icc)' },
   'gamma-22': { file: join(OWN, 'gray-gamma-2.2.icc'), family: 'Gray', name: 'Gray Gamma 2.2 (Quire engines/icc)' },
   ...Object.fromEntries(
-    [10, 15, 20, 25, 30].map((n) => [`dot-gain-${n}`, { file: join(OWN, `dot-gain-${n}.icc`), family: 'Gray', name: `Dot Gain ${n}% grey (Quire engines/icc)` }]),
+    [10, 15, 20, 25, 30].map((n) => [
+      `dot-gain-${n}`,
+      { file: join(OWN, `dot-gain-${n}.icc`), family: 'Gray', name: `Dot Gain ${n}% grey (Quire engines/icc)` },
+    ]),
   ),
   'lab-d50': { file: join(OWN, 'lab-d50.icc'), family: 'RGB', lab: true, name: 'Lab D50 (CIELAB values, Quire engines/icc)' },
-  'viewer5-cmyk': { file: join(OWN, 'swop-tr003.icc'), family: 'CMYK', name: 'U.S. Web Coated SWOP, CGATS TR 003 (Acrobat 5 CMYK stand-in, ArgyllCMS from Debian icc-profiles-free)' },
-  'viewer9-cmyk': { file: join(OWN, 'fogra39.icc'), family: 'CMYK', name: 'Coated FOGRA39, ISO 12647-2:2004 (Acrobat 9 CMYK stand-in, ArgyllCMS from Debian icc-profiles-free)' },
+  'viewer5-cmyk': {
+    file: join(OWN, 'swop-tr003.icc'),
+    family: 'CMYK',
+    name: 'U.S. Web Coated SWOP, CGATS TR 003 (Acrobat 5 CMYK stand-in, ArgyllCMS from Debian icc-profiles-free)',
+  },
+  'viewer9-cmyk': {
+    file: join(OWN, 'fogra39.icc'),
+    family: 'CMYK',
+    name: 'Coated FOGRA39, ISO 12647-2:2004 (Acrobat 9 CMYK stand-in, ArgyllCMS from Debian icc-profiles-free)',
+  },
   custom: { unavailable: 'profile or profile_id is required when color_profile is custom' },
 };
 const NAMES = Object.keys(PRESETS) as [string, ...string[]];
@@ -57,7 +69,8 @@ export function iccTarget(b: Buffer): ColorFamily {
   for (let i = 0; i < n; i++) {
     const at = 132 + i * 12;
     // A tag whose data lies past the end would have Ghostscript read beyond the profile.
-    if (b.readUInt32BE(at + 4) + b.readUInt32BE(at + 8) > b.length) throw bad(`its tag ${b.toString('latin1', at, at + 4).trim()} lies past the end of the file`);
+    if (b.readUInt32BE(at + 4) + b.readUInt32BE(at + 8) > b.length)
+      throw bad(`its tag ${b.toString('latin1', at, at + 4).trim()} lies past the end of the file`);
     tags.add(b.toString('latin1', at, at + 4));
   }
   // Converting into a profile needs its PCS-to-device direction: a B2A table, or the matrix/curves of RGB and grey.
@@ -71,12 +84,12 @@ export default operation({
   tag: 'Optimisation, colour and page geometry',
   summary: 'Convert the colours of a PDF to an ICC profile',
   description:
-    'Ghostscript pdfwrite converts every colour to the family of the profile (RGB, CMYK or grey) with that profile as the destination of the conversion, and embeds it as the document\'s OutputIntent. ' +
+    "Ghostscript pdfwrite converts every colour to the family of the profile (RGB, CMYK or grey) with that profile as the destination of the conversion, and embeds it as the document's OutputIntent. " +
     'Profiles (README table): srgb (Ghostscript srgb.icc), vendor-rgb / apple-rgb (colord-data AppleRGB.icc), color-match-rgb (colord-data ColorMatchRGB.icc), monitor-rgb (colord-data sRGB.icc display profile), ' +
     'gamma-18 / gamma-22 (grey power curves 1.8 / 2.2), dot-gain-10..30 (grey with that dot gain at 50% tint), viewer5-cmyk / acrobat5-cmyk (SWOP, built from CGATS TR 003 data), ' +
     'viewer9-cmyk / acrobat9-cmyk (Coated FOGRA39, built from Fogra data), both with ArgyllCMS from Debian icc-profiles-free; lab-d50 writes CIELAB D50 values as ICCBased colour spaces with a Lab D50 profile (pdfwrite has no /Lab output). ' +
     'Limits of Ghostscript 10.00: colours already in the target family as device colours (DeviceRGB into an RGB profile, DeviceCMYK into a CMYK one) keep their values and are ' +
-    'tagged with the profile by the OutputIntent; ICC-tagged colours of the same family keep their own profile. preserve_black=true sets Ghostscript\'s DeviceGrayToK (grey on the K plate only) and ' +
+    "tagged with the profile by the OutputIntent; ICC-tagged colours of the same family keep their own profile. preserve_black=true sets Ghostscript's DeviceGrayToK (grey on the K plate only) and " +
     'lcms2 black-plane preservation for CMYK-to-CMYK (KPreserve=2); false turns both off. (Ghostscript 10.00 already writes pure black and DeviceGray content as grey, i.e. K only, in CMYK output.)',
   inputs: {
     file: { idField: 'id', kind: 'pdf', description: 'The PDF' },
@@ -91,7 +104,8 @@ export default operation({
   engines: ['ghostscript', 'qpdf'],
   check: (f) => {
     const p = PRESETS[f.color_profile];
-    if (f.color_profile !== 'custom' && 'unavailable' in p) throw new AppError('out_of_range', `color_profile ${f.color_profile} is not available: ${p.unavailable}`);
+    if (f.color_profile !== 'custom' && 'unavailable' in p)
+      throw new AppError('out_of_range', `color_profile ${f.color_profile} is not available: ${p.unavailable}`);
   },
   run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
@@ -125,15 +139,22 @@ export default operation({
       // and writes them unchanged as ICCBased colour spaces embedding it (UseDeviceIndependentColor), so readers
       // see the right colours and the numbers are CIELAB D50. No OutputIntent: Lab is no output condition.
       const lab = join(dir, 'lab.pdf');
-      const e1 = await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(input.path, lab, { ...opts, colorConversion: 'RGB' }, { ...c, pages: pageCount }));
+      const e1 = await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
+        rewritePdf(input.path, lab, { ...opts, colorConversion: 'RGB' }, { ...c, pages: pageCount }),
+      );
       const strategy = join(dir, 'strategy.ps');
       await writeFile(strategy, '%!\n<< /ColorConversionStrategy /UseDeviceIndependentColor >> setdistillerparams\n');
-      const e2 = await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(lab, out, { iccDir: icc, readable: [icc], prologs: [strategy] }, { ...c, pages: pageCount }));
+      const e2 = await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
+        rewritePdf(lab, out, { iccDir: icc, readable: [icc], prologs: [strategy] }, { ...c, pages: pageCount }),
+      );
       failedLink(e1.stderr + e2.stderr);
       return { files: [{ path: out, name: `${outputName}.pdf` }] };
     }
     const prolog = join(dir, 'intent.ps');
-    await writeFile(prolog, outputIntentProlog({ profile: target.file, components: COMPONENTS[target.family], subtype: 'GTS_PDFA1', identifier: 'Custom', info: target.name }));
+    await writeFile(
+      prolog,
+      outputIntentProlog({ profile: target.file, components: COMPONENTS[target.family], subtype: 'GTS_PDFA1', identifier: 'Custom', info: target.name }),
+    );
     const { stderr } = await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
       rewritePdf(input.path, out, { ...opts, colorConversion: target.family, prologs: [prolog] }, { ...c, pages: pageCount }),
     );

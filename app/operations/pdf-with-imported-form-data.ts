@@ -1,12 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError } from '../errors.js';
-import { output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
 import { ReadLimitError, streamData } from '../../engines/qpdf.js';
 import { writeFilledForm } from '../../engines/qpdf-form.js';
-import { DATA_EXTENSIONS, planFill, readFormData, beyondWinAnsi, openForm, redrawUnicodeFields } from '../forms/index.js';
-import { inputError, PdfObjects, pdfText } from '../document/index.js';
+import { inputError, type PdfObjects, pdfText } from '../document/index.js';
+import { AppError } from '../errors.js';
+import { beyondWinAnsi, DATA_EXTENSIONS, openForm, planFill, readFormData, redrawUnicodeFields } from '../forms/index.js';
+import { output } from '../http/fields.js';
+import { operation } from '../http/operation.js';
 
 const NO_FORM = 'The input PDF has no form fields to fill: it is not a form-based PDF (no AcroForm fields, no XFA form).';
 const list = (names: string[]) => (names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', '));
@@ -16,7 +16,7 @@ export default operation({
   tag: 'Forms',
   summary: 'Fill a PDF form from a data file',
   description:
-    'data_file (or data_file_id): .fdf, .xfdf or .xml (Acrobat\'s AcroForm XML export) for AcroForm fields; .xdp, .xfd or .xml XFA data for XFA forms. Fields are matched by their fully qualified names (XFA data paths also match AcroForm names without [n] indices). Text and choice fields get new appearances (qpdf); check boxes and radio buttons take the state the value names (check boxes also yes/on/true, and off/no/false to clear). For an XFA form the data replaces the form\'s datasets packet (shown by XFA viewers such as Acrobat; other viewers show the form\'s fallback pages) and also fills the AcroForm fields a static XFA form carries. Names in the data that are not in the form are ignored and listed in `warning`; data that matches no field at all is refused (400).',
+    "data_file (or data_file_id): .fdf, .xfdf or .xml (Acrobat's AcroForm XML export) for AcroForm fields; .xdp, .xfd or .xml XFA data for XFA forms. Fields are matched by their fully qualified names (XFA data paths also match AcroForm names without [n] indices). Text and choice fields get new appearances (qpdf); check boxes and radio buttons take the state the value names (check boxes also yes/on/true, and off/no/false to clear). For an XFA form the data replaces the form's datasets packet (shown by XFA viewers such as Acrobat; other viewers show the form's fallback pages) and also fills the AcroForm fields a static XFA form carries. Names in the data that are not in the form are ignored and listed in `warning`; data that matches no field at all is refused (400).",
   inputs: {
     file: { idField: 'id', kind: 'pdf', description: 'The PDF form' },
     data_file: { idField: 'data_file_id', kind: 'any', extensions: DATA_EXTENSIONS, description: 'The form data (.fdf, .xfdf, .xml, .xdp, .xfd)' },
@@ -96,7 +96,9 @@ export default operation({
     const ignored = [...plan.unknown.map((n) => `${n} (not in the form)`), ...plan.skipped.map((n) => `${n} (not fillable with that value)`)];
     return {
       files: [{ path, name: `${outputName}.pdf` }],
-      warning: ignored.length ? `${ignored.length} value${ignored.length > 1 ? 's' : ''} of the data file ${ignored.length > 1 ? 'were' : 'was'} not imported: ${list(ignored)}.` : undefined,
+      warning: ignored.length
+        ? `${ignored.length} value${ignored.length > 1 ? 's' : ''} of the data file ${ignored.length > 1 ? 'were' : 'was'} not imported: ${list(ignored)}.`
+        : undefined,
     };
   },
 });
@@ -115,7 +117,13 @@ function setAcro(updates: Map<string, Record<string, unknown>>, objects: PdfObje
 }
 
 /** Names of the fields, subforms and exclusion groups in the XFA template packet. */
-async function templateNames(pdf: string, objects: PdfObjects, xfa: unknown, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }, maxBytes: number): Promise<Set<string>> {
+async function templateNames(
+  pdf: string,
+  objects: PdfObjects,
+  xfa: unknown,
+  ctx: { cwd: string; signal: AbortSignal; timeoutMs: number },
+  maxBytes: number,
+): Promise<Set<string>> {
   const parts = objects.array(xfa);
   const at = parts.findIndex((p, i) => i % 2 === 0 && pdfText(p) === 'template');
   const ref = parts.length ? parts[at + 1] : xfa;

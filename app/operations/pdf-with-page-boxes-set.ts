@@ -1,26 +1,29 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { json, looseNumber, output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import { readPdfJson } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { inputError, PdfObjects, parsePages, resolvePages } from '../document/index.js';
+import { AppError } from '../errors.js';
+import { json, looseNumber, output } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
 
 const BOX_KEYS = { media: '/MediaBox', crop: '/CropBox', bleed: '/BleedBox', trim: '/TrimBox', art: '/ArtBox' } as const;
 type BoxName = keyof typeof BOX_KEYS;
 const GRAMMAR = { reverse: true, parity: true };
 
 const margin = z.preprocess(looseNumber, z.number().finite());
-const range = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().refine((s) => {
-  try {
-    parsePages(pageSpec(s), GRAMMAR, 'range');
-    return true;
-  } catch {
-    return false;
-  }
-}));
+const range = z.preprocess(
+  (v) => (typeof v === 'number' ? String(v) : v),
+  z.string().refine((s) => {
+    try {
+      parsePages(pageSpec(s), GRAMMAR, 'range');
+      return true;
+    } catch {
+      return false;
+    }
+  }),
+);
 const boxSpec = z.object({
   box: z.enum(['media', 'crop', 'bleed', 'trim', 'art']),
   pages: z.array(z.object({ range, top: margin, bottom: margin, left: margin, right: margin })).min(1),
@@ -48,14 +51,21 @@ export function planBoxes(boxes: BoxesSpec, media: Rect[]): Map<number, Map<stri
       const where = `boxes[${b}].pages[${p}]`;
       if (def.box !== 'media') {
         for (const side of ['top', 'bottom', 'left', 'right'] as const) {
-          if (sel[side] < 0) throw new AppError('out_of_range', `${sel[side]} is not within the acceptable range for ${where}.${side}: only the media box takes negative margins`);
+          if (sel[side] < 0)
+            throw new AppError(
+              'out_of_range',
+              `${sel[side]} is not within the acceptable range for ${where}.${side}: only the media box takes negative margins`,
+            );
         }
       }
       for (const page of resolvePages(pageSpec(sel.range), media.length, GRAMMAR, `${where}.range`)) {
         const [x0, y0, x1, y1] = media[page - 1];
         const rect: Rect = [x0 + sel.left, y0 + sel.bottom, x1 - sel.right, y1 - sel.top];
         if (rect[2] - rect[0] < 1 || rect[3] - rect[1] < 1) {
-          throw new AppError('out_of_range', `The margins of ${where} leave no ${def.box} box on page ${page}: they are not within the acceptable range for boxes`);
+          throw new AppError(
+            'out_of_range',
+            `The margins of ${where} leave no ${def.box} box on page ${page}: they are not within the acceptable range for boxes`,
+          );
         }
         if (!plan.has(page - 1)) plan.set(page - 1, new Map());
         plan.get(page - 1)!.set(BOX_KEYS[def.box as BoxName], rect);

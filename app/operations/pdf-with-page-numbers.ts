@@ -1,9 +1,9 @@
 import { join } from 'node:path';
+import { checkNumberTemplate, colorOf, fillNumberTemplate, pageFrames, resolveFont, stampPageNumbers } from '../compose/index.js';
+import { selectedPages } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { colorValues, int, num, oneOf, output, pages, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { checkNumberTemplate, colorOf, fillNumberTemplate, pageFrames, resolveFont, stampPageNumbers } from '../compose/index.js';
-import { selectedPages } from '../document/index.js';
 
 const GRAMMAR = { parity: true };
 
@@ -42,15 +42,23 @@ export default operation({
     const last = f.start + numbered.length - 1;
     const labels = numbered.map((_, i) => fillNumberTemplate(f.text, f.start + i, last));
     const path = join(dir, 'numbered.pdf');
-    await stampPageNumbers(input.path, path, frames, numbered, labels, {
-      font: resolveFont(f.font),
-      size: f.text_size,
-      color: colorOf(f.text_color_rgb, f.text_color_cmyk),
-      horizontal: f.horizontal_alignment,
-      vertical: f.vertical_alignment,
-      marginX: f.horizontal_margin,
-      marginY: f.vertical_margin,
-    }, ctx);
+    await stampPageNumbers(
+      input.path,
+      path,
+      frames,
+      numbered,
+      labels,
+      {
+        font: resolveFont(f.font),
+        size: f.text_size,
+        color: colorOf(f.text_color_rgb, f.text_color_cmyk),
+        horizontal: f.horizontal_alignment,
+        vertical: f.vertical_alignment,
+        marginX: f.horizontal_margin,
+        marginY: f.vertical_margin,
+      },
+      ctx,
+    );
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });

@@ -1,18 +1,21 @@
 import { join } from 'node:path';
 import { z } from 'zod';
+import { applyRedactions } from '../../engines/mupdf-redact.js';
+import { inputError, selectPages } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { applyRedactions } from '../../engines/mupdf-redact.js';
-import { inputError, selectPages } from '../document/index.js';
 
 /** `rgb_color`: three integers 0-255, comma-separated ("0, 0, 0") or a JSON array. */
-export const rgbColor = z.preprocess((v) => {
-  const s = Array.isArray(v) && v.length === 1 ? v[0] : v;
-  const parts = Array.isArray(s) ? s.map(String) : typeof s === 'string' ? s.split(',') : [String(s)];
-  const n = parts.map((p) => (/^\s*\d{1,3}\s*$/.test(p) ? Number(p) : NaN));
-  return n.length === 3 && n.every((x) => x >= 0 && x <= 255) ? n : v;
-}, z.tuple([z.number(), z.number(), z.number()]));
+export const rgbColor = z.preprocess(
+  (v) => {
+    const s = Array.isArray(v) && v.length === 1 ? v[0] : v;
+    const parts = Array.isArray(s) ? s.map(String) : typeof s === 'string' ? s.split(',') : [String(s)];
+    const n = parts.map((p) => (/^\s*\d{1,3}\s*$/.test(p) ? Number(p) : NaN));
+    return n.length === 3 && n.every((x) => x >= 0 && x <= 255) ? n : v;
+  },
+  z.tuple([z.number(), z.number(), z.number()]),
+);
 
 /** The ordering rule of the spec (section 3): the input of this step is the preview's output. */
 export const NO_MARKS =

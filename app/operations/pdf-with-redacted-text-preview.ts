@@ -1,9 +1,9 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { markRedactions } from '../../engines/mupdf-redact.js';
+import { decodedText, inputError, selectPages } from '../document/index.js';
 import { json, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { markRedactions } from '../../engines/mupdf-redact.js';
-import { inputError, decodedText, selectPages } from '../document/index.js';
 import { findMarks, PRESETS, redactionsSchema } from '../redact/index.js';
 
 export default operation({

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { reorderPages } from '../../engines/qpdf-edit.js';
+import { inputError, selectedPages } from '../document/index.js';
 import { invalidInput } from '../errors.js';
 import { num, output, pages } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
-import { inputError, selectedPages } from '../document/index.js';
-import { openForRendering } from '../render/index.js';
-import { BLANK_THRESHOLD, EDGE_BAND, INK_DPI, blankPages } from '../scan/index.js';
 import { pruneDroppedPages } from '../impose/index.js';
+import { openForRendering } from '../render/index.js';
+import { BLANK_THRESHOLD, blankPages, EDGE_BAND, INK_DPI } from '../scan/index.js';
 
 export default operation({
   path: '/pdf-without-blank-pages',
@@ -29,7 +29,9 @@ export default operation({
   run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const { boxes } = await openForRendering(input.path, ectx);
-    const blank = new Set(await blankPages(input.path, boxes, selectedPages(fields.pages, boxes.length), fields.threshold, { dir, signal, timeoutMs, progress }));
+    const blank = new Set(
+      await blankPages(input.path, boxes, selectedPages(fields.pages, boxes.length), fields.threshold, { dir, signal, timeoutMs, progress }),
+    );
     const kept = boxes.map((b) => b.page).filter((p) => !blank.has(p));
     if (!kept.length) throw invalidInput(`every page is blank (ink below threshold ${fields.threshold}), and a PDF cannot have no pages`);
     const assembled = join(dir, 'kept.pdf');

@@ -2,22 +2,41 @@ import { lookup } from 'node:dns/promises';
 import { copyFile, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { AppError, invalidInput, limitExceeded, outOfRange, passwordProtected } from '../errors.js';
-import { fetchUrl, isAllowedAddress, type FetchPolicy } from '../http/fetch-url.js';
-import { oneOf, onOff, output, text } from '../http/fields.js';
-import { operation, type RunContext } from '../http/operation.js';
-import { readHead } from '../store/index.js';
-import { extensionOf } from '../store/names.js';
 import { printHtml } from '../../engines/chromium/print.js';
 import { EngineError } from '../../engines/errors.js';
 import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
 import { OfficePasswordError, officeToPdf } from '../../engines/libreoffice/pool.js';
 import { enforceImagePolicy, psToPdf } from '../../engines/postscript.js';
-import { assemblePages } from '../../engines/qpdf-edit.js';
 import { encryptionOf, pageCount } from '../../engines/qpdf.js';
-import { mailHtml, readEml, readMsg, type Mail, injectPageCss, pageCss, paperOf, parseMargin, printableWidthPx, printScale, VIEWPORTS, type PageSetup, type WebLayout, inspectZip, isEncryptedOoxml, STRUCTURED_FORMATS, type StructuredOptions, type TypesetPrint } from '../convert/index.js';
-import { structuredFields, structuredInputs, typesetInput, type StructuredFields } from './pdf-structured.js';
-import { PAGE_SIZE_NAMES, pageSize, type PageSizeName } from '../document/index.js';
+import { assemblePages } from '../../engines/qpdf-edit.js';
+import {
+  injectPageCss,
+  inspectZip,
+  isEncryptedOoxml,
+  type Mail,
+  mailHtml,
+  type PageSetup,
+  pageCss,
+  paperOf,
+  parseMargin,
+  printableWidthPx,
+  printScale,
+  readEml,
+  readMsg,
+  STRUCTURED_FORMATS,
+  type StructuredOptions,
+  type TypesetPrint,
+  VIEWPORTS,
+  type WebLayout,
+} from '../convert/index.js';
+import { PAGE_SIZE_NAMES, type PageSizeName, pageSize } from '../document/index.js';
+import { AppError, invalidInput, limitExceeded, outOfRange, passwordProtected } from '../errors.js';
+import { type FetchPolicy, fetchUrl, isAllowedAddress } from '../http/fetch-url.js';
+import { oneOf, onOff, output, text } from '../http/fields.js';
+import { operation, type RunContext } from '../http/operation.js';
+import { readHead } from '../store/index.js';
+import { extensionOf } from '../store/names.js';
+import { type StructuredFields, structuredFields, structuredInputs, typesetInput } from './pdf-structured.js';
 
 const OFFICE = ['doc', 'docx', 'xls', 'xlsx', 'ppt', 'pptx', 'odt', 'ods', 'odp', 'rtf', 'csv'];
 const SPREADSHEETS = new Set(['xls', 'xlsx', 'ods', 'csv']);
@@ -27,7 +46,8 @@ const HTML = ['html', 'htm'];
 const EMAIL = ['eml', 'msg'];
 const SUPPORTED = [...new Set([...OFFICE, ...POSTSCRIPT, ...IMAGES, ...HTML, ...EMAIL, ...Object.keys(STRUCTURED_FORMATS)])];
 /** Typeset from structured text: .csv only when structured_text_options is sent (else it is a spreadsheet). */
-const isStructured = (ext: string, f: { structured_text_options?: unknown }) => ext in STRUCTURED_FORMATS && (ext !== 'csv' || f.structured_text_options !== undefined);
+const isStructured = (ext: string, f: { structured_text_options?: unknown }) =>
+  ext in STRUCTURED_FORMATS && (ext !== 'csv' || f.structured_text_options !== undefined);
 /** mailparser and msgreader hold a whole message (and its decoded attachments) in memory. */
 const MAX_MAIL_BYTES = 100 * 1024 * 1024;
 /** Longest wait for a page's network to go idle before it is printed anyway. */
@@ -140,22 +160,33 @@ async function convert(ctx: RunContext<Fields>) {
     if (!zip.ok) throw invalidInput(`${input.name} is not a usable office document (${zip.reason})`);
     try {
       const limits = { timeoutMs: ctx.limits.officeTimeoutMs, maxPages: ctx.limits.officeMaxPages };
-      await officeToPdf(local, out, { lossless, maxImageDpi: maxDpi, tagged: f.tagged_pdf, locale: SPREADSHEETS.has(ext) && f.locale === 'Germany' ? 'de-DE' : 'en-US', ext, limits }, ectx);
+      await officeToPdf(
+        local,
+        out,
+        { lossless, maxImageDpi: maxDpi, tagged: f.tagged_pdf, locale: SPREADSHEETS.has(ext) && f.locale === 'Germany' ? 'de-DE' : 'en-US', ext, limits },
+        ectx,
+      );
     } catch (err) {
       if (err instanceof OfficePasswordError) throw passwordProtected();
-      if (err instanceof EngineError && err.details.limit === 'time') throw limitExceeded('The office conversion time', 'OFFICE_TIMEOUT_SECONDS', ctx.limits.officeTimeoutMs / 1000);
-      if (err instanceof EngineError && err.details.limit === 'pages') throw limitExceeded('The number of pages of the office document', 'OFFICE_MAX_PAGES', ctx.limits.officeMaxPages);
-      if (err instanceof EngineError && !err.details.timedOut && !err.details.aborted && !err.details.missing) throw invalidInput(`${input.name} could not be opened as an office document`);
+      if (err instanceof EngineError && err.details.limit === 'time')
+        throw limitExceeded('The office conversion time', 'OFFICE_TIMEOUT_SECONDS', ctx.limits.officeTimeoutMs / 1000);
+      if (err instanceof EngineError && err.details.limit === 'pages')
+        throw limitExceeded('The number of pages of the office document', 'OFFICE_MAX_PAGES', ctx.limits.officeMaxPages);
+      if (err instanceof EngineError && !err.details.timedOut && !err.details.aborted && !err.details.missing)
+        throw invalidInput(`${input.name} could not be opened as an office document`);
       throw err;
     }
   } else if (POSTSCRIPT.includes(ext)) {
     const head = (await readHead(local, 64)).toString('latin1');
     const eps = ext === 'eps' || /^%!PS-Adobe-\d\.\d EPSF/.test(head) || head.startsWith('\xc5\xd0\xd3\xc6');
     await psToPdf(local, out, { eps, lossless, maxDpi, limits: { timeoutMs: ctx.limits.psTimeoutMs, maxPages: ctx.limits.psMaxPages } }, ectx).catch((err) => {
-      if (err instanceof EngineError && err.details.limit === 'time') throw limitExceeded("The PostScript program's run time", 'PS_TIMEOUT_SECONDS', ctx.limits.psTimeoutMs / 1000);
-      if (err instanceof EngineError && err.details.limit === 'pages') throw limitExceeded('The number of pages the PostScript program emits', 'PS_MAX_PAGES', ctx.limits.psMaxPages);
+      if (err instanceof EngineError && err.details.limit === 'time')
+        throw limitExceeded("The PostScript program's run time", 'PS_TIMEOUT_SECONDS', ctx.limits.psTimeoutMs / 1000);
+      if (err instanceof EngineError && err.details.limit === 'pages')
+        throw limitExceeded('The number of pages the PostScript program emits', 'PS_MAX_PAGES', ctx.limits.psMaxPages);
       // 'bytes': the program printed more than Ghostscript's output is allowed to hold.
-      if (err instanceof EngineError && (err.details.exitCode !== undefined || err.details.limit === 'bytes')) throw invalidInput(`${input.name} is not a PostScript program Ghostscript can run safely`);
+      if (err instanceof EngineError && (err.details.exitCode !== undefined || err.details.limit === 'bytes'))
+        throw invalidInput(`${input.name} is not a PostScript program Ghostscript can run safely`);
       throw err;
     });
   } else if (IMAGES.includes(ext)) {
@@ -183,7 +214,13 @@ const setupOf = (f: Fields): PageSetup => ({ size: f.page_size, orientation: f.p
  * ignores web_layout (HTML only in the spec): it is laid out at the printable width, at 100 %, as mail clients print.
  * Typeset structured text is printed the same way, on its own paper, tagged as asked.
  */
-async function printPage(html: string | { file: string }, out: string, f: Fields, ctx: RunContext<Fields>, o: { mail?: boolean; typeset?: TypesetPrint } = {}): Promise<void> {
+async function printPage(
+  html: string | { file: string },
+  out: string,
+  f: Fields,
+  ctx: RunContext<Fields>,
+  o: { mail?: boolean; typeset?: TypesetPrint } = {},
+): Promise<void> {
   const page = typeof html === 'string' ? join(ctx.dir, 'page.html') : html.file;
   const printed = join(ctx.dir, 'printed.pdf');
   if (typeof html === 'string') await writeFile(page, html);
@@ -201,13 +238,23 @@ async function printPage(html: string | { file: string }, out: string, f: Fields
       resolveHost: closed ? async () => null : (h) => resolveAllowedHost(h, ctx.urlPolicy),
       tagged: o.typeset?.tagged,
       outline: o.typeset?.tagged,
-      limits: { timeoutMs: ctx.limits.htmlTimeoutMs, maxPages: ctx.limits.htmlMaxPages, maxBytes: ctx.limits.htmlMaxBytes, maxMemoryBytes: ctx.limits.htmlMaxMemoryBytes },
+      limits: {
+        timeoutMs: ctx.limits.htmlTimeoutMs,
+        maxPages: ctx.limits.htmlMaxPages,
+        maxBytes: ctx.limits.htmlMaxBytes,
+        maxMemoryBytes: ctx.limits.htmlMaxMemoryBytes,
+      },
     },
     { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs },
   ).catch((err) => {
     throw htmlLimit(err, ctx.limits);
   });
-  const rewritten = await enforceImagePolicy(printed, out, { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample) }, { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs });
+  const rewritten = await enforceImagePolicy(
+    printed,
+    out,
+    { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample) },
+    { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs },
+  );
   if (!rewritten) await rename(printed, out);
 }
 
@@ -260,7 +307,12 @@ async function convertMail(local: string, ext: string, name: string, out: string
       } else {
         const pdf = `${file}.pdf`;
         const maxPixels = ctx.limits.maxImagePixels;
-        await imagesToPdf([file], pdf, { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample), maxPixels }, ectx);
+        await imagesToPdf(
+          [file],
+          pdf,
+          { lossless: f.compression === 'lossless', maxDpi: f.downsample === 'off' ? null : Number(f.downsample), maxPixels },
+          ectx,
+        );
         appended.push(pdf);
       }
       notes.set(i, 'appended after the message');
@@ -274,7 +326,11 @@ async function convertMail(local: string, ext: string, name: string, out: string
   if (appended.length) {
     const sources = [message, ...appended];
     const counts = await Promise.all(sources.map((p) => pageCount(p, ectx)));
-    await assemblePages(sources.map((path, k) => ({ path, pages: Array.from({ length: counts[k] }, (_, n) => n + 1) })), out, ectx);
+    await assemblePages(
+      sources.map((path, k) => ({ path, pages: Array.from({ length: counts[k] }, (_, n) => n + 1) })),
+      out,
+      ectx,
+    );
   }
 }
 

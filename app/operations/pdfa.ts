@@ -1,14 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError } from '../errors.js';
-import { onOff, output, text } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import { EngineError } from '../../engines/errors.js';
 import { GS_ICC_DIR, outputIntentProlog, rasterizePages, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { assemblePages, type PageSource } from '../../engines/qpdf-edit.js';
-import { pdfaPart } from './pdf-with-added-attachment.js';
 import { openPdf, withinPageBudget } from '../document/index.js';
+import { AppError } from '../errors.js';
+import { onOff, output, text } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
 import { conversionFailed, pagesWithoutUnicode, readWritten, updateObjects } from '../rewrite/index.js';
+import { pdfaPart } from './pdf-with-added-attachment.js';
 
 const TYPES = { 'PDF/A-1b': [1, false], 'PDF/A-2b': [2, false], 'PDF/A-2u': [2, true], 'PDF/A-3b': [3, false], 'PDF/A-3u': [3, true] } as const;
 type PdfaType = keyof typeof TYPES;
@@ -42,7 +42,7 @@ export default operation({
   summary: 'Convert a PDF to PDF/A',
   description:
     `output_type: ${NAMES.join(', ')}. Ghostscript pdfwrite (-dPDFA, PDFACompatibilityPolicy 1: features a part forbids are dropped, e.g. non-printing annotations, ` +
-    'attachments in PDF/A-1/2, interpolation flags) converts colours to RGB with an sRGB OutputIntent (Ghostscript\'s srgb.icc), embeds every font (missing ones substituted) ' +
+    "attachments in PDF/A-1/2, interpolation flags) converts colours to RGB with an sRGB OutputIntent (Ghostscript's srgb.icc), embeds every font (missing ones substituted) " +
     'and writes the XMP pdfaid:part/conformance. The output is read back: a missing pdfaid claim or OutputIntent is an error. u variants also need every font on a page to map to ' +
     'Unicode (ToUnicode CMap, or WinAnsi/MacRoman/MacExpert encoding; custom encodings without ToUnicode count as unmapped). rasterize_if_errors_encountered=on draws ' +
     `such pages (or the whole document when Ghostscript cannot convert it) as ${RASTER_DPI} dpi images and converts again; off answers 400 naming the pages. ` +
@@ -56,7 +56,8 @@ export default operation({
   output: 'file',
   engines: ['ghostscript', 'qpdf', 'poppler'],
   check: (f) => {
-    if (!(f.output_type in TYPES)) throw new AppError('out_of_range', `${f.output_type} is not within the acceptable range for output_type: one of ${NAMES.join(', ')}`);
+    if (!(f.output_type in TYPES))
+      throw new AppError('out_of_range', `${f.output_type} is not within the acceptable range for output_type: one of ${NAMES.join(', ')}`);
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
@@ -65,12 +66,24 @@ export default operation({
     const rasterize = fields.rasterize_if_errors_encountered;
     const { pageCount } = await openPdf(input.path, ctx);
     const prolog = join(dir, 'pdfa.ps');
-    await writeFile(prolog, outputIntentProlog({ profile: SRGB, components: 3, subtype: 'GTS_PDFA1', identifier: 'sRGB IEC61966-2.1', info: 'sRGB IEC61966-2.1', registry: 'http://www.color.org' }));
+    await writeFile(
+      prolog,
+      outputIntentProlog({
+        profile: SRGB,
+        components: 3,
+        subtype: 'GTS_PDFA1',
+        identifier: 'sRGB IEC61966-2.1',
+        info: 'sRGB IEC61966-2.1',
+        registry: 'http://www.color.org',
+      }),
+    );
 
     let n = 0;
     const convert = async (src: string) => {
       const out = join(dir, `pdfa-${++n}.pdf`);
-      await withinPageBudget('Writing', 'writePageMs', ctx, (c) => rewritePdf(src, out, { pdfa: part, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...c, pages: pageCount }));
+      await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
+        rewritePdf(src, out, { pdfa: part, colorConversion: 'RGB', readable: [SRGB], prologs: [prolog] }, { ...c, pages: pageCount }),
+      );
       const w = await readWritten(out, ctx);
       if (pdfaPart(w.xmp) !== part || !w.intents.includes('GTS_PDFA1')) throw new EngineError('gs', 'no PDF/A claim or OutputIntent written');
       return { out, w };
@@ -92,7 +105,10 @@ export default operation({
     if (unicode) {
       const bad = await pagesWithoutUnicode(result.out, pageCount, ctx);
       if (bad.pages.length && !rasterize) {
-        throw conversionFailed(type, `text on page(s) ${bad.pages.join(', ')} uses fonts without Unicode mappings (${bad.fonts.slice(0, 5).join(', ')}); send rasterize_if_errors_encountered=on to rasterize those pages`);
+        throw conversionFailed(
+          type,
+          `text on page(s) ${bad.pages.join(', ')} uses fonts without Unicode mappings (${bad.fonts.slice(0, 5).join(', ')}); send rasterize_if_errors_encountered=on to rasterize those pages`,
+        );
       }
       if (bad.pages.length) {
         const raster = join(dir, 'raster-pages.pdf');
@@ -106,7 +122,12 @@ export default operation({
       // Ghostscript writes conformance B; every text now maps to Unicode, which is what U adds.
       const final = join(dir, 'pdfa-u.pdf');
       const w = result.w;
-      await updateObjects(result.out, final, { [w.metadataRef!]: { stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, data: conformanceU(w.xmp) } } }, ctx);
+      await updateObjects(
+        result.out,
+        final,
+        { [w.metadataRef!]: { stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, data: conformanceU(w.xmp) } } },
+        ctx,
+      );
       return { files: [{ path: final, name: `${outputName}.pdf` }] };
     }
     return { files: [{ path: result.out, name: `${outputName}.pdf` }] };

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { GS_ICC_DIR, outputIntentProlog, type PdfwriteOptions, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
+import { openPdf, pdfText, withinPageBudget } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { output, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { GS_ICC_DIR, outputIntentProlog, rewritePdf, type PdfwriteOptions } from '../../engines/ghostscript-pdfwrite.js';
-import { openPdf, pdfText, withinPageBudget } from '../document/index.js';
 import { conversionFailed, readWritten, updateObjects, xmpPacket } from '../rewrite/index.js';
 
 /**
@@ -48,7 +48,8 @@ export default operation({
   output: 'file',
   engines: ['ghostscript', 'qpdf'],
   check: (f) => {
-    if (!(f.output_type in TYPES)) throw new AppError('out_of_range', `${f.output_type} is not within the acceptable range for output_type: one of ${NAMES.join(', ')}`);
+    if (!(f.output_type in TYPES))
+      throw new AppError('out_of_range', `${f.output_type} is not within the acceptable range for output_type: one of ${NAMES.join(', ')}`);
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
@@ -61,13 +62,26 @@ export default operation({
     await writeFile(
       prolog,
       outputIntentProlog(
-        { profile: CMYK, components: 4, subtype: 'GTS_PDFX', identifier: 'Custom', info: 'Artifex CMYK SWOP Profile (Ghostscript default_cmyk.icc)', condition: 'Commercial offset printing, coated (SWOP)', registry: 'http://www.color.org' },
+        {
+          profile: CMYK,
+          components: 4,
+          subtype: 'GTS_PDFX',
+          identifier: 'Custom',
+          info: 'Artifex CMYK SWOP Profile (Ghostscript default_cmyk.icc)',
+          condition: 'Commercial offset printing, coated (SWOP)',
+          registry: 'http://www.color.org',
+        },
         docinfo,
       ),
     );
     const written = join(dir, 'gs.pdf');
     await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
-      rewritePdf(input.path, written, { ...t.gs, colorConversion: 'CMYK', readable: [CMYK], prologs: [prolog], flattenDpi: 'pdfx' in t.gs ? FLATTEN_DPI : undefined }, { ...c, pages: pageCount }),
+      rewritePdf(
+        input.path,
+        written,
+        { ...t.gs, colorConversion: 'CMYK', readable: [CMYK], prologs: [prolog], flattenDpi: 'pdfx' in t.gs ? FLATTEN_DPI : undefined },
+        { ...c, pages: pageCount },
+      ),
     );
 
     const w = await readWritten(written, ctx);

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { outOfRange } from '../errors.js';
-import { oneOf, output, positive, text, trueFalse } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import { EngineError } from '../../engines/errors.js';
 import { pdfToPs } from '../../engines/postscript.js';
 import { inputError, openPdf, parsePages, resolvePages } from '../document/index.js';
+import { outOfRange } from '../errors.js';
+import { oneOf, output, positive, text, trueFalse } from '../http/fields.js';
+import { operation, pdfInput } from '../http/operation.js';
 
 /** Beyond this factor a page's content is mostly off the page; below the lower one it is a dot. */
 const MAX_SCALE = 10;
@@ -23,8 +23,11 @@ export default operation({
     'capped at 1). Level 2 and 3 output is always 7-bit clean (ASCII85 / hex data), so `binary_output` true and false give the same, text-safe file.',
   inputs: pdfInput(),
   fields: {
-    ps_level: oneOf(['2', '3'], '3', { 'level2': '2', 'level3': '3', '2.0': '2', '3.0': '3' }).meta({ type: 'integer', enum: [2, 3], default: 3 }),
-    page_range: text({ max: 4096 }).optional().default('all').meta({ type: 'string', default: 'all', examples: ['all', '1,3-5,14-last'] }),
+    ps_level: oneOf(['2', '3'], '3', { level2: '2', level3: '3', '2.0': '2', '3.0': '3' }).meta({ type: 'integer', enum: [2, 3], default: 3 }),
+    page_range: text({ max: 4096 })
+      .optional()
+      .default('all')
+      .meta({ type: 'string', default: 'all', examples: ['all', '1,3-5,14-last'] }),
     print_annotations: trueFalse(true),
     rotate: trueFalse(false),
     scale: positive(MAX_SCALE).optional().default(1).meta({ type: 'number', default: 1, exclusiveMinimum: 0, maximum: MAX_SCALE }),
@@ -47,7 +50,12 @@ export default operation({
     const list = spec === 'all' ? undefined : resolvePages(spec, pageCount, {}, 'page_range');
     const scale = fields.shrink_to_fit ? Math.min(fields.scale, 1) : fields.scale;
     const path = join(dir, 'output.ps');
-    await pdfToPs(input.path, path, { level: fields.ps_level === '2' ? 2 : 3, pages: list, annotations: fields.print_annotations, autoRotate: fields.rotate, scale }, ctx).catch((err) => {
+    await pdfToPs(
+      input.path,
+      path,
+      { level: fields.ps_level === '2' ? 2 : 3, pages: list, annotations: fields.print_annotations, autoRotate: fields.rotate, scale },
+      ctx,
+    ).catch((err) => {
       if (err instanceof EngineError && err.details.exitCode !== undefined && !err.details.timedOut) throw inputError(err);
       throw err;
     });

@@ -1,17 +1,17 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { noTextWarning, selectPages, textlessPages } from '../document/index.js';
+import { limitExceeded } from '../errors.js';
+import { pagesToPptx, readSlideText, slideBackgrounds } from '../export/index.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { limitExceeded } from '../errors.js';
-import { noTextWarning, selectPages, textlessPages } from '../document/index.js';
-import { pagesToPptx, readSlideText, slideBackgrounds } from '../export/index.js';
 
 export default operation({
   path: '/powerpoint',
   tag: 'Conversion',
   summary: 'Convert a PDF to a PowerPoint presentation (.pptx)',
   description:
-    'One slide per page: the page\'s images, drawings and shading as one picture at the back (rendered at 150 dpi without its text), and over it the text as editable text boxes, one per line at its place, with its font family (mapped to a standard family: Times, Helvetica and Courier become Times New Roman, Arial and Courier New), size, bold, italic and colour. The slide size is that of the first page (a presentation has one slide size); pages of another size are scaled to fit it, centred; a /Rotate page gives a slide as the page is displayed. Text the PDF draws as curves, or a scan, stays in the picture (with a warning when a page has no text): run /pdf-with-ocr-text first.',
+    "One slide per page: the page's images, drawings and shading as one picture at the back (rendered at 150 dpi without its text), and over it the text as editable text boxes, one per line at its place, with its font family (mapped to a standard family: Times, Helvetica and Courier become Times New Roman, Arial and Courier New), size, bold, italic and colour. The slide size is that of the first page (a presentation has one slide size); pages of another size are scaled to fit it, centred; a /Rotate page gives a slide as the page is displayed. Text the PDF draws as curves, or a scan, stays in the picture (with a warning when a page has no text): run /pdf-with-ocr-text first.",
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
+import { rasterizePdf } from '../../engines/ghostscript-raster.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { rasterizePdf } from '../../engines/ghostscript-raster.js';
 import { openForRendering } from '../render/index.js';
 
 /** Enough for reading and printing text, small enough that a page costs ~100-300 KB. */

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
+import { reorderPages } from '../../engines/qpdf-edit.js';
+import { MAX_LISTED_PAGES, openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { output, pageList } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { reorderPages } from '../../engines/qpdf-edit.js';
-import { MAX_LISTED_PAGES, openPdf, resolvePages } from '../document/index.js';
 import { pruneDroppedPages } from '../impose/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
@@ -29,7 +29,11 @@ export default operation({
     const order: number[] = [];
     for (const spec of fields.pages) {
       order.push(...resolvePages(spec, pageCount, GRAMMAR));
-      if (order.length > most) throw new AppError('out_of_range', `${fields.pages.join(',').slice(0, 200)} is not within the acceptable range for pages: it lists more than the ${most} pages one order may list`);
+      if (order.length > most)
+        throw new AppError(
+          'out_of_range',
+          `${fields.pages.join(',').slice(0, 200)} is not within the acceptable range for pages: it lists more than the ${most} pages one order may list`,
+        );
     }
     const assembled = join(dir, 'assembled.pdf');
     await reorderPages(input.path, assembled, order, ctx);

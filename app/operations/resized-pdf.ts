@@ -1,10 +1,10 @@
 import { join } from 'node:path';
+import { arrangePages, type PageSource } from '../../engines/qpdf-edit.js';
+import { MAX_PAGE_UNITS, openPdf, PAGE_SIZE_NAMES, PAGE_SIZES, selectedPages } from '../document/index.js';
+import { AppError } from '../errors.js';
 import { num, oneOf, output, pages, positive } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { AppError } from '../errors.js';
-import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, openPdf, selectedPages } from '../document/index.js';
 import { cropToContent, placePages, pruneDroppedPages, type Sheet } from '../impose/index.js';
-import { arrangePages, type PageSource } from '../../engines/qpdf-edit.js';
 import { openForRendering } from '../render/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
@@ -30,10 +30,12 @@ export default operation({
   check: (f) => {
     if ((f.width === undefined) !== (f.height === undefined)) throw new AppError('out_of_range', 'width and height go together: send both, or neither');
     if (f.width !== undefined && f.page_size) throw new AppError('out_of_range', 'page_size cannot be sent with width and height');
-    if (f.mode === 'fit' && f.width === undefined && !f.page_size) throw new AppError('out_of_range', 'page_size (or width and height) is required when mode is fit');
+    if (f.mode === 'fit' && f.width === undefined && !f.page_size)
+      throw new AppError('out_of_range', 'page_size (or width and height) is required when mode is fit');
     if (f.mode === 'fit') {
       const [w, h] = f.width !== undefined ? [f.width, f.height!] : PAGE_SIZES[f.page_size!];
-      if (2 * f.margin >= Math.min(w, h)) throw new AppError('out_of_range', `${f.margin} is not within the acceptable range for margin: it leaves no room on a ${w} x ${h} page`);
+      if (2 * f.margin >= Math.min(w, h))
+        throw new AppError('out_of_range', `${f.margin} is not within the acceptable range for margin: it leaves no room on a ${w} x ${h} page`);
     }
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, limits }) => {

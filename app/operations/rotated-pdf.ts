@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { num, output, oneOf, pages } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
-import { rotatePages, type QuarterTurn } from '../../engines/qpdf-edit.js';
+import { type QuarterTurn, rotatePages } from '../../engines/qpdf-edit.js';
 import { openPdf, selectedPages } from '../document/index.js';
+import { num, oneOf, output, pages } from '../http/fields.js';
+import { operation, pdfInput, perCore } from '../http/operation.js';
+import { detectOrientations, MIN_ORIENTATION_CONFIDENCE } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
-import { MIN_ORIENTATION_CONFIDENCE, detectOrientations } from '../impose/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 const list = (pages: number[]) => pages.join(', ');
@@ -43,7 +43,9 @@ export default operation({
     const warning = [
       turned.length ? `Pages turned clockwise (degrees): ${turned.join(', ')}.` : 'No page needed turning.',
       unsure.length ? `Pages left as they were because their orientation could not be told with confidence: ${list(unsure)}.` : '',
-    ].filter(Boolean).join(' ');
+    ]
+      .filter(Boolean)
+      .join(' ');
     return { files: [{ path, name: `${outputName}.pdf` }], warning };
   },
 });

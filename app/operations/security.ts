@@ -1,9 +1,9 @@
 import { join } from 'node:path';
+import { ALL_ALLOWED, type Permissions, writePdf } from '../../engines/qpdf-edit.js';
+import { permissionsOf, secureTo, unlockPdf, unlockToChange, wrongPermissionsPassword } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { list, output, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { ALL_ALLOWED, writePdf, type Permissions } from '../../engines/qpdf-edit.js';
-import { permissionsOf, secureTo, unlockPdf, unlockToChange, wrongPermissionsPassword } from '../document/index.js';
 
 /**
  * The security family (spec 4.7): all four write AES-256 (or remove security) with qpdf. Authority rule
@@ -17,8 +17,14 @@ const currentPassword = () => text({ max: 1024 }).optional();
 const TAG = 'Security';
 
 export const RESTRICTIONS = [
-  'print_low', 'print_high', 'edit_document_assembly', 'edit_fill_and_sign_form_fields',
-  'edit_annotations', 'edit_content', 'copy_content', 'accessibility_off',
+  'print_low',
+  'print_high',
+  'edit_document_assembly',
+  'edit_fill_and_sign_form_fields',
+  'edit_annotations',
+  'edit_content',
+  'copy_content',
+  'accessibility_off',
 ] as const;
 type Restriction = (typeof RESTRICTIONS)[number];
 
@@ -59,11 +65,17 @@ export const encryptedPdf = operation({
     const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
     const keepOwner = pdf.encrypt.encrypted && fields.current_permissions_password !== undefined;
-    await secureTo(input.path, out.path, pdf.password, {
-      user: fields.new_open_password,
-      owner: keepOwner ? fields.current_permissions_password! : fields.new_open_password,
-      permissions: keepOwner ? permissionsOf(pdf) : ALL_ALLOWED,
-    }, ctx);
+    await secureTo(
+      input.path,
+      out.path,
+      pdf.password,
+      {
+        user: fields.new_open_password,
+        owner: keepOwner ? fields.current_permissions_password! : fields.new_open_password,
+        permissions: keepOwner ? permissionsOf(pdf) : ALL_ALLOWED,
+      },
+      ctx,
+    );
     return { files: [out] };
   },
 });
@@ -119,11 +131,17 @@ export const restrictedPdf = operation({
     const ctx = { cwd: dir, signal, timeoutMs };
     const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
-    await secureTo(input.path, out.path, pdf.password, {
-      user: pdf.hasOpenPassword && fields.current_open_password !== undefined ? fields.current_open_password : '',
-      owner: fields.new_permissions_password,
-      permissions: permissionsFrom(fields.restrictions),
-    }, ctx);
+    await secureTo(
+      input.path,
+      out.path,
+      pdf.password,
+      {
+        user: pdf.hasOpenPassword && fields.current_open_password !== undefined ? fields.current_open_password : '',
+        owner: fields.new_permissions_password,
+        permissions: permissionsFrom(fields.restrictions),
+      },
+      ctx,
+    );
     return { files: [out] };
   },
 });
@@ -132,7 +150,8 @@ export const unrestrictedPdf = operation({
   path: '/unrestricted-pdf',
   tag: TAG,
   summary: 'Remove the permissions password and every restriction',
-  description: 'current_permissions_password is required. With current_open_password the file keeps that open password (AES-256, nothing restricted); without it all security is removed.',
+  description:
+    'current_permissions_password is required. With current_open_password the file keeps that open password (AES-256, nothing restricted); without it all security is removed.',
   inputs: pdfInput(),
   fields: {
     current_permissions_password: text({ max: 1024 }),

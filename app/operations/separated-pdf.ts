@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { assemblePages } from '../../engines/qpdf-edit.js';
+import { inputError, selectedPages } from '../document/index.js';
 import { invalidInput } from '../errors.js';
 import { num, oneOf, output, pages, text } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
-import { inputError, selectedPages } from '../document/index.js';
 import { inParallel, openForRendering, splitRuns } from '../render/index.js';
 import { BARCODE_DPI, BLANK_THRESHOLD, blankPages, compileBarcodePattern, pagesBetween, readPageBarcodes, separatorPages } from '../scan/index.js';
 
@@ -21,8 +21,12 @@ export default operation({
   inputs: pdfInput(),
   fields: {
     separator: oneOf(['blank', 'barcode'], 'barcode'),
-    barcode_text: text({ min: 1, max: 1000 }).optional().meta({ description: 'RE2 regular expression a separator barcode\'s text must contain a match of (default: any barcode).' }),
-    threshold: num(0, 1, BLANK_THRESHOLD).meta({ description: `separator=blank: share of the page (0 to 1) below which a page is blank; default ${BLANK_THRESHOLD}.` }),
+    barcode_text: text({ min: 1, max: 1000 })
+      .optional()
+      .meta({ description: "RE2 regular expression a separator barcode's text must contain a match of (default: any barcode)." }),
+    threshold: num(0, 1, BLANK_THRESHOLD).meta({
+      description: `separator=blank: share of the page (0 to 1) below which a page is blank; default ${BLANK_THRESHOLD}.`,
+    }),
     pages: pages(),
     output: output(),
   },
@@ -47,7 +51,10 @@ export default operation({
     // One qpdf per output, the outputs spread over the cores (the job holds them all: perCore).
     const files = groups.map((_, i) => ({ path: join(dir, `part-${i + 1}.pdf`), name: `${outputName}_${i + 1}.pdf` }));
     await inParallel(
-      splitRuns(groups.map((_, i) => i), availableParallelism()),
+      splitRuns(
+        groups.map((_, i) => i),
+        availableParallelism(),
+      ),
       async (run, _k, runSignal) => {
         for (const i of run.items) await assemblePages([{ path: input.path, pages: groups[i] }], files[i].path, { ...ectx, signal: runSignal });
       },
@@ -57,7 +64,9 @@ export default operation({
     });
     const json: Record<string, unknown> = { separatorPages: separators };
     if (fields.separator === 'barcode') json.barcodes = barcodes;
-    const warning = separators.length ? undefined : `No separator sheet was found (separator=${fields.separator}${fields.barcode_text !== undefined ? `, barcode_text=${fields.barcode_text}` : ''}): the document comes back whole.`;
+    const warning = separators.length
+      ? undefined
+      : `No separator sheet was found (separator=${fields.separator}${fields.barcode_text !== undefined ? `, barcode_text=${fields.barcode_text}` : ''}): the document comes back whole.`;
     return { files, json, warning };
   },
 });

@@ -2,13 +2,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { z } from 'zod';
+import type { EngineContext } from '../../engines/context.js';
+import { checkBmpPixels, decodeBmp, ImageTooLargeError } from '../../engines/image-pdf.js';
+import { openPdf } from '../document/index.js';
 import { AppError, limitExceeded, passwordProtected } from '../errors.js';
 import { json, looseBool, looseNumber, output } from '../http/fields.js';
-import { operation, type InputFile } from '../http/operation.js';
-import { ImageTooLargeError, checkBmpPixels, decodeBmp } from '../../engines/image-pdf.js';
-import type { EngineContext } from '../../engines/context.js';
-import { openPdf } from '../document/index.js';
-import { commonName, distinguishedName, fromPem, fromPkcs12, type Credentials, signPdf } from '../sign/index.js';
+import { type InputFile, operation } from '../http/operation.js';
+import { type Credentials, commonName, distinguishedName, fromPem, fromPkcs12, signPdf } from '../sign/index.js';
 
 const str = z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string().max(500));
 const bool = z.preprocess(looseBool, z.boolean());
@@ -79,11 +79,19 @@ async function credentials(inputs: Record<string, InputFile[]>, ctx: EngineConte
   const pass = one(inputs.pfx_passphrase_file);
   const cert = one(inputs.certificate_file);
   const key = one(inputs.private_key_file);
-  for (const [f, base] of [[pfx, 'pfx_credential'], [pass, 'pfx_passphrase'], [cert, 'certificate'], [key, 'private_key']] as const) {
+  for (const [f, base] of [
+    [pfx, 'pfx_credential'],
+    [pass, 'pfx_passphrase'],
+    [cert, 'certificate'],
+    [key, 'private_key'],
+  ] as const) {
     if (f && f.size > MAX_CREDENTIAL_BYTES) throw new AppError('out_of_range', `${base}_file (or ${base}_id) is larger than 1 MB, which no credential file is`);
   }
   if ((pfx || pass) && (cert || key)) {
-    throw new AppError('invalid_request', 'Send one style of credentials: pfx_credential_file/_id with pfx_passphrase_file/_id, or certificate_file/_id with private_key_file/_id, not both');
+    throw new AppError(
+      'invalid_request',
+      'Send one style of credentials: pfx_credential_file/_id with pfx_passphrase_file/_id, or certificate_file/_id with private_key_file/_id, not both',
+    );
   }
   if (pfx || pass) {
     if (!pfx) throw new AppError('missing_input', 'pfx_credential_file (or pfx_credential_id) is required with pfx_passphrase_file');
@@ -111,7 +119,10 @@ async function logoPng(path: string, maxPixels: number): Promise<Buffer> {
   try {
     const bytes = await readFile(path);
     const bmp = bytes.subarray(0, 2).toString('latin1') === 'BM' ? decodeBmp(checkBmpPixels(bytes, maxPixels)) : undefined;
-    const img = bmp && typeof bmp !== 'string' ? sharp(bmp.raw, { raw: { width: bmp.width, height: bmp.height, channels: bmp.channels } }) : sharp(bytes, { limitInputPixels: false }).rotate();
+    const img =
+      bmp && typeof bmp !== 'string'
+        ? sharp(bmp.raw, { raw: { width: bmp.width, height: bmp.height, channels: bmp.channels } })
+        : sharp(bytes, { limitInputPixels: false }).rotate();
     if (!bmp) {
       const meta = await img.metadata();
       // sharp also reads SVG (an XML parser and renderer) and other formats the logo does not take.
@@ -137,7 +148,12 @@ export default operation({
     file: { idField: 'id', kind: 'pdf', description: 'The PDF to sign' },
     pfx_credential_file: { idField: 'pfx_credential_id', kind: 'any', required: false, description: 'PKCS#12 credential (.pfx/.p12)' },
     pfx_passphrase_file: { idField: 'pfx_passphrase_id', kind: 'any', required: false, description: 'Text file holding the PKCS#12 passphrase' },
-    certificate_file: { idField: 'certificate_id', kind: 'any', required: false, description: 'Signer certificate (.pem/.der), optionally followed by its chain (PEM)' },
+    certificate_file: {
+      idField: 'certificate_id',
+      kind: 'any',
+      required: false,
+      description: 'Signer certificate (.pem/.der), optionally followed by its chain (PEM)',
+    },
     private_key_file: { idField: 'private_key_id', kind: 'any', required: false, description: 'Unencrypted private key (.pem/.der; RSA, ECDSA, Ed25519)' },
     logo_file: { idField: 'logo_id', kind: 'any', required: false, description: 'Logo shown in a visible signature (JPG, PNG, TIFF or BMP)' },
   },
@@ -151,7 +167,11 @@ export default operation({
   run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName, limits }) => {
     const cfg = fields.signature_configuration;
     const existing = cfg.type === 'existing';
-    if (existing && !cfg.name?.trim()) throw new AppError('missing_input', 'signature_configuration.name is required when signature_configuration.type is existing: it names the empty signature field to sign');
+    if (existing && !cfg.name?.trim())
+      throw new AppError(
+        'missing_input',
+        'signature_configuration.name is required when signature_configuration.type is existing: it names the empty signature field to sign',
+      );
     const info = await openPdf(input.path, { cwd: dir, signal, timeoutMs });
     // Signing an encrypted file would mean encrypting the new revision with its key: decrypt it first.
     if (info.encrypt.encrypted) throw passwordProtected();
@@ -159,27 +179,36 @@ export default operation({
     const creds = await credentials(inputs, ectx);
     const loc = cfg.location;
     if (loc) {
-      if (loc.page > info.pageCount) throw new AppError('out_of_range', `${loc.page} is not within the acceptable range for signature_configuration.location.page: the PDF has ${info.pageCount} page${info.pageCount > 1 ? 's' : ''}`);
+      if (loc.page > info.pageCount)
+        throw new AppError(
+          'out_of_range',
+          `${loc.page} is not within the acceptable range for signature_configuration.location.page: the PDF has ${info.pageCount} page${info.pageCount > 1 ? 's' : ''}`,
+        );
       if (loc.top_right.x <= loc.bottom_left.x || loc.top_right.y <= loc.bottom_left.y) {
         throw new AppError('out_of_range', 'signature_configuration.location is not a box: top_right must be above and to the right of bottom_left');
       }
     }
     const logo = one(inputs.logo_file);
     const time = new Date();
-    const signed = await signPdf(await readFile(input.path), creds, {
-      fieldName: cfg.name?.trim() || undefined,
-      existing,
-      // An existing field's widget gives the box; location is only for a new field.
-      placement: existing || !loc ? undefined : { page: loc.page, rect: [loc.bottom_left.x, loc.bottom_left.y, loc.top_right.x, loc.top_right.y] },
-      lines: appearanceLines(cfg, creds, time),
-      logo: logo && (loc || existing) ? await logoPng(logo.path, limits.maxImagePixels) : undefined,
-      logoOpacity: cfg.logo_opacity ?? 0.5,
-      name: cfg.display?.name || commonName(creds.certificate),
-      reason: cfg.display?.reason,
-      location: cfg.display?.location,
-      contact: cfg.display?.contact,
-      time,
-    }, ectx);
+    const signed = await signPdf(
+      await readFile(input.path),
+      creds,
+      {
+        fieldName: cfg.name?.trim() || undefined,
+        existing,
+        // An existing field's widget gives the box; location is only for a new field.
+        placement: existing || !loc ? undefined : { page: loc.page, rect: [loc.bottom_left.x, loc.bottom_left.y, loc.top_right.x, loc.top_right.y] },
+        lines: appearanceLines(cfg, creds, time),
+        logo: logo && (loc || existing) ? await logoPng(logo.path, limits.maxImagePixels) : undefined,
+        logoOpacity: cfg.logo_opacity ?? 0.5,
+        name: cfg.display?.name || commonName(creds.certificate),
+        reason: cfg.display?.reason,
+        location: cfg.display?.location,
+        contact: cfg.display?.contact,
+        time,
+      },
+      ectx,
+    );
     const path = join(dir, 'signed.pdf');
     await writeFile(path, signed);
     return { files: [{ path, name: `${outputName}.pdf` }] };

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { splitPages } from '../../engines/qpdf-edit.js';
+import { openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { output, pageList } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { splitPages } from '../../engines/qpdf-edit.js';
-import { openPdf, resolvePages } from '../document/index.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 
@@ -41,9 +41,7 @@ export default operation({
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const { pageCount } = await openPdf(input.path, ctx);
-    const groups = fields.pages
-      ? fields.pages.map((spec) => resolvePages(spec, pageCount, GRAMMAR))
-      : Array.from({ length: pageCount }, (_, i) => [i + 1]);
+    const groups = fields.pages ? fields.pages.map((spec) => resolvePages(spec, pageCount, GRAMMAR)) : Array.from({ length: pageCount }, (_, i) => [i + 1]);
     const paths: string[] = new Array(groups.length);
     const runs = runsBySize(groups);
     for (const [r, { size, members }] of runs.entries()) {

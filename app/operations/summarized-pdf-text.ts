@@ -1,13 +1,37 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import {
+  chunk,
+  complete,
+  documentText,
+  EXTRACTIVE_FORMATS,
+  EXTRACTIVE_WARNING,
+  type ExtractiveFormat,
+  estimateTokens,
+  extractiveSummary,
+  isExtractiveFormat,
+  type Message,
+  mapLimit,
+  OVERHEAD_TOKENS,
+  TRUNCATED_WARNING,
+} from '../ai/index.js';
 import type { LlmConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { int, oneOf, output, pages } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { EXTRACTIVE_FORMATS, EXTRACTIVE_WARNING, OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, documentText, estimateTokens, extractiveSummary, isExtractiveFormat, mapLimit, type ExtractiveFormat, type Message } from '../ai/index.js';
 
-const SUMMARY_FORMATS = ['overview', 'highlight', 'abstract', 'bullet_points', 'numbered_list', 'table_of_contents', 'outline', 'question_answer', 'action_items'] as const;
+const SUMMARY_FORMATS = [
+  'overview',
+  'highlight',
+  'abstract',
+  'bullet_points',
+  'numbered_list',
+  'table_of_contents',
+  'outline',
+  'question_answer',
+  'action_items',
+] as const;
 type SummaryFormat = (typeof SUMMARY_FORMATS)[number];
 
 const WHAT: Record<SummaryFormat, string> = {
@@ -33,10 +57,12 @@ export function checkOutputFormat(v: string): asserts v is (typeof OUTPUT_FORMAT
 }
 export const FORMAT_RULE = {
   markdown: 'Format the answer as Markdown.',
-  plaintext: 'Answer in plain text without any Markdown markup (no #, *, _, |, > or backticks); use plain line breaks, and "1." or "-" at line starts for lists.',
+  plaintext:
+    'Answer in plain text without any Markdown markup (no #, *, _, |, > or backticks); use plain line breaks, and "1." or "-" at line starts for lists.',
 };
 
-const SYSTEM = 'You summarize documents faithfully. Use only what the document says; keep names, numbers and dates exact; write in the language the document is written in. Answer with the summary itself, without a preamble.';
+const SYSTEM =
+  'You summarize documents faithfully. Use only what the document says; keep names, numbers and dates exact; write in the language the document is written in. Answer with the summary itself, without a preamble.';
 
 /** Tokens per English word with some room: the answer's max_tokens for a word target. */
 const tokensFor = (words: number) => Math.ceil(words * 1.5) + 50;
@@ -57,7 +83,10 @@ export function plan(contextTokens: number, targetWords: number): Plan {
   const partTokens = Math.min(tokensFor(PART_MAX_WORDS), Math.floor(contextTokens / 4));
   const maxTarget = Math.floor((contextTokens / 2 - 50) / 1.5);
   if (finalTokens > contextTokens / 2) {
-    throw new AppError('out_of_range', `${targetWords} is not within the acceptable range for target_word_count: the language model's context window allows at most ${maxTarget} words`);
+    throw new AppError(
+      'out_of_range',
+      `${targetWords} is not within the acceptable range for target_word_count: the language model's context window allows at most ${maxTarget} words`,
+    );
   }
   return { budget: contextTokens - OVERHEAD_TOKENS - Math.max(finalTokens, partTokens), finalTokens, partTokens };
 }
@@ -156,7 +185,10 @@ export default operation({
   run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
     if (llm) plan(llm.contextTokens, fields.target_word_count);
     else if (!isExtractiveFormat(fields.summary_format)) {
-      throw new AppError('engine_missing', `summary_format ${fields.summary_format} needs a language model, which this server does not have: set LLM_URL (an OpenAI-compatible chat-completions endpoint) and LLM_MODEL. Without one: ${EXTRACTIVE_FORMATS.join(', ')}`);
+      throw new AppError(
+        'engine_missing',
+        `summary_format ${fields.summary_format} needs a language model, which this server does not have: set LLM_URL (an OpenAI-compatible chat-completions endpoint) and LLM_MODEL. Without one: ${EXTRACTIVE_FORMATS.join(', ')}`,
+      );
     }
     const doc = await documentText(input, fields.pages, { cwd: dir, signal, timeoutMs });
     const outputFormat = fields.output_format as 'plaintext' | 'markdown';

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
+import { inputError, openPdf } from '../document/index.js';
 import { outOfRange } from '../errors.js';
 import { output, text } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { inputError, openPdf } from '../document/index.js';
 import { readWritten, updateObjects } from '../rewrite/index.js';
 
 /** The TDMRep vocabulary (W3C Community Group report, "PDF" binding: XMP properties in this namespace). */
@@ -35,7 +35,7 @@ export function mergeTdm(xmp: string, policy: string | undefined): string {
       desc,
       '</rdf:RDF>',
       '</x:xmpmeta>',
-      `${' '.repeat(100)}\n`.repeat(10) + '<?xpacket end="w"?>',
+      `${`${' '.repeat(100)}\n`.repeat(10)}<?xpacket end="w"?>`,
     ].join('\n');
   }
   const prefixes = new Set(['tdm']);
@@ -71,7 +71,9 @@ export default operation({
     '(earlier tdm values replaced), as are the Info dictionary and the encryption of a file that opens without a password (qpdf rewrite).',
   inputs: pdfInput(),
   fields: {
-    policy: text({ max: 4096 }).optional().meta({ type: 'string', format: 'uri', description: 'URL of the TDM policy (http or https).', examples: ['https://example.com/tdm-policy'] }),
+    policy: text({ max: 4096 })
+      .optional()
+      .meta({ type: 'string', format: 'uri', description: 'URL of the TDM policy (http or https).', examples: ['https://example.com/tdm-policy'] }),
     output: output(),
   },
   output: 'file',

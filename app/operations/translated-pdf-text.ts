@@ -1,11 +1,23 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import {
+  chunk,
+  complete,
+  detectLanguages,
+  documentText,
+  type Message,
+  mapLimit,
+  markdownToPlain,
+  OVERHEAD_TOKENS,
+  offlinePair,
+  TRUNCATED_WARNING,
+  translateOffline,
+} from '../ai/index.js';
 import { AppError } from '../errors.js';
 import { oneOf, output, pages } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { OVERHEAD_TOKENS, TRUNCATED_WARNING, chunk, complete, detectLanguages, documentText, mapLimit, markdownToPlain, offlinePair, translateOffline, type Message } from '../ai/index.js';
-import { FORMAT_RULE, checkOutputFormat, outputFormat } from './summarized-pdf-text.js';
+import { checkOutputFormat, FORMAT_RULE, outputFormat } from './summarized-pdf-text.js';
 
 /** Spec 4.11: ISO 639 code of 2-3 letters, then optionally a 4-letter script, a 2-letter or a 3-digit region. */
 const LANGUAGE_TAG = /^[a-z]{2,3}(-([a-z]{4}|[a-z]{2}|\d{3}))?$/i;
@@ -23,7 +35,11 @@ export function outputLanguage(value: string): { tag: string; name: string } {
     }
   }
   const name = tag && NAMES.of(tag);
-  if (!tag || !name) throw new AppError('out_of_range', `${v.slice(0, 100)} is not within the acceptable range for output_language: use an ISO 639 language code such as fr, de-CH, zh-Hant or es-419`);
+  if (!tag || !name)
+    throw new AppError(
+      'out_of_range',
+      `${v.slice(0, 100)} is not within the acceptable range for output_language: use an ISO 639 language code such as fr, de-CH, zh-Hant or es-419`,
+    );
   return { tag, name };
 }
 
@@ -62,7 +78,9 @@ export default operation({
     'Input: a PDF (the pages selected, read in reading order as Markdown), a Markdown (.md) or a text (.txt) file (pages ignored). source_languages: ISO 639-1 codes of the languages the text is written in, the main one first (detected by Quire, offline, per paragraph; a language is listed from a tenth of the letters). output_language: an ISO 639 code, optionally with a script or region (fr, pt-BR, zh-Hant, es-419). With a language model (LLM_URL, LLM_MODEL): the text goes, in parts that fit its context window (LLM_CONTEXT_TOKENS), to that OpenAI-compatible model; when it cannot be reached or fails, the answer is 503. Without LLM_URL: Apertium translates, for the language pairs installed on the server (from the main source language to output_language\'s language; Markdown headings, lists, tables, emphasis, links and code kept); other pairs answer 503 naming LLM_URL and listing the offline pairs. Without LLM_URL, a document already in output_language\'s language comes back as it is (engine "none", with a warning). JSON: {translated_text, output_language, source_languages, engine} where engine is "llm", "apertium" or "none" (the offline ones with a warning saying so); output_type=file stores a .txt file and still returns output_language, source_languages and engine.',
   inputs: { file: { idField: 'id', kind: 'any', description: 'A PDF, Markdown (.md) or text (.txt) file' } },
   fields: {
-    output_language: z.preprocess((v) => (Array.isArray(v) ? v[0] : v), z.string().trim().min(1)).meta({ type: 'string', examples: ['fr', 'de-CH', 'zh-Hant', 'es-419'] }),
+    output_language: z
+      .preprocess((v) => (Array.isArray(v) ? v[0] : v), z.string().trim().min(1))
+      .meta({ type: 'string', examples: ['fr', 'de-CH', 'zh-Hant', 'es-419'] }),
     pages: pages(),
     output_format: outputFormat(),
     output_type: oneOf(['json', 'file'], 'json'),

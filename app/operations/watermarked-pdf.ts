@@ -1,16 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PDFDocument, type PDFEmbeddedPage, degrees } from '@cantoo/pdf-lib';
+import { degrees, PDFDocument, type PDFEmbeddedPage } from '@cantoo/pdf-lib';
 import { z } from 'zod';
-import { AppError, invalidInput } from '../errors.js';
-import { looseNumber, num, oneOf, output, pages, text, trueFalse, int, colorValues } from '../http/fields.js';
-import { operation } from '../http/operation.js';
 import { assemblePages } from '../../engines/qpdf-edit.js';
-import { FontSet, resolveFont, applyStamps, colorOf, pageFrames, turnedExtents, type PageFrame, LINE_SPACING, drawLines, wrapText } from '../compose/index.js';
+import { applyStamps, colorOf, drawLines, FontSet, LINE_SPACING, type PageFrame, pageFrames, resolveFont, turnedExtents, wrapText } from '../compose/index.js';
 import { inputError, selectedPages } from '../document/index.js';
+import { AppError, invalidInput } from '../errors.js';
+import { colorValues, int, looseNumber, num, oneOf, output, pages, text, trueFalse } from '../http/fields.js';
+import { operation } from '../http/operation.js';
 
 /** Where the centre of a w x h box turned by `rotation` goes, from the alignments and offsets (spec 4.6). */
-export function placeCentre(frame: PageFrame, w: number, h: number, f: { rotation: number; horizontal_alignment: string; vertical_alignment: string; x: number; y: number }) {
+export function placeCentre(
+  frame: PageFrame,
+  w: number,
+  h: number,
+  f: { rotation: number; horizontal_alignment: string; vertical_alignment: string; x: number; y: number },
+) {
   const { ex, ey } = turnedExtents(w, h, f.rotation);
   const cx = f.horizontal_alignment === 'left' ? ex : f.horizontal_alignment === 'right' ? frame.width - ex : frame.width / 2;
   const cy = f.vertical_alignment === 'bottom' ? ey : f.vertical_alignment === 'top' ? frame.height - ey : frame.height / 2;
@@ -67,7 +72,8 @@ export default operation({
   run: async ({ fields: f, inputs, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const wmFile = inputs.watermark_file[0];
-    if (wmFile && f.watermark_text !== undefined) throw new AppError('both_inputs', 'This route will only accept a watermark_text or a watermark_file, not both.');
+    if (wmFile && f.watermark_text !== undefined)
+      throw new AppError('both_inputs', 'This route will only accept a watermark_text or a watermark_file, not both.');
     if (!wmFile && f.watermark_text === undefined) throw new AppError('missing_input', 'watermark_text, watermark_file or watermark_file_id is required');
 
     const frames = await pageFrames(inputs.file[0].path, ctx);
@@ -112,7 +118,12 @@ export default operation({
  * page out first: it reads what pdf-lib cannot (damaged files, object streams with errors), removes
  * encryption that needs no password, and gives the 401 / 400 of a password-protected or broken watermark.
  */
-async function watermarkPage(doc: PDFDocument, path: string, dir: string, ctx: { cwd: string; signal?: AbortSignal; timeoutMs?: number }): Promise<{ page: PDFEmbeddedPage; rotate: number }> {
+async function watermarkPage(
+  doc: PDFDocument,
+  path: string,
+  dir: string,
+  ctx: { cwd: string; signal?: AbortSignal; timeoutMs?: number },
+): Promise<{ page: PDFEmbeddedPage; rotate: number }> {
   const first = join(dir, 'watermark-page.pdf');
   await assemblePages([{ path, pages: [1] }], first, ctx).catch((err) => {
     throw inputError(err);
@@ -121,7 +132,7 @@ async function watermarkPage(doc: PDFDocument, path: string, dir: string, ctx: {
     const src = await PDFDocument.load(await readFile(first), { updateMetadata: false });
     const page = src.getPage(0);
     const box = page.getCropBox();
-    const rotate = ((Math.round(page.getRotation().angle / 90) * 90) % 360 + 360) % 360;
+    const rotate = (((Math.round(page.getRotation().angle / 90) * 90) % 360) + 360) % 360;
     const embedded = await doc.embedPage(page, { left: box.x, bottom: box.y, right: box.x + box.width, top: box.y + box.height });
     return { page: embedded, rotate };
   } catch {

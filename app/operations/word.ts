@@ -1,12 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { lineArtPages } from '../../engines/ghostscript-background.js';
+import { type DrawnImage, renderRegion } from '../../engines/page-images.js';
+import { noTextWarning, pageLinks, pagesTime, readBudgets, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
+import { type PageArt, type PlacedImage, pagesToDocx, readPageArt } from '../export/index.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { lineArtPages } from '../../engines/ghostscript-background.js';
-import { renderRegion, type DrawnImage } from '../../engines/page-images.js';
-import { pagesToDocx, readPageArt, type PageArt, type PlacedImage } from '../export/index.js';
-import { noTextWarning, pageLinks, pagesTime, readBudgets, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
 
 /** Pictures smaller than this (points) are rules, bullets or specks, not content. */
 const MIN_IMAGE_PT = 12;
@@ -51,7 +51,9 @@ export default operation({
     const worker = async () => {
       for (let i = next++; i < wanted.length; i = next++) {
         const im = wanted[i];
-        const png = await renderRegion(input.path, im.page, im, IMAGE_DPI, join(dir, 'images', `im${i}`), pagesTime(ectx, 1, 'renderPageMs')).catch(unlessUnreadable(null));
+        const png = await renderRegion(input.path, im.page, im, IMAGE_DPI, join(dir, 'images', `im${i}`), pagesTime(ectx, 1, 'renderPageMs')).catch(
+          unlessUnreadable(null),
+        );
         if (png) images.push({ page: im.page, box: im, png });
       }
     };
@@ -62,7 +64,9 @@ export default operation({
     const lineArt = async () => {
       if (!drawing.length) return [];
       await mkdir(join(dir, 'art'));
-      const files = await lineArtPages(input.path, join(dir, 'art', 'page-%d.png'), drawing, IMAGE_DPI, { ...ectx, pageMs: readBudgets().renderPageMs }).catch(unlessUnreadable([] as string[]));
+      const files = await lineArtPages(input.path, join(dir, 'art', 'page-%d.png'), drawing, IMAGE_DPI, { ...ectx, pageMs: readBudgets().renderPageMs }).catch(
+        unlessUnreadable([] as string[]),
+      );
       return files.map((png, i) => ({ page: drawing[i], box: { x0: 0, y0: 0, x1: sizes.get(drawing[i])!.width, y1: sizes.get(drawing[i])!.height }, png }));
     };
     const [behind] = await Promise.all([lineArt(), ...Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker)]);

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { z } from 'zod';
+import { extractZip, uniqueNames, writeZip } from '../archive/index.js';
 import { limitExceeded } from '../errors.js';
 import { output, text } from '../http/fields.js';
 import { operation } from '../http/operation.js';
-import { extractZip, uniqueNames, writeZip } from '../archive/index.js';
 import { extensionOf, sanitizeName } from '../store/names.js';
 
 const TAG = 'Archives';
@@ -27,7 +26,11 @@ const zip = operation({
     const files = inputs.file;
     if (files.length > limits.zipMaxEntries) throw limitExceeded(`The ${files.length} inputs`, 'ZIP_MAX_ENTRIES', limits.zipMaxEntries);
     const path = join(dir, 'archive.zip');
-    await writeZip(files.map((f) => ({ path: f.path, name: sanitizeName(f.name) })), path, { signal });
+    await writeZip(
+      files.map((f) => ({ path: f.path, name: sanitizeName(f.name) })),
+      path,
+      { signal },
+    );
     return { files: [{ path, name: `${outputName}.zip` }] };
   },
 });
@@ -37,7 +40,7 @@ const unzip = operation({
   tag: TAG,
   summary: 'Extract every file of a ZIP archive',
   description:
-    'Each file entry becomes a resource, answered as files[] ({name, id, outputUrl}) and as outputId/outputUrl lists. Names are the entries\' base names, sanitised and made unique (with output: output_1.ext, output_2.ext, ...); directories are skipped, nested archives come out as files. Password-protected archives (WinZip AES, legacy ZipCrypto) need password: none or a wrong one answers 401. Limits against zip bombs (ZIP_MAX_ENTRIES, ZIP_MAX_MB, ZIP_MAX_RATIO) answer 422 naming the setting.',
+    "Each file entry becomes a resource, answered as files[] ({name, id, outputUrl}) and as outputId/outputUrl lists. Names are the entries' base names, sanitised and made unique (with output: output_1.ext, output_2.ext, ...); directories are skipped, nested archives come out as files. Password-protected archives (WinZip AES, legacy ZipCrypto) need password: none or a wrong one answers 401. Limits against zip bombs (ZIP_MAX_ENTRIES, ZIP_MAX_MB, ZIP_MAX_RATIO) answer 422 naming the setting.",
   inputs: { file: { idField: 'id', kind: 'any', description: 'The ZIP archive' } },
   fields: {
     password: text({ min: 1, max: 1024 }).optional().meta({ type: 'string', description: 'The password of an encrypted archive' }),

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AppError, invalidInput, limitExceeded } from '../errors.js';
-import { colorValues, int, json, oneOf, output, text, trueFalse } from '../http/fields.js';
-import { operation, type RunContext } from '../http/operation.js';
 import { EngineError } from '../../engines/errors.js';
 import { popplerPageWords } from '../../engines/poppler.js';
 import { openPdf } from '../document/index.js';
+import { AppError, invalidInput, limitExceeded } from '../errors.js';
+import { colorValues, int, json, oneOf, output, text, trueFalse } from '../http/fields.js';
+import { operation, type RunContext } from '../http/operation.js';
 import {
   checkLocale,
   cmykToRgb,
@@ -14,16 +14,16 @@ import {
   embedInvoice,
   findingsText,
   fontFamily,
+  type Invoice,
   invoiceText,
   logoSize,
   printInvoice,
+  type RenderOptions,
+  type Rgb,
   readInvoiceFile,
   renderInvoiceHtml,
   toPdfA3,
   validateInvoice,
-  type Invoice,
-  type RenderOptions,
-  type Rgb,
 } from '../invoice/index.js';
 
 const COLORS = ['text_color', 'muted_text_color', 'accent_color', 'border_color', 'table_header_color', 'table_alternate_color'] as const;
@@ -36,10 +36,15 @@ const renderOptions = z.object({
   locale: text({ max: 35, pattern: /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/ }).optional(),
   label_language: oneOf(['en', 'de', 'fr']).optional(),
   currency_display: oneOf(['symbol', 'narrowSymbol', 'code', 'name']).optional(),
-  date_format: text({ max: 32, pattern: /^(yyyy|yy|MM|dd|[ .\/-])+$/ }).optional(),
+  date_format: text({ max: 32, pattern: /^(yyyy|yy|MM|dd|[ ./-])+$/ }).optional(),
   decimal_precision: int(0, 4).optional(),
   footer_message: text({ max: 1000 }).optional(),
-  ...Object.fromEntries(COLORS.flatMap((c) => [[`${c}_rgb`, colorValues(3, 255).optional()], [`${c}_cmyk`, colorValues(4, 100).optional()]])),
+  ...Object.fromEntries(
+    COLORS.flatMap((c) => [
+      [`${c}_rgb`, colorValues(3, 255).optional()],
+      [`${c}_cmyk`, colorValues(4, 100).optional()],
+    ]),
+  ),
 });
 type RenderFields = z.infer<typeof renderOptions> & Partial<Record<`${(typeof COLORS)[number]}_${'rgb' | 'cmyk'}`, number[]>>;
 
@@ -75,13 +80,28 @@ function renderSettings(r: RenderFields | undefined, logo: RenderOptions['logo']
 /** Whether a source PDF shows this invoice: its text holds the invoice number and the grand total (in a common notation). */
 async function showsInvoice(path: string, inv: Invoice, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<boolean> {
   const { pageCount } = await openPdf(path, ctx);
-  const words = await popplerPageWords(path, Array.from({ length: Math.min(pageCount, 20) }, (_, i) => i + 1), ctx);
-  const textOf = [...words.values()].flat().map((w) => w.text).join(' ');
+  const words = await popplerPageWords(
+    path,
+    Array.from({ length: Math.min(pageCount, 20) }, (_, i) => i + 1),
+    ctx,
+  );
+  const textOf = [...words.values()]
+    .flat()
+    .map((w) => w.text)
+    .join(' ');
   const total = Number(inv.totals.grandTotal ?? inv.totals.due);
   if (!inv.number || !textOf.includes(inv.number) || !Number.isFinite(total)) return false;
   const [whole, cents] = total.toFixed(2).split('.');
   const grouped = (sep: string) => whole.replace(/\B(?=(\d{3})+(?!\d))/g, sep);
-  return [`${whole}.${cents}`, `${whole},${cents}`, `${grouped(',')}.${cents}`, `${grouped('.')},${cents}`, `${grouped(' ')},${cents}`, `${grouped('\u00a0')},${cents}`, `${grouped('\u202f')},${cents}`].some((v) => textOf.includes(v));
+  return [
+    `${whole}.${cents}`,
+    `${whole},${cents}`,
+    `${grouped(',')}.${cents}`,
+    `${grouped('.')},${cents}`,
+    `${grouped(' ')},${cents}`,
+    `${grouped('\u00a0')},${cents}`,
+    `${grouped('\u202f')},${cents}`,
+  ].some((v) => textOf.includes(v));
 }
 
 const htmlLimit = (err: unknown, limits: RunContext<unknown>['limits']) => {
@@ -100,7 +120,7 @@ export default operation({
   description:
     'Input: invoice XML in the UN/CEFACT CII syntax (Factur-X / ZUGFeRD / XRechnung CII); the profile is read from its specification identifier ' +
     '(GuidelineSpecifiedDocumentContextParameter/ID: MINIMUM, BASIC WL, BASIC, EN16931, EXTENDED, XRECHNUNG). The XML is validated first (the ' +
-    'profile\'s Factur-X 1.07.3 XSD with xmllint, and the EN 16931 business rules as Schematron: see /validated-zugferd); an invalid invoice answers ' +
+    "profile's Factur-X 1.07.3 XSD with xmllint, and the EN 16931 business rules as Schematron: see /validated-zugferd); an invalid invoice answers " +
     '400 naming the failed rules. The visual part is the optional source PDF (`pdf_file`/`pdf_id`) kept as it is, or with `regenerate_pdf=true` ' +
     'kept only when its text shows the invoice number and total, else replaced; without a source PDF a readable rendering of the invoice (parties, ' +
     'lines, VAT breakdown, totals, payment, notes; optional PNG/JPEG `logo_file`/`logo_id`) is printed by Chromium (A4). Ghostscript makes it PDF/A-3b ' +
@@ -116,7 +136,13 @@ export default operation({
   inputs: {
     file: { idField: 'id', kind: 'any', extensions: ['xml'], description: 'The invoice XML (CII)' },
     pdf_file: { idField: 'pdf_id', kind: 'pdf', required: false, description: 'The visual invoice PDF to keep (optional)' },
-    logo_file: { idField: 'logo_id', kind: 'any', required: false, extensions: ['png', 'jpg', 'jpeg'], description: 'A PNG or JPEG logo for the generated rendering (optional)' },
+    logo_file: {
+      idField: 'logo_id',
+      kind: 'any',
+      required: false,
+      extensions: ['png', 'jpg', 'jpeg'],
+      description: 'A PNG or JPEG logo for the generated rendering (optional)',
+    },
   },
   fields: {
     regenerate_pdf: trueFalse(false),
@@ -143,7 +169,8 @@ export default operation({
       const data = await readFile(logoFile.path);
       const size = logoSize(data);
       if (!size) throw invalidInput(`${logoFile.name} is not a PNG or JPEG image`);
-      if (size.width * size.height > limits.maxImagePixels) throw limitExceeded(`The logo (${size.width}x${size.height} pixels)`, 'MAX_IMAGE_PIXELS', limits.maxImagePixels);
+      if (size.width * size.height > limits.maxImagePixels)
+        throw limitExceeded(`The logo (${size.width}x${size.height} pixels)`, 'MAX_IMAGE_PIXELS', limits.maxImagePixels);
       logo = { mime: size.mime, data, corner: 'top-right' };
     }
     const settings = renderSettings(fields.render_options as RenderFields | undefined, logo);
@@ -152,7 +179,12 @@ export default operation({
     if (source && fields.regenerate_pdf && !(await showsInvoice(source.path, invoice, ctx))) visual = undefined;
     if (!visual) {
       visual = join(dir, 'rendered.pdf');
-      const limitsHtml = { timeoutMs: limits.htmlTimeoutMs, maxPages: limits.htmlMaxPages, maxBytes: limits.htmlMaxBytes, maxMemoryBytes: limits.htmlMaxMemoryBytes };
+      const limitsHtml = {
+        timeoutMs: limits.htmlTimeoutMs,
+        maxPages: limits.htmlMaxPages,
+        maxBytes: limits.htmlMaxBytes,
+        maxMemoryBytes: limits.htmlMaxMemoryBytes,
+      };
       await printInvoice(renderInvoiceHtml(invoice, settings), visual, limitsHtml, ctx).catch((err) => {
         throw htmlLimit(err, limits);
       });

@@ -11,8 +11,9 @@ import { isPipelineSpec, runPipeline } from './run.js';
 
 export { loadNamedPipelines } from './named.js';
 export { mountPipelines } from './routes.js';
-export { submitPipeline, type PipelineSpec } from './run.js';
-export { watchFolders, type Watcher } from './watch.js';
+export { type PipelineSpec, submitPipeline } from './run.js';
+export { type Watcher, watchFolders } from './watch.js';
 
 /** Runs any queued spec: a pipeline, or one operation's request (what cluster workers take from Redis). */
-export const runSpec = (spec: unknown, ctx: JobContext, deps: Deps) => (isPipelineSpec(spec) ? runPipeline(spec, ctx, deps) : executeJob(spec as JobSpec, ctx, deps));
+export const runSpec = (spec: unknown, ctx: JobContext, deps: Deps) =>
+  isPipelineSpec(spec) ? runPipeline(spec, ctx, deps) : executeJob(spec as JobSpec, ctx, deps);

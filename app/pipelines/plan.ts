@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import { json } from '../http/fields.js';
-import { parseFields, requireEngines, validationError } from '../http/pipeline.js';
-import { primaryInput, producesOf, type InputSpec, type Operation } from '../http/operation.js';
 import type { Deps } from '../http/context.js';
+import { json } from '../http/fields.js';
+import { type InputSpec, type Operation, primaryInput, producesOf } from '../http/operation.js';
+import { parseFields, requireEngines, validationError } from '../http/pipeline.js';
 
 export const MAX_STEPS = 20;
 
@@ -36,7 +36,7 @@ export function parseSteps(raw: unknown): RawStep[] {
 
 const pathOf = (name: string) => `/${name.trim().replace(/^\/+/, '').toLowerCase()}`;
 const fileKinds = (spec: InputSpec) => (spec.kind === 'pdf' ? ['pdf'] : spec.extensions);
-const describe = (types: string[]) => (types.length ? types.join(', ') : 'no') + ' files';
+const describe = (types: string[]) => `${types.length ? types.join(', ') : 'no'} files`;
 
 /**
  * Checks every step before anything runs: the operation exists and is available, its fields pass its own schema
@@ -57,7 +57,8 @@ export function planSteps(raw: RawStep[], deps: Pick<Deps, 'operations' | 'tools
     if (!primary) throw new AppError('out_of_range', `${at}.operation: ${op.path} takes no input file, so it cannot be a step`);
     const [input, spec] = primary;
     for (const name of [input, spec.idField]) {
-      if (name in r.fields) throw new AppError('out_of_range', `${at}.fields.${name}: a step's files come from the step before (or the pipeline's inputs), not from its fields`);
+      if (name in r.fields)
+        throw new AppError('out_of_range', `${at}.fields.${name}: a step's files come from the step before (or the pipeline's inputs), not from its fields`);
     }
     try {
       requireEngines(op, deps as Deps);

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { AppError, outOfRange } from '../errors.js';
-import { readBody, discardUploads, type Body } from '../http/body.js';
+import { type Body, discardUploads, readBody } from '../http/body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from '../http/context.js';
 import { resolveInputs } from '../http/inputs.js';
 import { wantsPolling } from '../http/pipeline.js';
@@ -21,7 +21,8 @@ function stepsOf(fields: Record<string, unknown>, deps: Deps): { steps: RawStep[
     }
     return { steps: named.steps, name: named.name };
   }
-  if (!sent(fields.steps)) throw new AppError('out_of_range', 'steps is required (a JSON array of {"operation", "fields"}), or pipeline: the name of a stored pipeline');
+  if (!sent(fields.steps))
+    throw new AppError('out_of_range', 'steps is required (a JSON array of {"operation", "fields"}), or pipeline: the name of a stored pipeline');
   return { steps: parseSteps(fields.steps) };
 }
 

@@ -2,9 +2,9 @@ import { setMaxListeners } from 'node:events';
 import { AppError, prefixedError } from '../errors.js';
 import type { Deps } from '../http/context.js';
 import { resolveInputs } from '../http/inputs.js';
-import type { StoredFile } from '../http/operation.js';
-import { defaultName, executeJob, parseFields, type JobSpec } from '../http/pipeline.js';
 import { metricsOf } from '../http/metrics.js';
+import type { StoredFile } from '../http/operation.js';
+import { defaultName, executeJob, type JobSpec, parseFields } from '../http/pipeline.js';
 import type { JobContext } from '../jobs/index.js';
 import { stripExtension } from '../store/names.js';
 import { planSteps, type RawStep, type Step } from './plan.js';
@@ -31,7 +31,12 @@ const stepName = (i: number, step: Step) => `steps[${i}] (${step.op.path}): `;
 /** Checks files against a step's main input the way the endpoint checks its own (PDF by header, extensions). */
 async function checkFiles(step: Step, files: StoredFile[], i: number, owner: string | null, deps: Deps): Promise<void> {
   try {
-    await resolveInputs({ [step.input]: { ...step.spec, multiple: true } }, { fields: { [step.spec.idField]: files.map((f) => f.id) }, files: {} }, deps.store, { owner });
+    await resolveInputs(
+      { [step.input]: { ...step.spec, multiple: true } },
+      { fields: { [step.spec.idField]: files.map((f) => f.id) }, files: {} },
+      deps.store,
+      { owner },
+    );
   } catch (err) {
     throw prefixedError(err, stepName(i, step));
   }
@@ -149,7 +154,14 @@ async function runStep(step: Step, i: number, group: StoredFile[], others: Recor
   const fields = parseFields(op, step.fields);
   const output = stripExtension((fields as { output?: string }).output || '');
   const inputs = { ...others, [step.input]: group };
-  const jobSpec: JobSpec = { path: op.path, fields: step.fields, inputs, outputName: output || defaultName(op, group[0]), owner: spec.owner, baseUrl: spec.baseUrl };
+  const jobSpec: JobSpec = {
+    path: op.path,
+    fields: step.fields,
+    inputs,
+    outputName: output || defaultName(op, group[0]),
+    owner: spec.owner,
+    baseUrl: spec.baseUrl,
+  };
   try {
     const { done } = await deps.jobs.submit((ctx) => executeJob(jobSpec, ctx, deps), {
       owner: spec.owner,

@@ -1,10 +1,11 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { s3Client } from '../store/s3-bytes.js';
 import type { Entry, Folder, Place } from './folders.js';
 
-const missing = (err: unknown) => err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata.httpStatusCode === 404);
+const missing = (err: unknown) =>
+  err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.name === 'NotFound' || err.$metadata.httpStatusCode === 404);
 
 /**
  * A watched folder under an S3 prefix (`s3://bucket/prefix/<pipeline>/in/...`). An object appears whole when its

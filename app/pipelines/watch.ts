@@ -181,7 +181,15 @@ async function processFile(deps: Deps, p: NamedPipeline, folder: Folder, entry: 
   try {
     const rec = await deps.store.addStream(await folder.read('in', entry.name), { name: entry.name, owner: null });
     made.push(rec.id);
-    const spec = { kind: 'pipeline' as const, name: p.name, steps: p.steps, inputs: [{ id: rec.id, name: rec.name, type: rec.type, size: rec.size }], owner: null, client: `watch:${p.name}`, baseUrl: 'http://watched.invalid' };
+    const spec = {
+      kind: 'pipeline' as const,
+      name: p.name,
+      steps: p.steps,
+      inputs: [{ id: rec.id, name: rec.name, type: rec.type, size: rec.size }],
+      owner: null,
+      client: `watch:${p.name}`,
+      baseUrl: 'http://watched.invalid',
+    };
     let result: Record<string, unknown>;
     try {
       result = await (await submitPipeline(spec, deps, {})).done;
@@ -189,7 +197,15 @@ async function processFile(deps: Deps, p: NamedPipeline, folder: Folder, entry: 
       if (stopping() || (err instanceof AppError && err.code === 'shutting_down')) return undefined;
       const { status, body } = toClientError(err);
       const at = /^steps\[(\d+)\] \((\/[\w-]+)\)/.exec(body.error);
-      const report = { file: entry.name, pipeline: p.name, status, error: body.error, step: at ? Number(at[1]) : undefined, operation: at?.[2], at: new Date().toISOString() };
+      const report = {
+        file: entry.name,
+        pipeline: p.name,
+        status,
+        error: body.error,
+        step: at ? Number(at[1]) : undefined,
+        operation: at?.[2],
+        at: new Date().toISOString(),
+      };
       await folder.write('failed', `${stem}${ext}.error.json`, `${JSON.stringify(report, null, 2)}\n`);
       await folder.move('in', entry.name, 'failed', `${stem}${ext}`);
       await folder.remove('.quire', JOURNAL(entry.name));

@@ -1,8 +1,8 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
 import type { Quad, StextLine, StextPage } from '../../engines/mupdf-stext.js';
+import { AppError } from '../errors.js';
 
 /**
  * What /pdf-with-redacted-text-preview looks for (spec 4.6): literal strings, regular expressions and
@@ -11,8 +11,18 @@ import type { Quad, StextLine, StextPage } from '../../engines/mupdf-stext.js';
  */
 
 export const PRESETS = [
-  'email', 'phone_number', 'date', 'us_ssn', 'url', 'credit_card', 'credit_debit_pin', 'bank_routing_number',
-  'international_bank_account_number', 'swift_bic_number', 'ipv4', 'ipv6',
+  'email',
+  'phone_number',
+  'date',
+  'us_ssn',
+  'url',
+  'credit_card',
+  'credit_debit_pin',
+  'bank_routing_number',
+  'international_bank_account_number',
+  'swift_bic_number',
+  'ipv4',
+  'ipv6',
 ] as const;
 export type Preset = (typeof PRESETS)[number];
 
@@ -89,7 +99,9 @@ function iban(raw: string): boolean {
 
 // ISO 3166-1 alpha-2 codes (and XK, used by banks): a BIC's letters 5-6.
 const COUNTRIES = new Set(
-  ('AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW').split(' '),
+  'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW'.split(
+    ' ',
+  ),
 );
 
 interface PresetRule {
@@ -104,10 +116,15 @@ interface PresetRule {
  * documents break these values: after `@` in an e-mail address and after `://` in a URL.
  */
 const RULES: Record<Preset, PresetRule> = {
-  email: { re: /(?<![\w.+-])[A-Za-z0-9][\w.%+-]*@\n?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])/g },
+  email: {
+    re: /(?<![\w.+-])[A-Za-z0-9][\w.%+-]*@\n?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])/g,
+  },
   phone_number: {
     // North American numbers with separators or brackets, and international numbers starting with +.
-    re: new RegExp(`(?<![\\w+])(?:(?:\\+?1${SEP}?)?(?:\\(\\d{3}\\)\\s?|\\d{3}${SEP})\\d{3}${SEP}\\d{4}|\\+\\d{1,3}(?:${SEP}?\\(?\\d{1,5}\\)?){2,5})(?![\\w])`, 'g'),
+    re: new RegExp(
+      `(?<![\\w+])(?:(?:\\+?1${SEP}?)?(?:\\(\\d{3}\\)\\s?|\\d{3}${SEP})\\d{3}${SEP}\\d{4}|\\+\\d{1,3}(?:${SEP}?\\(?\\d{1,5}\\)?){2,5})(?![\\w])`,
+      'g',
+    ),
     valid: (m) => m.replace(/\D/g, '').length >= 7 && m.replace(/\D/g, '').length <= 15,
   },
   date: {
@@ -134,7 +151,10 @@ const RULES: Record<Preset, PresetRule> = {
   international_bank_account_number: { re: /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/g, valid: iban },
   swift_bic_number: { re: /\b[A-Z]{4}([A-Z]{2})[A-Z2-9][A-NP-Z0-9](?:[A-Z0-9]{3})?\b/g, valid: (m) => COUNTRIES.has(m.slice(4, 6)) },
   ipv4: { re: /(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.]*\d)/g, valid: isIPv4 },
-  ipv6: { re: /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])/g, valid: (m) => m.includes('::') || m.split(':').length === 8 ? isIPv6(m) : false },
+  ipv6: {
+    re: /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])/g,
+    valid: (m) => (m.includes('::') || m.split(':').length === 8 ? isIPv6(m) : false),
+  },
 };
 
 /** Trailing punctuation that ends a sentence rather than a URL. */
@@ -157,7 +177,10 @@ export function findSpans(text: string, r: Redaction): Span[] {
   }
   if (r.type === 'literal') {
     // Any run of white space in the value matches any run in the text, line breaks included.
-    const parts = r.value.trim().split(/\s+/).map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const parts = r.value
+      .trim()
+      .split(/\s+/)
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
     const re = new RegExp(parts.join('\\s+'), 'g');
     for (const m of text.matchAll(re)) if (m[0]) out.push({ start: m.index, end: m.index + m[0].length });
     return out;
@@ -222,13 +245,19 @@ export function spanQuads(page: StextPage, pt: PageText, span: Span): Quad[] {
     const [dx, dy] = line.dir;
     const nx = -dy;
     const ny = dx;
-    let minD = Infinity, maxD = -Infinity, minN = Infinity, maxN = -Infinity;
+    let minD = Infinity,
+      maxD = -Infinity,
+      minN = Infinity,
+      maxN = -Infinity;
     for (const i of idx) {
       const q = chars[i].quad;
       for (let k = 0; k < 8; k += 2) {
         const d = q[k] * dx + q[k + 1] * dy;
         const n = q[k] * nx + q[k + 1] * ny;
-        minD = Math.min(minD, d); maxD = Math.max(maxD, d); minN = Math.min(minN, n); maxN = Math.max(maxN, n);
+        minD = Math.min(minD, d);
+        maxD = Math.max(maxD, d);
+        minN = Math.min(minN, n);
+        maxN = Math.max(maxN, n);
       }
     }
     const p = (d: number, n: number) => [round(d * dx + n * nx), round(d * dy + n * ny)];

@@ -1,14 +1,14 @@
-import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { AppError } from '../errors.js';
 import { EngineError } from '../../engines/errors.js';
 import type { PageBox } from '../../engines/mupdf.js';
-import { IMAGE_EXTENSIONS, drawPageImage, type PageColors, type PageSurvey, type TextLayer } from '../../engines/mupdf-text-layer.js';
-import { installedLanguages, recognizeToPdf } from '../../engines/tesseract.js';
+import { drawPageImage, IMAGE_EXTENSIONS, type PageColors, type PageSurvey, type TextLayer } from '../../engines/mupdf-text-layer.js';
 import { popplerPageImage } from '../../engines/poppler.js';
-import { inParallel } from './parallel.js';
+import { installedLanguages, recognizeToPdf } from '../../engines/tesseract.js';
 import { firstThatReads, inputError, readBudgets } from '../document/index.js';
+import { AppError } from '../errors.js';
+import { inParallel } from './parallel.js';
 
 /** The spec's language names and the Tesseract pack each one needs (Debian: tesseract-ocr-<code with - for _>). */
 export const LANGUAGES = {
@@ -105,10 +105,14 @@ export async function recognizePages(req: RecognizeRequest, ctx: RecognizeContex
       try {
         // MuPDF, then Poppler, each within the page's render budget.
         const draw = { cwd: ctx.dir, signal, timeoutMs: left(), pageMs: renderPageMs };
-        await firstThatReads(`Drawing page ${page} for OCR`, [
-          () => drawPageImage(req.input, page, image, { dpi, colors }, { ...draw, timeoutMs: Math.min(renderPageMs, left()) }),
-          () => popplerPageImage(req.input, page, image, { dpi, colors }, draw),
-        ], 'renderPageMs').catch((err) => {
+        await firstThatReads(
+          `Drawing page ${page} for OCR`,
+          [
+            () => drawPageImage(req.input, page, image, { dpi, colors }, { ...draw, timeoutMs: Math.min(renderPageMs, left()) }),
+            () => popplerPageImage(req.input, page, image, { dpi, colors }, draw),
+          ],
+          'renderPageMs',
+        ).catch((err) => {
           throw inputError(err);
         });
         const cap = Math.min(ocrPageMs, left());

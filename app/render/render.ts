@@ -1,15 +1,15 @@
-import { availableParallelism } from 'node:os';
 import { copyFile, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { AppError, invalidInput } from '../errors.js';
 import type { EngineError } from '../../engines/errors.js';
-import { decodeToRaw, encodeImage, type ColorModel, type ImageFormat, type RawImage } from '../../engines/images.js';
-import { ghostscriptDrawPage, renderWithDevice, type RasterDevice } from '../../engines/ghostscript-raster.js';
-import { drawPages, readPageBoxes, type DrawColorspace, type DrawOptions, type PageBox } from '../../engines/mupdf.js';
+import { ghostscriptDrawPage, type RasterDevice, renderWithDevice } from '../../engines/ghostscript-raster.js';
+import { type ColorModel, decodeToRaw, encodeImage, type ImageFormat, type RawImage } from '../../engines/images.js';
+import { type DrawColorspace, type DrawOptions, drawPages, type PageBox, readPageBoxes } from '../../engines/mupdf.js';
 import { popplerDrawPage } from '../../engines/poppler.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
-import { inParallel } from './parallel.js';
 import { chainFailure, countPages, displayedSize, firstThatReads, inputError, isReadFailure, pagesWithFallback, readBudgets } from '../document/index.js';
+import { AppError, invalidInput } from '../errors.js';
+import { inParallel } from './parallel.js';
 
 /**
  * Rendering pages to image files, by the pipeline measured fastest for the format (scripts/bench/render.bench.ts):
@@ -95,7 +95,12 @@ const BUDGET_PIXELS = 25_000_000;
 
 /** The time one engine may spend on one page of the request. */
 function pageBudgetMs(req: RenderRequest): number {
-  const largest = Math.max(...req.pages.map((p) => { const [w, h] = pixelSize(req.boxes[p - 1], req.resolution); return w * h; }));
+  const largest = Math.max(
+    ...req.pages.map((p) => {
+      const [w, h] = pixelSize(req.boxes[p - 1], req.resolution);
+      return w * h;
+    }),
+  );
   return readBudgets().renderPageMs * Math.max(1, Math.ceil(largest / BUDGET_PIXELS));
 }
 
@@ -106,7 +111,14 @@ type Engine = 'mupdf' | 'poppler' | 'gs';
  * each within the page's budget, as the raw samples the encoders take. All failing: a 422 naming
  * RENDER_PAGE_SECONDS when each was cut by it, else the file's fault.
  */
-async function drawPageElsewhere(req: RenderRequest, page: number, engines: Engine[], failed: EngineError[], ctx: RenderContext & { pageMs: number }, signal: AbortSignal): Promise<RawImage> {
+async function drawPageElsewhere(
+  req: RenderRequest,
+  page: number,
+  engines: Engine[],
+  failed: EngineError[],
+  ctx: RenderContext & { pageMs: number },
+  signal: AbortSignal,
+): Promise<RawImage> {
   const colour = drawColorspace(req.colorModel);
   const drawn = colour === 'cmyk' ? 'rgb' : colour;
   const ectx = { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, pageMs: ctx.pageMs };
@@ -115,7 +127,8 @@ async function drawPageElsewhere(req: RenderRequest, page: number, engines: Engi
     try {
       if (engine === 'mupdf') {
         const { graphicsAa, textAa } = antiAliasing(req.smoothing);
-        for await (const p of drawPages(req.input, { pages: [page], resolution: req.resolution, colorspace: colour, graphicsAa, textAa }, ectx)) return { ...p };
+        for await (const p of drawPages(req.input, { pages: [page], resolution: req.resolution, colorspace: colour, graphicsAa, textAa }, ectx))
+          return { ...p };
       } else if (engine === 'poppler') {
         return await decodeToRaw(await popplerDrawPage(req.input, page, { resolution: req.resolution, colour: drawn }, ectx), colour);
       } else {
@@ -182,7 +195,15 @@ async function renderWithGhostscript(req: RenderRequest, device: RasterDevice, c
         const files = await renderWithDevice(
           req.input,
           join(ctx.dir, `gs-${k}-%d.${req.format}`),
-          { device, pages: run.items, resolution: req.resolution, smoothText: on('text'), smoothLines: on('line'), smoothImages: on('image'), jpegQuality: req.jpegQuality },
+          {
+            device,
+            pages: run.items,
+            resolution: req.resolution,
+            smoothText: on('text'),
+            smoothLines: on('line'),
+            smoothImages: on('image'),
+            jpegQuality: req.jpegQuality,
+          },
           { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs, pageMs, onPage: () => ctx.progress(++done / unique.length) },
         );
         run.items.forEach((page, i) => rendered.set(page, files[i]));
@@ -240,7 +261,13 @@ async function renderWithMupdf(req: RenderRequest, ctx: RenderContext): Promise<
       run.items.map((_, i) => run.start + i),
       async (pending) => {
         const done = new Set<number>();
-        const draw: DrawOptions = { pages: pending.map((n) => req.pages[n]), resolution: req.resolution, colorspace: drawColorspace(req.colorModel), graphicsAa, textAa };
+        const draw: DrawOptions = {
+          pages: pending.map((n) => req.pages[n]),
+          resolution: req.resolution,
+          colorspace: drawColorspace(req.colorModel),
+          graphicsAa,
+          textAa,
+        };
         try {
           // Each page is encoded before the next is read: the other workers keep the cores busy meanwhile, and the
           // page's memory is reused for the next (one page buffer per worker).

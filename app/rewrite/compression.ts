@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, open, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { withinPageBudget } from '../document/index.js';
 import type { EngineContext } from '../../engines/context.js';
-import { rewritePdf, type PdfwriteOptions } from '../../engines/ghostscript-pdfwrite.js';
 import { EngineError } from '../../engines/errors.js';
-import { runJob, type QpdfJob } from '../../engines/qpdf-edit.js';
+import { type PdfwriteOptions, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
+import { type QpdfJob, runJob } from '../../engines/qpdf-edit.js';
 import { expectOutput, run } from '../../engines/run.js';
+import { withinPageBudget } from '../document/index.js';
+import { AppError } from '../errors.js';
 
 /**
  * The custom compression profile (a JSON upload or stored resource). Every key is optional; unknown keys are
@@ -99,9 +99,16 @@ const METHOD = { bicubic: 'Bicubic', average: 'Average', subsample: 'Subsample' 
 /** A profile as Ghostscript settings (null: nothing for Ghostscript to do, the qpdf pass alone). */
 export function profileSettings(p: CompressionProfile): PdfwriteOptions | null {
   const lossy =
-    p.color_image_dpi !== undefined || p.gray_image_dpi !== undefined || p.mono_image_dpi !== undefined || p.jpeg_quality !== undefined ||
-    (p.image_compression !== undefined && p.image_compression !== 'auto') || p.grayscale || p.remove_annotations || p.remove_bookmarks ||
-    p.subset_fonts !== undefined || p.compress_fonts !== undefined;
+    p.color_image_dpi !== undefined ||
+    p.gray_image_dpi !== undefined ||
+    p.mono_image_dpi !== undefined ||
+    p.jpeg_quality !== undefined ||
+    (p.image_compression !== undefined && p.image_compression !== 'auto') ||
+    p.grayscale ||
+    p.remove_annotations ||
+    p.remove_bookmarks ||
+    p.subset_fonts !== undefined ||
+    p.compress_fonts !== undefined;
   if (!lossy) return null;
   const jpeg = p.image_compression ?? (p.jpeg_quality !== undefined ? 'jpeg' : 'auto');
   return {
@@ -227,20 +234,52 @@ const IMAGE_CLASS: Spec = {
   recompress: { type: TYPES, quality: QUALITIES },
 };
 const bools = (...keys: string[]): Spec => Object.fromEntries(keys.map((k) => [k, 'bool' as const]));
-const PROFILES = ['lab-d50', 'srgb', 'apple-rgb', 'color-match-rgb', 'monitor-rgb', 'gamma-18', 'gamma-22', 'dot-gain-10', 'dot-gain-15', 'dot-gain-20', 'dot-gain-25', 'dot-gain-30', 'acrobat5-cmyk', 'acrobat9-cmyk'];
+const PROFILES = [
+  'lab-d50',
+  'srgb',
+  'apple-rgb',
+  'color-match-rgb',
+  'monitor-rgb',
+  'gamma-18',
+  'gamma-22',
+  'dot-gain-10',
+  'dot-gain-15',
+  'dot-gain-20',
+  'dot-gain-25',
+  'dot-gain-30',
+  'acrobat5-cmyk',
+  'acrobat9-cmyk',
+];
 const TRANSPARENCY = ['high-quality', 'medium-quality', 'low-quality'];
 export const PDFREST_SCHEMA: Spec = {
   images: {
     color: IMAGE_CLASS,
     grayscale: IMAGE_CLASS,
     monochrome: IMAGE_CLASS,
-    ...bools('optimize-images-only-if-reduction-in-size', 'consolidate-duplicate-objects', 'consolidate-duplicate-image-and-forms', 'down-convert-16-to-8-bpc-images'),
+    ...bools(
+      'optimize-images-only-if-reduction-in-size',
+      'consolidate-duplicate-objects',
+      'consolidate-duplicate-image-and-forms',
+      'down-convert-16-to-8-bpc-images',
+    ),
   },
   fonts: bools('subset-embedded-fonts', 'consolidate-duplicate-fonts', 'unembed-standard-14-fonts', 'resubset-subset-fonts', 'remove-unused-fonts'),
-  objects: bools('discard-javascript-actions', 'discard-alternate-images', 'discard-thumbnails', 'discard-document-tags', 'discard-bookmarks', 'discard-output-intent'),
+  objects: bools(
+    'discard-javascript-actions',
+    'discard-alternate-images',
+    'discard-thumbnails',
+    'discard-document-tags',
+    'discard-bookmarks',
+    'discard-output-intent',
+  ),
   userdata: bools(
-    'discard-comments-forms-multimedia', 'discard-xmp-metadata-padding', 'discard-document-information-and-metadata', 'discard-file-attachments',
-    'discard-external-crossreferences', 'discard-private-data', 'discard-hidden-layer-content',
+    'discard-comments-forms-multimedia',
+    'discard-xmp-metadata-padding',
+    'discard-document-information-and-metadata',
+    'discard-file-attachments',
+    'discard-external-crossreferences',
+    'discard-private-data',
+    'discard-hidden-layer-content',
   ),
   cleanup: {
     compression: ['compress-entire-file', 'compress-document-structure', 'remove-compression'],
@@ -302,7 +341,11 @@ export function parsePdfRestProfile(raw: unknown): PdfRestProfile {
     }
   };
   walk(raw, PDFREST_SCHEMA, '');
-  if (!out.has('cleanup.compression')) throw new AppError('out_of_range', 'cleanup.compression is required in the compression profile (compress-entire-file, compress-document-structure or remove-compression)');
+  if (!out.has('cleanup.compression'))
+    throw new AppError(
+      'out_of_range',
+      'cleanup.compression is required in the compression profile (compress-entire-file, compress-document-structure or remove-compression)',
+    );
   for (const cls of ['color', 'grayscale', 'monochrome']) {
     const trigger = out.get(`images.${cls}.downsample.trigger-dpi`) as number | undefined;
     const target = out.get(`images.${cls}.downsample.target-dpi`) as number | undefined;
@@ -350,7 +393,11 @@ export interface Discard {
   privateData?: boolean;
 }
 
-const CLASSES = [['color', 'Color'], ['grayscale', 'Gray'], ['monochrome', 'Mono']] as const;
+const CLASSES = [
+  ['color', 'Color'],
+  ['grayscale', 'Gray'],
+  ['monochrome', 'Mono'],
+] as const;
 
 /** Maps each key onto Ghostscript pdfwrite and qpdf, listing what neither can do. */
 export function pdfRestPlan(p: PdfRestProfile): PdfRestPlan {
@@ -419,7 +466,8 @@ export function pdfRestPlan(p: PdfRestProfile): PdfRestPlan {
   const qpdf: QpdfJob = { removeUnreferencedResources: on('fonts.remove-unused-fonts') ? 'yes' : 'auto' };
   if (compression === 'remove-compression') {
     Object.assign(qpdf, { objectStreams: 'disable', compressStreams: 'n', decodeLevel: 'generalized' });
-    for (const k of ['cleanup.flate-encode-uncompressed-streams', 'cleanup.convert-lzw-to-flate']) if (on(k)) notApplied.push(`${k} (cleanup.compression=remove-compression)`);
+    for (const k of ['cleanup.flate-encode-uncompressed-streams', 'cleanup.convert-lzw-to-flate'])
+      if (on(k)) notApplied.push(`${k} (cleanup.compression=remove-compression)`);
   } else {
     Object.assign(qpdf, { objectStreams: 'generate', compressStreams: 'y' });
     // compress-entire-file also recompresses every Flate stream at level 9; LZW and uncompressed streams become Flate.
@@ -430,7 +478,9 @@ export function pdfRestPlan(p: PdfRestProfile): PdfRestPlan {
   if (on('cleanup.optimize-page-content') && !gsNeeded) notApplied.push('cleanup.optimize-page-content');
 
   if (p.get('color-conversion.enabled') === true) {
-    notApplied.push(`color-conversion (${p.get('color-conversion.color-convert-action') ?? 'convert'} to ${p.get('color-conversion.convert-profile') ?? 'no profile'})`);
+    notApplied.push(
+      `color-conversion (${p.get('color-conversion.color-convert-action') ?? 'convert'} to ${p.get('color-conversion.convert-profile') ?? 'no profile'})`,
+    );
   }
   if (p.get('pdfa-conversion.enabled') === true) notApplied.push(`pdfa-conversion (type ${p.get('pdfa-conversion.type') ?? '?'})`);
   const transparency = p.get('transparency.quality') ?? p.get('quality');
@@ -447,7 +497,14 @@ export function pdfRestPlan(p: PdfRestProfile): PdfRestPlan {
     // Without image settings pdfwrite still applies its defaults (no downsampling is its default too): keep images as they are.
     gs.images = { thresholds: {}, filters: {}, qualities: {} };
   }
-  return { gs, discard, qpdf, preserveVersion: on('general.preserve-version'), writeEvenIfLarger: on('general.write-output-even-if-increase-in-size'), notApplied };
+  return {
+    gs,
+    discard,
+    qpdf,
+    preserveVersion: on('general.preserve-version'),
+    writeEvenIfLarger: on('general.write-output-even-if-increase-in-size'),
+    notApplied,
+  };
 }
 
 type Obj = Record<string, unknown>;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
 import { listFonts } from '../../engines/poppler.js';
 import { readPdfJson, streamData } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { PdfObjects, pdfText } from '../document/index.js';
+import { AppError } from '../errors.js';
 
 /** Shared by /pdfa and /pdfx: what Ghostscript wrote, read back with qpdf, and small object updates. */
 
@@ -77,13 +77,19 @@ export async function pagesWithoutUnicode(path: string, pages: number, ctx: Engi
 }
 
 /** A conversion the client asked to fail rather than rasterise: 400 naming the standard (CLIENTS.md: /pdf.?a/, /pdf.?x/). */
-export const conversionFailed = (standard: string, why: string) =>
-  new AppError('invalid_input', `The input could not be converted to ${standard}: ${why}`);
+export const conversionFailed = (standard: string, why: string) => new AppError('invalid_input', `The input could not be converted to ${standard}: ${why}`);
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** An XMP packet with the usual Dublin Core, XMP basic, PDF and media-management properties plus `extra` (already escaped). */
-export function xmpPacket(p: { title?: string; producer: string; created: Date; documentId: string; extraNamespaces: Record<string, string>; extra: string }): string {
+export function xmpPacket(p: {
+  title?: string;
+  producer: string;
+  created: Date;
+  documentId: string;
+  extraNamespaces: Record<string, string>;
+  extra: string;
+}): string {
   const iso = p.created.toISOString().replace(/\.\d{3}Z$/, 'Z');
   const ns = Object.entries({
     dc: 'http://purl.org/dc/elements/1.1/',
@@ -108,7 +114,7 @@ export function xmpPacket(p: { title?: string; producer: string; created: Date; 
     '</rdf:Description>',
     '</rdf:RDF>',
     '</x:xmpmeta>',
-    `${' '.repeat(100)}\n`.repeat(20) + '<?xpacket end="w"?>',
+    `${`${' '.repeat(100)}\n`.repeat(20)}<?xpacket end="w"?>`,
   ]
     .filter(Boolean)
     .join('\n');

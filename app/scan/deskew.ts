@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { imagesToPdf } from '../../engines/image-pdf.js';
 import type { PageBox } from '../../engines/mupdf.js';
-import { addTextLayers, surveyPages, type PageSurvey } from '../../engines/mupdf-text-layer.js';
+import { addTextLayers, type PageSurvey, surveyPages } from '../../engines/mupdf-text-layer.js';
 import { rangeText, runJob } from '../../engines/qpdf-edit.js';
 import { expectOutput } from '../../engines/run.js';
-import { cleanScan, type CleanOptions } from '../../engines/unpaper.js';
+import { type CleanOptions, cleanScan } from '../../engines/unpaper.js';
 import { inputError } from '../document/index.js';
-import { inParallel, ocrImage, openForRendering, recognizePages, renderImages, type RenderContext } from '../render/index.js';
+import { inParallel, ocrImage, openForRendering, type RenderContext, recognizePages, renderImages } from '../render/index.js';
 import { readGrey } from './pixels.js';
-import { MAX_SKEW, SKEW_WIDTH, measureSkew, rotateImage } from './skew.js';
+import { MAX_SKEW, measureSkew, rotateImage, SKEW_WIDTH } from './skew.js';
 
 /**
  * Straightening scanned pages: each page drawn at its scan's resolution (as for OCR), its skew measured, the
@@ -76,7 +76,12 @@ export async function deskewPages(req: DeskewRequest, output: string, ctx: Rende
 
   // One PDF of the new pages (page k = changed[k - 1]), re-OCR'd where the original page had text.
   const fresh = join(ctx.dir, 'straightened.pdf');
-  await imagesToPdf(changed.map((p) => images.get(p)!), fresh, { lossless: false, maxDpi: null, jpegQuality: JPEG_QUALITY }, ectx);
+  await imagesToPdf(
+    changed.map((p) => images.get(p)!),
+    fresh,
+    { lossless: false, maxDpi: null, jpegQuality: JPEG_QUALITY },
+    ectx,
+  );
   const retext = changed.flatMap((p, k) => ((req.surveys.get(p)?.glyphs ?? 0) > 0 ? [k + 1] : []));
   let pagesFrom = fresh;
   let untexted: number[] = [];
@@ -113,7 +118,10 @@ async function drawScans(req: DeskewRequest, ctx: RenderContext): Promise<Map<nu
     // Each render names its files by position: one folder per render.
     const dir = join(ctx.dir, `scans-${k}`);
     await mkdir(dir);
-    const files = await renderImages({ input: req.input, boxes: req.boxes, pages: plan.pages, format: 'tif', colorModel: plan.colour ? 'rgb' : 'gray', resolution: plan.dpi }, { ...ctx, dir });
+    const files = await renderImages(
+      { input: req.input, boxes: req.boxes, pages: plan.pages, format: 'tif', colorModel: plan.colour ? 'rgb' : 'gray', resolution: plan.dpi },
+      { ...ctx, dir },
+    );
     plan.pages.forEach((p, i) => drawn.set(p, { file: files[i], dpi: plan.dpi, mono: mono.has(p) }));
   }
   return drawn;
@@ -133,7 +141,14 @@ async function encodePage(img: { width: number; height: number; channels: number
 }
 
 /** qpdf writes the input again with `changed` pages taken from `from` (its page k is changed[k - 1]); the rest stays. */
-async function replacePages(input: string, from: string, changed: number[], pageCount: number, output: string, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<void> {
+async function replacePages(
+  input: string,
+  from: string,
+  changed: number[],
+  pageCount: number,
+  output: string,
+  ctx: { cwd: string; signal: AbortSignal; timeoutMs: number },
+): Promise<void> {
   const index = new Map(changed.map((p, k) => [p, k + 1]));
   const runs: { file: string; pages: number[] }[] = [];
   for (let p = 1; p <= pageCount; p++) {

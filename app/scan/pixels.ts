@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import type { PageBox } from '../../engines/mupdf.js';
-import { MAX_OCR_PIXELS, renderImages, type RenderContext } from '../render/index.js';
+import { MAX_OCR_PIXELS, type RenderContext, renderImages } from '../render/index.js';
 
 /** A grey page image: one byte per pixel, 0 black, rows top to bottom. */
 export interface GreyImage {

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { RE2JS } from 're2js';
 import type { PageBox } from '../../engines/mupdf.js';
-import { readBarcodes, type Barcode } from '../../engines/zbar.js';
+import { type Barcode, readBarcodes } from '../../engines/zbar.js';
 import { AppError } from '../errors.js';
-import { inParallel, splitRuns, type RenderContext } from '../render/index.js';
+import { inParallel, type RenderContext, splitRuns } from '../render/index.js';
 import { cappedDpi, renderGrey } from './pixels.js';
 
 /**
@@ -28,7 +28,10 @@ export function compileBarcodePattern(source: string, field = 'barcode_text'): R
   try {
     return RE2JS.compile(source);
   } catch (err) {
-    throw new AppError('out_of_range', `${source} is not within the acceptable range for ${field}: not a valid RE2 regular expression (${(err as Error).message})`);
+    throw new AppError(
+      'out_of_range',
+      `${source} is not within the acceptable range for ${field}: not a valid RE2 regular expression (${(err as Error).message})`,
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { INK_DPI, SPECK_PIXELS, inkMap } from './ink.js';
+import { INK_DPI, inkMap, SPECK_PIXELS } from './ink.js';
 import type { GreyImage } from './pixels.js';
 
 /**

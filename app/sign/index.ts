@@ -3,5 +3,6 @@
  * signature written as an incremental update (field, widget, appearance, /ByteRange and the CMS made by openssl
  * cms), so earlier revisions and signatures stay intact.
  */
-export * from './sign-credentials.js';
+
 export * from './sign.js';
+export * from './sign-credentials.js';

@@ -1,10 +1,10 @@
-import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Signer } from '@signpdf/utils';
-import { AppError } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
-import { PassphraseError, cmsSign, pkcs12ToPem } from '../../engines/openssl.js';
+import { cmsSign, PassphraseError, pkcs12ToPem } from '../../engines/openssl.js';
+import { AppError } from '../errors.js';
 
 /**
  * Signing credentials: a PKCS#12 (opened by OpenSSL, which reads every encryption exporters use) or a certificate
@@ -38,9 +38,11 @@ export function passphraseLine(file: Buffer): Buffer {
   const end = text.indexOf(0x0a);
   const line = end < 0 ? text : text.subarray(0, end);
   const passphrase = line.at(-1) === 0x0d ? line.subarray(0, -1) : line;
-  if (passphrase.includes(0)) throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) holds a NUL byte: send the passphrase as text, on the first line of the file');
+  if (passphrase.includes(0))
+    throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) holds a NUL byte: send the passphrase as text, on the first line of the file');
   // OpenSSL reads a passphrase file's line into a 1,024-byte buffer: a longer one would silently be cut.
-  if (passphrase.length > MAX_PASSPHRASE_BYTES) throw bad(`The passphrase (pfx_passphrase_file / pfx_passphrase_id) is longer than ${MAX_PASSPHRASE_BYTES} bytes, the most OpenSSL reads`);
+  if (passphrase.length > MAX_PASSPHRASE_BYTES)
+    throw bad(`The passphrase (pfx_passphrase_file / pfx_passphrase_id) is longer than ${MAX_PASSPHRASE_BYTES} bytes, the most OpenSSL reads`);
   return passphrase;
 }
 
@@ -53,13 +55,23 @@ export async function fromPkcs12(p12: string, passphraseFile: Buffer, ctx: Engin
   try {
     pem = await pkcs12ToPem(p12, passFile, ctx);
   } catch (err) {
-    if (err instanceof PassphraseError) throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) does not open the PFX credential: wrong passphrase');
-    if (err instanceof AppError || (err as { details?: { timedOut?: boolean; aborted?: boolean } }).details?.timedOut || (err as { details?: { aborted?: boolean } }).details?.aborted) throw err;
+    if (err instanceof PassphraseError)
+      throw bad('The passphrase (pfx_passphrase_file / pfx_passphrase_id) does not open the PFX credential: wrong passphrase');
+    if (
+      err instanceof AppError ||
+      (err as { details?: { timedOut?: boolean; aborted?: boolean } }).details?.timedOut ||
+      (err as { details?: { aborted?: boolean } }).details?.aborted
+    )
+      throw err;
     throw bad('The PFX credential (pfx_credential_file / pfx_credential_id) is not a readable PKCS#12 (.pfx/.p12) file');
   }
   const keys = blocks(pem, /PRIVATE KEY$/).map((k) => createPrivateKey(k));
   if (!keys.length) throw bad('The PFX credential holds no private key');
-  return match(keys, blocks(pem, /^CERTIFICATE$/).map((c) => new X509Certificate(c)), 'The PFX credential');
+  return match(
+    keys,
+    blocks(pem, /^CERTIFICATE$/).map((c) => new X509Certificate(c)),
+    'The PFX credential',
+  );
 }
 
 /** A certificate file (PEM, possibly with its chain, or DER) and an unencrypted private key (PEM or DER; PKCS#1, PKCS#8 or SEC1). */

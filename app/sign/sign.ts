@@ -1,27 +1,27 @@
 import {
+  concatTransformationMatrix,
+  drawObject,
   PDFArray,
   PDFDict,
   PDFDocument,
+  type PDFFont,
   PDFHexString,
   PDFName,
   PDFNumber,
+  type PDFOperator,
+  type PDFPage,
   PDFRef,
   PDFString,
-  concatTransformationMatrix,
-  drawObject,
   popGraphicsState,
   pushGraphicsState,
   setGraphicsState,
-  type PDFFont,
-  type PDFOperator,
-  type PDFPage,
 } from '@cantoo/pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
 import { DEFAULT_BYTE_RANGE_PLACEHOLDER, SUBFILTER_ADOBE_PKCS7_DETACHED } from '@signpdf/utils';
-import { AppError, outOfRange } from '../errors.js';
 import type { EngineContext } from '../../engines/context.js';
-import { FontSet, resolveFont, LINE_SPACING, textOperators, wrapText, type Line } from '../compose/index.js';
-import { CmsSigner, signatureSize, type Credentials } from './sign-credentials.js';
+import { FontSet, LINE_SPACING, type Line, resolveFont, textOperators, wrapText } from '../compose/index.js';
+import { AppError, outOfRange } from '../errors.js';
+import { CmsSigner, type Credentials, signatureSize } from './sign-credentials.js';
 
 /**
  * Adds a signature as an incremental update: the original bytes stay as they are (earlier signatures keep
@@ -67,13 +67,16 @@ export async function signPdf(input: Buffer, creds: Credentials, req: SignReques
     const { x, y, width, height } = page.getMediaBox();
     const [x1, y1, x2, y2] = req.placement.rect;
     if (x2 <= x || y2 <= y || x1 >= x + width || y1 >= y + height) {
-      throw new AppError('out_of_range', `signature_configuration.location lies outside page ${pageNo}, whose media box is [${[x, y, x + width, y + height].map((n) => +n.toFixed(2)).join(' ')}]`);
+      throw new AppError(
+        'out_of_range',
+        `signature_configuration.location lies outside page ${pageNo}, whose media box is [${[x, y, x + width, y + height].map((n) => +n.toFixed(2)).join(' ')}]`,
+      );
     }
   }
   const ctx = doc.context;
 
   const acroForm = doc.catalog.getOrCreateAcroForm();
-  const fieldName = req.existing ? req.fieldName! : req.fieldName ?? freeFieldName(acroForm.getAllFields().map(([f]) => f.getFullyQualifiedName() ?? ''));
+  const fieldName = req.existing ? req.fieldName! : (req.fieldName ?? freeFieldName(acroForm.getAllFields().map(([f]) => f.getFullyQualifiedName() ?? '')));
   if (!req.existing && req.fieldName && acroForm.getAllFields().some(([f]) => f.getFullyQualifiedName() === req.fieldName)) {
     throw new AppError('out_of_range', `A field named ${req.fieldName} already exists in this PDF: choose another signature_configuration.name`);
   }
@@ -137,7 +140,10 @@ function refuseIfCertifiedLocked(doc: PDFDocument): void {
   for (let i = 0; refs && i < refs.size(); i++) {
     const params = refs.lookupMaybe(i, PDFDict)?.lookupMaybe(PDFName.of('TransformParams'), PDFDict);
     if (params?.lookupMaybe(PDFName.of('P'), PDFNumber)?.asNumber() === 1) {
-      throw new AppError('invalid_input', 'This PDF is certified with no changes allowed (DocMDP permission 1): a new signature would invalidate its certification');
+      throw new AppError(
+        'invalid_input',
+        'This PDF is certified with no changes allowed (DocMDP permission 1): a new signature would invalidate its certification',
+      );
     }
   }
 }
@@ -162,7 +168,13 @@ async function appearance(doc: PDFDocument, page: PDFPage, req: SignRequest): Pr
     const [w, h] = [image.width * scale, image.height * scale];
     resources.XObject = { Logo: image.ref };
     resources.ExtGState = { GLogo: doc.context.obj({ Type: 'ExtGState', ca: req.logoOpacity, CA: req.logoOpacity }) };
-    ops.push(pushGraphicsState(), setGraphicsState('GLogo'), concatTransformationMatrix(w, 0, 0, h, (width - w) / 2, (height - h) / 2), drawObject('Logo'), popGraphicsState());
+    ops.push(
+      pushGraphicsState(),
+      setGraphicsState('GLogo'),
+      concatTransformationMatrix(w, 0, 0, h, (width - w) / 2, (height - h) / 2),
+      drawObject('Logo'),
+      popGraphicsState(),
+    );
   }
   // Helvetica while the text fits Latin-1, else embedded subsets with per-character fallbacks (Cyrillic, CJK,
   // Arabic...): the same font model as /pdf-with-added-text, so a signer's name shows as written.
@@ -207,33 +219,45 @@ function existingSignatureField(doc: PDFDocument, name: string): { field: PDFDic
   if (!entry) {
     const sigs = all.filter(([f]) => isSig(f)).map(([f]) => f.getFullyQualifiedName());
     const known = sigs.length ? `its signature fields are ${sigs.join(', ')}` : 'it has no signature field';
-    throw new AppError('out_of_range', `${name} is not within the acceptable range for signature_configuration.name: this PDF has no field named ${name} (${known})`);
+    throw new AppError(
+      'out_of_range',
+      `${name} is not within the acceptable range for signature_configuration.name: this PDF has no field named ${name} (${known})`,
+    );
   }
   const [field, fieldRef] = entry;
   if (!isSig(field)) throw new AppError('out_of_range', `The field ${name} (signature_configuration.name) is not a signature field`);
   if (field.dict.lookup(PDFName.of('V')) !== undefined) {
-    throw new AppError('invalid_input', `The signature field ${name} (signature_configuration.name) is already signed: sign an empty field, or use signature_configuration.type new`);
+    throw new AppError(
+      'invalid_input',
+      `The signature field ${name} (signature_configuration.name) is already signed: sign an empty field, or use signature_configuration.type new`,
+    );
   }
   // The widget: the field itself when merged with it, else its first kid.
   let widget = field.dict;
   let widgetRef: PDFRef | undefined = fieldRef;
   if (field.dict.lookup(PDFName.of('Subtype')) !== PDFName.of('Widget')) {
     const kids = field.dict.lookupMaybe(PDFName.of('Kids'), PDFArray);
-    const kid = kids && kids.size() ? kids.get(0) : undefined;
+    const kid = kids?.size() ? kids.get(0) : undefined;
     widgetRef = kid instanceof PDFRef ? kid : undefined;
-    widget = (kids && kids.size() && kids.lookupMaybe(0, PDFDict)) || field.dict;
+    widget = (kids?.size() && kids.lookupMaybe(0, PDFDict)) || field.dict;
   }
-  const rect = widget.lookupMaybe(PDFName.of('Rect'), PDFArray)?.asArray().map((v) => (v instanceof PDFNumber ? v.asNumber() : 0));
+  const rect = widget
+    .lookupMaybe(PDFName.of('Rect'), PDFArray)
+    ?.asArray()
+    .map((v) => (v instanceof PDFNumber ? v.asNumber() : 0));
   const pages = doc.getPages();
   const p = widget.get(PDFName.of('P'));
-  let index = p instanceof PDFRef ? pages.findIndex((pg) => pg.ref === p || (pg.ref.objectNumber === p.objectNumber && pg.ref.generationNumber === p.generationNumber)) : -1;
+  let index =
+    p instanceof PDFRef
+      ? pages.findIndex((pg) => pg.ref === p || (pg.ref.objectNumber === p.objectNumber && pg.ref.generationNumber === p.generationNumber))
+      : -1;
   if (index < 0 && widgetRef) {
     index = pages.findIndex((pg) => {
       const annots = pg.node.Annots();
       return !!annots && annots.asArray().some((a) => a instanceof PDFRef && a.objectNumber === widgetRef!.objectNumber);
     });
   }
-  if (!rect || rect.length !== 4 || index < 0) return { field: field.dict, widget };
+  if (rect?.length !== 4 || index < 0) return { field: field.dict, widget };
   const [x1, y1, x2, y2] = [Math.min(rect[0], rect[2]), Math.min(rect[1], rect[3]), Math.max(rect[0], rect[2]), Math.max(rect[1], rect[3])];
   // A zero-size widget is an invisible signature: no appearance is drawn.
   if (x2 - x1 < 1 || y2 - y1 < 1) return { field: field.dict, widget };

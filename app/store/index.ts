@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { DirBytes, readHead, type ResourceBytes } from './bytes.js';
+import { DirBytes, type ResourceBytes, readHead } from './bytes.js';
 import { isResourceId, sanitizeName, typeOf, UUID_V4 } from './names.js';
 
 export interface ResourceRecord {
@@ -27,7 +27,7 @@ export interface ResourceInfo {
   modified: string;
 }
 
-export { UUID_V4, isResourceId };
+export { isResourceId, UUID_V4 };
 
 /**
  * Where resource records live: a lowdb index in DATA_DIR (embedded mode) or Redis (REDIS_URL, shared by
@@ -87,7 +87,7 @@ export class Store {
   async get(id: string): Promise<ResourceRecord | undefined> {
     if (!isResourceId(id)) return undefined;
     const r = await this.index.get(id);
-    if (r && r.expires && r.expires <= Date.now()) return undefined;
+    if (r?.expires && r.expires <= Date.now()) return undefined;
     return r;
   }
 

@@ -13,7 +13,10 @@ export function sanitizeName(name: string, fallback = 'file'): string {
   s = s.replace(/^.*[\\/]/, ''); // keep the last segment of a client path like C:\\docs\\a.pdf
   // eslint-disable-next-line no-control-regex
   s = s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\\/:*?"<>|]/g, '_');
-  s = s.replace(/^[.\s]+/, '').replace(/[.\s]+$/, '').trim();
+  s = s
+    .replace(/^[.\s]+/, '')
+    .replace(/[.\s]+$/, '')
+    .trim();
   if ([...s].length > 200) s = [...s].slice(0, 200).join('');
   return s || fallback;
 }

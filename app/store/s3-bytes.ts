@@ -1,12 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { chmod, copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3Config } from '../config.js';
-import { readHead, streamToFile, type ResourceBytes, type StreamSource } from './bytes.js';
+import { type ResourceBytes, readHead, type StreamSource, streamToFile } from './bytes.js';
 import { isResourceId } from './names.js';
 
 const PREFIX = 'resources/';
@@ -117,7 +117,12 @@ export class S3Bytes implements ResourceBytes {
     const { size } = await stat(src);
     const body = createReadStream(src);
     try {
-      await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: this.key(id), Body: body, ContentLength: size }, partSize: PART_BYTES, queueSize: PART_QUEUE }).done();
+      await new Upload({
+        client: this.client,
+        params: { Bucket: this.bucket, Key: this.key(id), Body: body, ContentLength: size },
+        partSize: PART_BYTES,
+        queueSize: PART_QUEUE,
+      }).done();
     } finally {
       body.destroy();
     }

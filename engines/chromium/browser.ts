@@ -192,7 +192,13 @@ export const leaseUsable = (l: Lease) => !l.inst.dead && l.inst.browser.connecte
 export async function closeLease(l: Lease): Promise<void> {
   const closed = l.inst.dead
     ? true
-    : await Promise.race([l.context.close().then(() => true, () => false), new Promise<boolean>((r) => setTimeout(() => r(false), 5000).unref())]);
+    : await Promise.race([
+        l.context.close().then(
+          () => true,
+          () => false,
+        ),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 5000).unref()),
+      ]);
   if (!closed && !l.inst.dead) {
     ends.hung++;
     void end(l.inst, 0);
@@ -220,13 +226,17 @@ export async function bounded<T>(work: () => Promise<T>, ctx: EngineContext, lat
   let settled = false;
   try {
     const stop = new Promise<never>((_, reject) => {
-      if (ctx.timeoutMs) timer = setTimeout(() => reject(new EngineError('chromium', `timed out after ${ctx.timeoutMs} ms`, { timedOut: true })), ctx.timeoutMs);
+      if (ctx.timeoutMs)
+        timer = setTimeout(() => reject(new EngineError('chromium', `timed out after ${ctx.timeoutMs} ms`, { timedOut: true })), ctx.timeoutMs);
       onAbort = () => reject(new EngineError('chromium', 'cancelled', { aborted: true }));
       ctx.signal?.addEventListener('abort', onAbort, { once: true });
     });
     stop.catch(() => undefined);
     const running = work();
-    running.then((v) => settled && late?.(v), () => undefined);
+    running.then(
+      (v) => settled && late?.(v),
+      () => undefined,
+    );
     return await Promise.race([running, stop]);
   } finally {
     settled = true;
@@ -325,7 +335,11 @@ function browserError(inst: Instance, err: unknown): EngineError {
 
 /** A fresh page in a fresh context for one job (see openLease / usePage / closeLease). */
 export async function withPage<T>(o: ContextOptions, fn: (page: Page) => Promise<T>, ctx: EngineContext): Promise<T> {
-  const lease = await bounded(() => openLease(o), ctx, (l) => void closeLease(l));
+  const lease = await bounded(
+    () => openLease(o),
+    ctx,
+    (l) => void closeLease(l),
+  );
   try {
     return await usePage(lease, fn, ctx);
   } finally {

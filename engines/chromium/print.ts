@@ -5,7 +5,7 @@ import type { EngineContext } from '../context.js';
 import { EngineError } from '../errors.js';
 import { pageCount } from '../qpdf.js';
 import { expectOutput } from '../run.js';
-import { beforeBrowserShutdown, bounded, closeLease, leaseUsable, openLease, usePage, watchMemory, type Lease } from './browser.js';
+import { beforeBrowserShutdown, bounded, closeLease, type Lease, leaseUsable, openLease, usePage, watchMemory } from './browser.js';
 
 /**
  * HTML to PDF on the shared headless Chromium (browser.ts), one fresh incognito context per job. The page
@@ -82,7 +82,11 @@ async function openStation(ctx?: EngineContext): Promise<Station> {
   const proxy = await startProxy();
   try {
     const lease = ctx
-      ? await bounded(() => openLease({ proxyServer: `http://127.0.0.1:${proxy.port}` }), ctx, (l) => void closeLease(l))
+      ? await bounded(
+          () => openLease({ proxyServer: `http://127.0.0.1:${proxy.port}` }),
+          ctx,
+          (l) => void closeLease(l),
+        )
       : await openLease({ proxyServer: `http://127.0.0.1:${proxy.port}` });
     return { proxy, lease };
   } catch (err) {
@@ -144,7 +148,10 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
   // it as closing its context would; the job is then cut like a timeout.
   let overMemory = false;
   let memoryExceeded!: () => void;
-  const memorySpent = new Promise<never>((_, reject) => (memoryExceeded = () => ((overMemory = true), reject(limitError('memory', `the page used more than ${limits.maxMemoryBytes} bytes of memory`)))));
+  const memorySpent = new Promise<never>(
+    (_, reject) =>
+      (memoryExceeded = () => ((overMemory = true), reject(limitError('memory', `the page used more than ${limits.maxMemoryBytes} bytes of memory`)))),
+  );
   memorySpent.catch(() => undefined);
   const stopWatch = Number.isFinite(limits.maxMemoryBytes) ? watchMemory(st.lease, limits.maxMemoryBytes, memoryExceeded) : () => undefined;
   try {
@@ -163,7 +170,8 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
           if (err.name !== 'TimeoutError') throw err;
         });
         // Only a script can start loading after the load event: a page without one is printed at once (~220 ms saved).
-        const scripted = (o.javascript ?? true) && (await tab.evaluate(() => document.scripts.length > 0 || document.querySelector('iframe, frame, object, embed') !== null));
+        const scripted =
+          (o.javascript ?? true) && (await tab.evaluate(() => document.scripts.length > 0 || document.querySelector('iframe, frame, object, embed') !== null));
         if (scripted) await tab.waitForNetworkIdle({ idleTime: 200, timeout: o.settleMs }).catch(() => undefined);
         if (Number.isFinite(limits.maxPages)) {
           // Refused before printing: the print layout's height (the viewport keeps the print's width) over one
@@ -200,7 +208,8 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
     await limited(printed, limits.timeoutMs, Promise.race([budgetSpent, memorySpent]));
     await expectOutput('chromium', output);
     // Forced page breaks escape the estimate: the print stopped after maxPages + 1, so one more means too many.
-    if (Number.isFinite(limits.maxPages) && (await pageCount(output, ctx)) > limits.maxPages) throw limitError('pages', `the page prints more than ${limits.maxPages} pages`);
+    if (Number.isFinite(limits.maxPages) && (await pageCount(output, ctx)) > limits.maxPages)
+      throw limitError('pages', `the page prints more than ${limits.maxPages} pages`);
   } finally {
     stopWatch();
     await closeStation(st);
@@ -215,7 +224,11 @@ export async function printHtml(htmlFile: string, output: string, o: PrintOption
 async function limited<T>(printing: Promise<T>, timeoutMs: number, budgetSpent: Promise<never>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeUp = new Promise<never>((_, reject) => {
-    if (Number.isFinite(timeoutMs)) timer = setTimeout(() => reject(limitError('time', `the page was still loading, running scripts or printing after ${timeoutMs} ms`)), Math.min(timeoutMs, 2 ** 31 - 1));
+    if (Number.isFinite(timeoutMs))
+      timer = setTimeout(
+        () => reject(limitError('time', `the page was still loading, running scripts or printing after ${timeoutMs} ms`)),
+        Math.min(timeoutMs, 2 ** 31 - 1),
+      );
   });
   try {
     return await Promise.race([printing, timeUp, budgetSpent]);
@@ -283,14 +296,21 @@ async function startProxy(): Promise<Proxy> {
       return;
     }
     const upstream = http.request(
-      { host: address, port: url.port || 80, path: url.pathname + url.search, method: req.method, headers: { ...req.headers, host: url.host }, timeout: 30_000 },
+      {
+        host: address,
+        port: url.port || 80,
+        path: url.pathname + url.search,
+        method: req.method,
+        headers: { ...req.headers, host: url.host },
+        timeout: 30_000,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.on('data', (chunk: Buffer) => take(chunk.length));
         up.pipe(res);
       },
     );
-    upstream.on('error', () => res.headersSent ? res.destroy() : res.writeHead(502).end());
+    upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
     upstream.on('timeout', () => upstream.destroy());
     res.on('close', () => res.writableFinished || upstream.destroy()); // the page gave up on it, or its budget is spent
     req.pipe(upstream);

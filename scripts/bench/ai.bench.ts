@@ -52,7 +52,8 @@ async function samples(): Promise<Sample[]> {
     paras.slice(0, 20).forEach((p, i) => add(`${f.slice(4)} paragraph ${i + 1}`, 'en', p));
   }
   for (let page = 1; page <= 15; page++) {
-    const blocks = (await documentText({ name: 'fr.pdf', type: 'application/pdf', path: join(CORPUS, 'pdf/federal-register-15-pages.pdf') }, String(page), ctx)).blocks;
+    const blocks = (await documentText({ name: 'fr.pdf', type: 'application/pdf', path: join(CORPUS, 'pdf/federal-register-15-pages.pdf') }, String(page), ctx))
+      .blocks;
     add(`federal-register page ${page}`, 'en', blocks.join('\n\n'));
   }
   // Markdown markup is no language: every detector gets the text without it.
@@ -114,12 +115,16 @@ const totalMs = await time(async () => {
   const d = await documentText({ name: 'fr.pdf', type: 'application/pdf', path: fr }, '1-last', ctx);
   return extractiveSummary(d.blocks, { targetWords: 400, format: 'overview' }, d.tables);
 });
-console.log(`\nExtractive summary, federal-register-15-pages.pdf, 400 words (median of 3): reading the text ${readMs.toFixed(0)} ms, sentence scoring ${scoreMs.toFixed(0)} ms, together ${totalMs.toFixed(0)} ms (goal < 1000 ms)`);
+console.log(
+  `\nExtractive summary, federal-register-15-pages.pdf, 400 words (median of 3): reading the text ${readMs.toFixed(0)} ms, sentence scoring ${scoreMs.toFixed(0)} ms, together ${totalMs.toFixed(0)} ms (goal < 1000 ms)`,
+);
 
 const pair = await offlinePair('en', 'es');
 const oursMs = await time(() => translateOffline(blocks.join('\n\n'), pair, ctx), 1);
 const plain = join(dir, 'fr.txt');
 execFileSync('pdftotext', [fr, plain]);
 const bareMs = await time(async () => execFileSync('apertium', ['-u', 'eng-spa', plain, join(dir, 'fr.es.txt')]), 1);
-console.log(`Offline translation en->es, federal-register-15-pages.pdf text: ours (Markdown kept, html-noent) ${oursMs.toFixed(0)} ms vs bare \`apertium -u eng-spa\` on pdftotext's text ${bareMs.toFixed(0)} ms (${(oursMs / bareMs).toFixed(2)}x)`);
+console.log(
+  `Offline translation en->es, federal-register-15-pages.pdf text: ours (Markdown kept, html-noent) ${oursMs.toFixed(0)} ms vs bare \`apertium -u eng-spa\` on pdftotext's text ${bareMs.toFixed(0)} ms (${(oursMs / bareMs).toFixed(2)}x)`,
+);
 rmSync(dir, { recursive: true, force: true });

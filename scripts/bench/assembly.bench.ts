@@ -6,8 +6,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDeps } from '../../app/deps.js';
 import { loadConfig } from '../../app/config.js';
+import { createDeps } from '../../app/deps.js';
 import { createApp } from '../../app/server.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -24,7 +24,11 @@ const time = async (fn: () => unknown, runs = 3) => {
   return median(t);
 };
 
-const pdfs = readdirSync(join(corpusDir, 'pdf')).filter((n) => n.endsWith('.pdf')).sort().slice(0, 20).map((n) => join(corpusDir, 'pdf', n));
+const pdfs = readdirSync(join(corpusDir, 'pdf'))
+  .filter((n) => n.endsWith('.pdf'))
+  .sort()
+  .slice(0, 20)
+  .map((n) => join(corpusDir, 'pdf', n));
 const big = join(work, 'big-1000.pdf');
 const fed = join(corpusDir, 'pdf/federal-register-15-pages.pdf');
 execFileSync('qpdf', ['--empty', '--pages', ...Array(67).fill(fed), '--', join(work, 'big-1005.pdf')]);
@@ -42,7 +46,13 @@ const post = async (path: string, fields: [string, string | { file: string }][])
 };
 
 const rows: [string, number, number][] = [];
-const mergeOurs = await time(() => post('/merged-pdf', [...pdfs.map((f) => ['file', { file: f }] as [string, { file: string }]), ...pdfs.map(() => ['pages[]', '1-last'] as [string, string]), ...pdfs.map(() => ['type[]', 'file'] as [string, string])]));
+const mergeOurs = await time(() =>
+  post('/merged-pdf', [
+    ...pdfs.map((f) => ['file', { file: f }] as [string, { file: string }]),
+    ...pdfs.map(() => ['pages[]', '1-last'] as [string, string]),
+    ...pdfs.map(() => ['type[]', 'file'] as [string, string]),
+  ]),
+);
 const mergeRaw = await time(() => execFileSync('qpdf', ['--empty', '--pages', ...pdfs.flatMap((f) => [f, '1-z']), '--', join(work, 'merged.pdf')]));
 rows.push(['merge 20 corpus PDFs', mergeOurs, mergeRaw]);
 

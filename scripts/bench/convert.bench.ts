@@ -18,7 +18,10 @@ const work = mkdtempSync(join(tmpdir(), 'qbench-'));
 const ROUNDS = 1; // each document this many times per measurement
 
 const ms = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
-const jobs = () => Array.from({ length: ROUNDS }, () => DOCS).flat().map((d, i) => ({ d, i }));
+const jobs = () =>
+  Array.from({ length: ROUNDS }, () => DOCS)
+    .flat()
+    .map((d, i) => ({ d, i }));
 
 function stage(doc: string, i: number, tag: string): { input: string; dir: string } {
   const dir = mkdtempSync(join(work, `${tag}${i}-`));
@@ -29,7 +32,12 @@ function stage(doc: string, i: number, tag: string): { input: string; dir: strin
 
 async function pooled(doc: string, i: number): Promise<void> {
   const { input, dir } = stage(doc, i, 'p');
-  await officeToPdf(input, join(dir, 'out.pdf'), { lossless: false, maxImageDpi: 300, tagged: false, locale: 'en-US', ext: input.split('.').pop()! }, { cwd: dir, timeoutMs: 60_000 });
+  await officeToPdf(
+    input,
+    join(dir, 'out.pdf'),
+    { lossless: false, maxImageDpi: 300, tagged: false, locale: 'en-US', ext: input.split('.').pop()! },
+    { cwd: dir, timeoutMs: 60_000 },
+  );
 }
 
 let coldProfile = 0;
@@ -55,7 +63,10 @@ function sofficeRssMb(): number {
   let total = 0;
   try {
     const out = execFileSync('ps', ['-C', 'soffice.bin', '-o', 'rss=']).toString();
-    total = out.split('\n').filter(Boolean).reduce((s, v) => s + Number(v), 0);
+    total = out
+      .split('\n')
+      .filter(Boolean)
+      .reduce((s, v) => s + Number(v), 0);
   } catch {
     /* none running */
   }
@@ -83,36 +94,62 @@ async function main() {
   const ours = async () => {
     const dir = mkdtempSync(join(work, 'h-'));
     copyFileSync(html, join(dir, 'page.html'));
-    await printHtml(join(dir, 'page.html'), join(dir, 'o.pdf'), { viewportWidth: 1280, paper: letter, scale: 624 / 1280, settleMs: 5000, resolveHost: async () => null }, { cwd: dir, timeoutMs: 60_000 });
+    await printHtml(
+      join(dir, 'page.html'),
+      join(dir, 'o.pdf'),
+      { viewportWidth: 1280, paper: letter, scale: 624 / 1280, settleMs: 5000, resolveHost: async () => null },
+      { cwd: dir, timeoutMs: 60_000 },
+    );
   };
   const bare = async () => {
     const dir = mkdtempSync(join(work, 'b-'));
     const short = mkdtempSync(join(tmpdir(), 'qb-'));
-    await sh('chromium', ['--headless', '--no-sandbox', '--disable-gpu', `--user-data-dir=${join(dir, 'ud')}`, '--no-pdf-header-footer', `--print-to-pdf=${join(dir, 'b.pdf')}`, `file://${html}`], { env: { ...process.env, TMPDIR: short } });
+    await sh(
+      'chromium',
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        `--user-data-dir=${join(dir, 'ud')}`,
+        '--no-pdf-header-footer',
+        `--print-to-pdf=${join(dir, 'b.pdf')}`,
+        `file://${html}`,
+      ],
+      { env: { ...process.env, TMPDIR: short } },
+    );
     rmSync(short, { recursive: true, force: true });
   };
   const timed = async (fn: () => Promise<void>, n: number, clients: number) => {
     let left = n;
     const t = process.hrtime.bigint();
-    await Promise.all(Array.from({ length: clients }, async () => {
-      while (left-- > 0) await fn();
-    }));
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (left-- > 0) await fn();
+      }),
+    );
     return ms(t) / n;
   };
-  let t = process.hrtime.bigint();
+  const t = process.hrtime.bigint();
   await ours(); // launches the browser
   const firstJob = ms(t);
   for (const clients of [1, 4]) {
     const o = await timed(ours, 8, clients);
     const b = await timed(bare, 8, clients);
-    rows.push([`html (3 pages), ${clients === 1 ? 'sequential' : '4 clients'}`, `${o.toFixed(0)} ms/doc`, `${b.toFixed(0)} ms/doc (bare chromium)`, `${(b / o).toFixed(1)}x`]);
+    rows.push([
+      `html (3 pages), ${clients === 1 ? 'sequential' : '4 clients'}`,
+      `${o.toFixed(0)} ms/doc`,
+      `${b.toFixed(0)} ms/doc (bare chromium)`,
+      `${(b / o).toFixed(1)}x`,
+    ]);
   }
   rows.push(['html, first job (browser launch)', `${firstJob.toFixed(0)} ms`, '', '']);
   await shutdownBrowser();
 
   console.log(['case', 'ours', 'raw engine', 'speed-up'].join(' | '));
   for (const r of rows) console.log(r.join(' | '));
-  console.log(`peak soffice RSS (2 warm instances, after the office runs): ${rss.toFixed(0)} MB; node RSS ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
+  console.log(
+    `peak soffice RSS (2 warm instances, after the office runs): ${rss.toFixed(0)} MB; node RSS ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`,
+  );
   rmSync(work, { recursive: true, force: true });
 }
 

@@ -1,20 +1,28 @@
 // Service core: resource registration cost at 100 vs 100k records (against one unsharded lowdb file, the
 // naive design, measured in the same run), and the server's memory while a 500 MB upload streams in.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
-import { Store, type ResourceRecord } from '../../app/store/index.js';
+import { type ResourceRecord, Store } from '../../app/store/index.js';
 import { LowdbIndex } from '../../app/store/lowdb-index.js';
 
 const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function fakeRecords(n: number): ResourceRecord[] {
-  return Array.from({ length: n }, () => ({ id: randomUUID(), name: 'document-name.pdf', type: 'application/pdf', size: 123456, modified: Date.now(), owner: null, expires: 0 }));
+  return Array.from({ length: n }, () => ({
+    id: randomUUID(),
+    name: 'document-name.pdf',
+    type: 'application/pdf',
+    size: 123456,
+    modified: Date.now(),
+    owner: null,
+    expires: 0,
+  }));
 }
 
 async function sharded(n: number): Promise<number> {
@@ -56,7 +64,10 @@ async function singleFile(n: number): Promise<number> {
 async function uploadMemory(mb: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'quire-bench-up-'));
   const port = 3900 + Math.floor(Math.random() * 90);
-  const server = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], { env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', MAX_UPLOAD_MB: '2000' }, stdio: 'ignore' });
+  const server = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts'], {
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn', MAX_UPLOAD_MB: '2000' },
+    stdio: 'ignore',
+  });
   const hwm = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))![1]) / 1024;
   for (let i = 0; i < 100; i++) {
     try {
@@ -73,10 +84,19 @@ async function uploadMemory(mb: number) {
   const chunk = Buffer.alloc(1024 * 1024, 97);
   const t0 = performance.now();
   await new Promise<void>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/upload', method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + mb * chunk.length + tail.length } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/upload',
+        method: 'POST',
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + mb * chunk.length + tail.length },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`status ${res.statusCode}`))));
+      },
+    );
     req.on('error', reject);
     req.write(head);
     let sent = 0;
@@ -107,4 +127,6 @@ console.log(`| sharded + coalesced, 100k records | ${s100k.toFixed(2)} |`);
 console.log(`| one lowdb file, 100k records (naive) | ${f100k.toFixed(1)} |`);
 console.log(`ratio 100k/100 (ours): ${(s100k / s100).toFixed(2)}x; naive/ours at 100k: ${(f100k / s100k).toFixed(0)}x`);
 const up = await uploadMemory(500);
-console.log(`\n500 MB multipart upload: server peak RSS ${up.before.toFixed(0)} MB before, ${up.after.toFixed(0)} MB after (growth ${(up.after - up.before).toFixed(0)} MB), ${(500 / up.seconds).toFixed(0)} MB/s`);
+console.log(
+  `\n500 MB multipart upload: server peak RSS ${up.before.toFixed(0)} MB before, ${up.after.toFixed(0)} MB after (growth ${(up.after - up.before).toFixed(0)} MB), ${(500 / up.seconds).toFixed(0)} MB/s`,
+);

@@ -7,16 +7,20 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pageText, toMarkdown, readPages } from '../../app/document/index.js';
+import { pageText, readPages, toMarkdown } from '../../app/document/index.js';
 
 const CORPUS = process.env.QUIRE_CORPUS ?? resolve(import.meta.dirname, '../../../shared/corpus');
 const dir = mkdtempSync(join(tmpdir(), 'quire-bench-extract-'));
 const ctx = { cwd: dir };
 
 // ---------------------------------------------------------------- sources with known structure
-const LOREM = 'Lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua Ut enim ad minim veniam quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat'.split(' ');
+const LOREM =
+  'Lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua Ut enim ad minim veniam quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat'.split(
+    ' ',
+  );
 const sentence = (seed: number, n: number) => Array.from({ length: n }, (_, i) => LOREM[(seed * 7 + i * 3) % LOREM.length]).join(' ');
-const para = (seed: number) => `${['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo', 'Foxtrot', 'Golf', 'Hotel', 'India', 'Juliet', 'Kilo', 'Lima'][seed % 12]} ${seed} ${sentence(seed, 45)}.`;
+const para = (seed: number) =>
+  `${['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo', 'Foxtrot', 'Golf', 'Hotel', 'India', 'Juliet', 'Kilo', 'Lima'][seed % 12]} ${seed} ${sentence(seed, 45)}.`;
 
 interface Source {
   headings: string[];
@@ -56,8 +60,17 @@ function htmlDoc(): { html: string; src: Source } {
   }
   body += '</ol>\n';
   h(3, 'Regional Figures');
-  const rows = [['Region', 'Sales', 'Growth'], ['North', '1200', '4%'], ['South', '950', '7%'], ['East', '1430', '2%'], ['West', '870', '9%']];
-  body += '<table border="1" cellpadding="4">' + rows.map((r, i) => '<tr>' + r.map((c) => (i ? `<td>${c}</td>` : `<th>${c}</th>`)).join('') + '</tr>').join('') + '</table>\n';
+  const rows = [
+    ['Region', 'Sales', 'Growth'],
+    ['North', '1200', '4%'],
+    ['South', '950', '7%'],
+    ['East', '1430', '2%'],
+    ['West', '870', '9%'],
+  ];
+  body +=
+    '<table border="1" cellpadding="4">' +
+    rows.map((r, i) => `<tr>${r.map((c) => (i ? `<td>${c}</td>` : `<th>${c}</th>`)).join('')}</tr>`).join('') +
+    '</table>\n';
   src.cells.push(...rows.flat());
   p(4);
   return { html: `<!DOCTYPE html><html><head><meta charset="utf-8"><title>t</title></head><body>${body}</body></html>`, src };
@@ -102,17 +115,30 @@ function soffice(file: string): string {
   const profile = join(dir, 'lo-profile');
   // HTML opens as a Writer document (not Writer/Web, which lays it out as a web page).
   const filter = file.endsWith('.html') ? ['--infilter=HTML (StarWriter)'] : [];
-  execFileSync('soffice', [`-env:UserInstallation=file://${profile}`, '--headless', ...filter, '--convert-to', 'pdf:writer_pdf_Export', '--outdir', dir, file], { stdio: 'ignore', timeout: 120_000 });
+  execFileSync(
+    'soffice',
+    [`-env:UserInstallation=file://${profile}`, '--headless', ...filter, '--convert-to', 'pdf:writer_pdf_Export', '--outdir', dir, file],
+    { stdio: 'ignore', timeout: 120_000 },
+  );
   return file.replace(/\.\w+$/, '.pdf');
 }
 
-const norm = (s: string) => s.replace(/[*_`\\]/g, '').replace(/\s+/g, ' ').trim();
+const norm = (s: string) =>
+  s
+    .replace(/[*_`\\]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 function score(md: string, src: Source) {
   const lines = md.split('\n').map((l) => l.trim());
   const headingLines = new Set(lines.filter((l) => /^#{1,6} /.test(l)).map((l) => norm(l.replace(/^#+ /, ''))));
   const itemLines = new Set(lines.filter((l) => /^(- |\d+\. )/.test(l)).map((l) => norm(l.replace(/^(- |\d+\. )/, ''))));
-  const cellSet = new Set(lines.filter((l) => l.startsWith('|')).flatMap((l) => l.split('|').map((c) => norm(c))).filter(Boolean));
+  const cellSet = new Set(
+    lines
+      .filter((l) => l.startsWith('|'))
+      .flatMap((l) => l.split('|').map((c) => norm(c)))
+      .filter(Boolean),
+  );
   const frac = (xs: string[], ok: (x: string) => boolean) => (xs.length ? xs.filter(ok).length / xs.length : 1);
   const flat = norm(md);
   const pos = src.paragraphs.map((p) => flat.indexOf(norm(p)));
@@ -139,11 +165,18 @@ async function main() {
   writeFileSync(join(dir, 'structure.html'), html);
   const { fodt, src: fsrc } = twoColumnDoc();
   writeFileSync(join(dir, 'columns.fodt'), fodt);
-  const docs: [string, string, Source][] = [['headings+lists+table (HTML)', soffice(join(dir, 'structure.html')), hsrc], ['two columns (fodt)', soffice(join(dir, 'columns.fodt')), fsrc]];
+  const docs: [string, string, Source][] = [
+    ['headings+lists+table (HTML)', soffice(join(dir, 'structure.html')), hsrc],
+    ['two columns (fodt)', soffice(join(dir, 'columns.fodt')), fsrc],
+  ];
   const rows: string[][] = [];
   for (const [name, pdf, src] of docs) {
     const n = Number(execFileSync('qpdf', ['--show-npages', pdf], { encoding: 'utf8' }).trim());
-    const pages = await readPages(pdf, Array.from({ length: n }, (_, i) => i + 1), ctx);
+    const pages = await readPages(
+      pdf,
+      Array.from({ length: n }, (_, i) => i + 1),
+      ctx,
+    );
     const s = score(toMarkdown(pages, { pageBreakComments: false }), src);
     rows.push([name, ...Object.values(s).map((v) => v.toFixed(2))]);
     if (process.env.SHOW) console.log(toMarkdown(pages, { pageBreakComments: false }));
@@ -151,7 +184,16 @@ async function main() {
   table(['document', 'headings', 'list items', 'table cells', 'paragraphs intact', 'text order'], rows);
 
   console.log('\n## Words recovered by /extracted-text vs pdftotext, and time vs the raw engine');
-  const files = ['pdf/google-docs-export.pdf', 'pdf/multicolumn-3-pages.pdf', 'pdf/text-4-pages-pdflatex.pdf', 'pdf/federal-register-15-pages.pdf', 'pdf/tagged-libreoffice.pdf', 'pdf/table-senate-expenditures.pdf', 'pdf/rotation-2-pages.pdf', 'pdf/cjk-japanese-vertical-3-pages.pdf'];
+  const files = [
+    'pdf/google-docs-export.pdf',
+    'pdf/multicolumn-3-pages.pdf',
+    'pdf/text-4-pages-pdflatex.pdf',
+    'pdf/federal-register-15-pages.pdf',
+    'pdf/tagged-libreoffice.pdf',
+    'pdf/table-senate-expenditures.pdf',
+    'pdf/rotation-2-pages.pdf',
+    'pdf/cjk-japanese-vertical-3-pages.pdf',
+  ];
   const wrows: string[][] = [];
   for (const rel of files) {
     const file = join(CORPUS, rel);
@@ -174,14 +216,26 @@ async function main() {
         bag.set(w, c - 1);
       }
     }
-    wrows.push([rel, String(n), String(theirs.length), (hit / Math.max(1, theirs.length)).toFixed(3), `${ours.toFixed(0)} ms`, (ours / raw).toFixed(2), (ours / p2t).toFixed(2)]);
+    wrows.push([
+      rel,
+      String(n),
+      String(theirs.length),
+      (hit / Math.max(1, theirs.length)).toFixed(3),
+      `${ours.toFixed(0)} ms`,
+      (ours / raw).toFixed(2),
+      (ours / p2t).toFixed(2),
+    ]);
   }
   table(['file', 'pages', 'pdftotext words', 'recall', 'ours (words+style+colour)', 'vs mutool stext', 'vs pdftotext -bbox'], wrows);
   console.log(`\npeak RSS of this process: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 }
 
 function words(s: string): string[] {
-  return s.normalize('NFKC').split(/\s+/).map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')).filter(Boolean);
+  return s
+    .normalize('NFKC')
+    .split(/\s+/)
+    .map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+    .filter(Boolean);
 }
 
 function table(head: string[], rows: string[][]) {

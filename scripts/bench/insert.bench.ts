@@ -7,9 +7,9 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PDFDocument, StandardFonts, degrees, rgb } from '@cantoo/pdf-lib';
-import { createDeps } from '../../app/deps.js';
+import { degrees, PDFDocument, rgb, StandardFonts } from '@cantoo/pdf-lib';
 import { loadConfig } from '../../app/config.js';
+import { createDeps } from '../../app/deps.js';
 import { createApp } from '../../app/server.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -61,7 +61,10 @@ const pdfLibWhole = async (file: string) => {
 };
 
 const rows: [string, number, number, number][] = [];
-for (const [name, file] of [['watermark 15 pages (714 KB)', fed], ['watermark 300 pages (14 MB)', big]] as const) {
+for (const [name, file] of [
+  ['watermark 15 pages (714 KB)', fed],
+  ['watermark 300 pages (14 MB)', big],
+] as const) {
   const ours = await best(() => post('/watermarked-pdf', file, { watermark_text: 'CONFIDENTIAL', text_color_rgb: '255,0,0', rotation: '45' }));
   const raw = await best(() => execFileSync('qpdf', [file, '--overlay', stamp, '--repeat=1', '--', join(work, 'raw.pdf')]));
   const whole = await best(() => pdfLibWhole(file));
@@ -70,7 +73,8 @@ for (const [name, file] of [['watermark 15 pages (714 KB)', fed], ['watermark 30
 
 console.log('| case | ours ms | bare qpdf --overlay ms | ratio | pdf-lib load+draw+save ms |');
 console.log('|---|---:|---:|---:|---:|');
-for (const [name, ours, raw, whole] of rows) console.log(`| ${name} | ${ours.toFixed(0)} | ${raw.toFixed(0)} | ${(ours / raw).toFixed(2)} | ${whole.toFixed(0)} |`);
+for (const [name, ours, raw, whole] of rows)
+  console.log(`| ${name} | ${ours.toFixed(0)} | ${raw.toFixed(0)} | ${(ours / raw).toFixed(2)} | ${whole.toFixed(0)} |`);
 console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 
 await deps.jobs.drain(1000);

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { compileSchematron } from '../../engines/schematron.js';
 import { PROFILES, RULES_SCHEMA, schemaPath } from '../../app/invoice/index.js';
+import { compileSchematron } from '../../engines/schematron.js';
 import { startApp } from '../../test/helpers.js';
 import { invoiceXml } from '../../test/zugferd-fixtures.js';
 

@@ -5,8 +5,8 @@
 // 3. How long a hostile HTML (endless script), PostScript (endless loop) and a PDF whose stream inflates to
 //    2 GB occupy the service before they are cut, with default limits.
 // Run: npm run bench -- load
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -36,13 +36,24 @@ async function startServer(env: Record<string, string> = {}): Promise<{ base: st
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
-    if (await fetch(`${base}/up`).then((r) => r.ok, () => false)) return { base, child };
+    if (
+      await fetch(`${base}/up`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { base, child };
     await sleep(100);
   }
   throw new Error('server did not start');
 }
 
-async function post(base: string, path: string, file: string | { bytes: Buffer; name: string }, fields: Record<string, string> = {}): Promise<{ status: number; ms: number; body: Record<string, unknown> }> {
+async function post(
+  base: string,
+  path: string,
+  file: string | { bytes: Buffer; name: string },
+  fields: Record<string, string> = {},
+): Promise<{ status: number; ms: number; body: Record<string, unknown> }> {
   const fd = new FormData();
   if (typeof file === 'string') fd.append('file', new Blob([readFileSync(file)]), basename(file));
   else fd.append('file', new Blob([file.bytes]), file.name);
@@ -101,7 +112,9 @@ async function main() {
     await Promise.all(loaders);
     const [i50, i95, l50, l95] = [pct(idle.info, 50), pct(idle.info, 95), pct(loaded.info, 50), pct(loaded.info, 95)];
     console.log(`| /pdf-info (15 pages) p50 / p95, idle | ${i50.toFixed(0)} / ${i95.toFixed(0)} ms (/up p95 ${pct(idle.up, 95).toFixed(1)} ms) |`);
-    console.log(`| same while 2 OCR + 2 office jobs run | ${l50.toFixed(0)} / ${l95.toFixed(0)} ms (p95 ${(l95 / i95).toFixed(2)}x idle; goal <= 3x; /up p95 ${pct(loaded.up, 95).toFixed(1)} ms) |`);
+    console.log(
+      `| same while 2 OCR + 2 office jobs run | ${l50.toFixed(0)} / ${l95.toFixed(0)} ms (p95 ${(l95 / i95).toFixed(2)}x idle; goal <= 3x; /up p95 ${pct(loaded.up, 95).toFixed(1)} ms) |`,
+    );
 
     // Mixed workload: 4 rounds of 5 kinds, 20 jobs.
     const kinds: Array<[string, () => Promise<{ status: number }>]> = [
@@ -119,12 +132,17 @@ async function main() {
     const statuses = await Promise.all(mixed.map(([, fn]) => fn().then((r) => r.status)));
     const lanes = ms(t);
     if (statuses.some((s) => s !== 200)) throw new Error(`mixed: ${statuses.join(',')}`);
-    console.log(`| mixed workload, 20 jobs (pdf-info, png 72 dpi, split, office, OCR): one at a time (CONCURRENCY=1 FIFO) vs all at once | ${(fifo / 1000).toFixed(1)} vs ${(lanes / 1000).toFixed(1)} s (${(fifo / lanes).toFixed(2)}x throughput) |`);
+    console.log(
+      `| mixed workload, 20 jobs (pdf-info, png 72 dpi, split, office, OCR): one at a time (CONCURRENCY=1 FIFO) vs all at once | ${(fifo / 1000).toFixed(1)} vs ${(lanes / 1000).toFixed(1)} s (${(fifo / lanes).toFixed(2)}x throughput) |`,
+    );
 
     // Hostile inputs with default limits: how long each holds a slot, and whether /up stays responsive meanwhile.
     const bomb = inflatingPdf(2048);
     const hostile: Array<[string, () => Promise<{ status: number; ms: number; body: Record<string, unknown> }>]> = [
-      ['HTML endless script', () => post(base, '/pdf', { bytes: Buffer.from('<html><body><p>x</p><script>for(;;){}</script></body></html>'), name: 'loop.html' })],
+      [
+        'HTML endless script',
+        () => post(base, '/pdf', { bytes: Buffer.from('<html><body><p>x</p><script>for(;;){}</script></body></html>'), name: 'loop.html' }),
+      ],
       ['PostScript endless loop', () => post(base, '/pdf', { bytes: Buffer.from('%!PS\n{ 1 pop } loop\n'), name: 'loop.ps' })],
       ['pdf-info, stream inflating to 2 GB', () => post(base, '/pdf-info', { bytes: bomb, name: 'bomb.pdf' }, { queries: 'all' })],
     ];

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import op from '../../app/operations/pdf-with-ocr-text.js';
-import { type Language, LANGUAGES } from '../../app/render/index.js';
+import { LANGUAGES, type Language } from '../../app/render/index.js';
 
 const CORPUS = process.env.QUIRE_CORPUS ?? resolve(import.meta.dirname, '../../../shared/corpus');
 const corpus = (rel: string) => join(CORPUS, rel);
@@ -29,7 +29,9 @@ async function imagePdf(image: string, dpi: number, out: string): Promise<string
   const { data, info } = await sharp(image).png().toBuffer({ resolveWithObject: true });
   const doc = await PDFDocument.create();
   const png = await doc.embedPng(data);
-  doc.addPage([(info.width * 72) / dpi, (info.height * 72) / dpi]).drawImage(png, { x: 0, y: 0, width: (info.width * 72) / dpi, height: (info.height * 72) / dpi });
+  doc
+    .addPage([(info.width * 72) / dpi, (info.height * 72) / dpi])
+    .drawImage(png, { x: 0, y: 0, width: (info.width * 72) / dpi, height: (info.height * 72) / dpi });
   writeFileSync(out, await doc.save());
   return out;
 }
@@ -72,8 +74,12 @@ interface Case {
 }
 
 const manifestText = (file: string) => {
-  const row = readFileSync(corpus('MANIFEST.md'), 'utf8').split('\n').find((l) => l.includes(`\`${file}\``))!;
-  return /'([^']+(?:'[^' |][^']*)*)'/.exec(row.slice(row.indexOf('visible in the image') > 0 ? row.indexOf('visible in the image') : row.indexOf('should contain')))![1];
+  const row = readFileSync(corpus('MANIFEST.md'), 'utf8')
+    .split('\n')
+    .find((l) => l.includes(`\`${file}\``))!;
+  return /'([^']+(?:'[^' |][^']*)*)'/.exec(
+    row.slice(row.indexOf('visible in the image') > 0 ? row.indexOf('visible in the image') : row.indexOf('should contain')),
+  )![1];
 };
 
 async function cases(): Promise<Case[]> {
@@ -82,21 +88,59 @@ async function cases(): Promise<Case[]> {
   sh('qpdf', ['--empty', '--pages', ...Array(8).fill(corpus('scans/linn-scan-ccitt.pdf')), '--', linn8]);
   // A 150 dpi grey scan of a three-column text (no known text, so timed only).
   const fr150 = join(dir, 'federal-register-150dpi.pdf');
-  sh('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-sDEVICE=pdfimage8', '-r150', '-dFirstPage=1', '-dLastPage=8', `-sOutputFile=${fr150}`, corpus('pdf/federal-register-15-pages.pdf')]);
+  sh('gs', [
+    '-q',
+    '-dSAFER',
+    '-dBATCH',
+    '-dNOPAUSE',
+    '-sDEVICE=pdfimage8',
+    '-r150',
+    '-dFirstPage=1',
+    '-dLastPage=8',
+    `-sOutputFile=${fr150}`,
+    corpus('pdf/federal-register-15-pages.pdf'),
+  ]);
   return [
-    { name: 'phototest.tif (1 p)', pdf: await imagePdf(corpus('scans/tesseract-phototest.tif'), 200, join(dir, 'phototest.pdf')), languages: ['English'], truth: [readFileSync(corpus('scans/tesseract-phototest.expected.txt'), 'utf8')] },
+    {
+      name: 'phototest.tif (1 p)',
+      pdf: await imagePdf(corpus('scans/tesseract-phototest.tif'), 200, join(dir, 'phototest.pdf')),
+      languages: ['English'],
+      truth: [readFileSync(corpus('scans/tesseract-phototest.expected.txt'), 'utf8')],
+    },
     {
       name: 'eurotext.tif (1 p, 6 langs)',
       pdf: await imagePdf(corpus('scans/tesseract-eurotext-multilingual.tif'), 300, join(dir, 'eurotext.pdf')),
       languages: ['English', 'German', 'French', 'Italian', 'Spanish', 'Portuguese'],
       truth: [readFileSync(corpus('scans/tesseract-eurotext-multilingual.expected.txt'), 'utf8')],
     },
-    { name: 'linn.png (1 p)', pdf: await imagePdf(corpus('scans/linn-brochure-two-columns.png'), 300, join(dir, 'linn.pdf')), languages: ['English'], truth: [linn] },
+    {
+      name: 'linn.png (1 p)',
+      pdf: await imagePdf(corpus('scans/linn-brochure-two-columns.png'), 300, join(dir, 'linn.pdf')),
+      languages: ['English'],
+      truth: [linn],
+    },
     { name: 'linn-scan-ccitt.pdf (1 p)', pdf: corpus('scans/linn-scan-ccitt.pdf'), languages: ['English'], truth: [linn] },
     { name: 'image-jbig2-scan.pdf (1 p)', pdf: corpus('pdf/image-jbig2-scan.pdf'), languages: ['English'], truth: [linn] },
-    { name: 'french-diacritics-scan.pdf (1 p, fra)', pdf: corpus('scans/french-diacritics-scan.pdf'), languages: ['French'], truth: [manifestText('scans/french-diacritics-scan.pdf')] },
-    { name: 'huckleberry-finn-p22-scan.pdf (1 p, excerpt)', pdf: corpus('scans/huckleberry-finn-p22-scan.pdf'), languages: ['English'], truth: [manifestText('scans/huckleberry-finn-p22-scan.pdf')], excerpt: true },
-    { name: 'linn-scan-4-orientations.pdf (4 p)', pdf: corpus('scans/linn-scan-4-orientations.pdf'), languages: ['English'], truth: Array(4).fill(linn), turned: true },
+    {
+      name: 'french-diacritics-scan.pdf (1 p, fra)',
+      pdf: corpus('scans/french-diacritics-scan.pdf'),
+      languages: ['French'],
+      truth: [manifestText('scans/french-diacritics-scan.pdf')],
+    },
+    {
+      name: 'huckleberry-finn-p22-scan.pdf (1 p, excerpt)',
+      pdf: corpus('scans/huckleberry-finn-p22-scan.pdf'),
+      languages: ['English'],
+      truth: [manifestText('scans/huckleberry-finn-p22-scan.pdf')],
+      excerpt: true,
+    },
+    {
+      name: 'linn-scan-4-orientations.pdf (4 p)',
+      pdf: corpus('scans/linn-scan-4-orientations.pdf'),
+      languages: ['English'],
+      truth: Array(4).fill(linn),
+      turned: true,
+    },
     { name: 'linn-scan-ccitt x8 (8 p)', pdf: linn8, languages: ['English'], truth: Array(8).fill(linn) },
     { name: 'federal-register 150 dpi scan (8 p)', pdf: fr150, languages: ['English'], truth: [], timeOnly: true },
   ];
@@ -138,7 +182,17 @@ async function ours(c: Case, work: string): Promise<{ s: number; out: string }> 
 
 function ocrmypdf(c: Case, work: string, extra: string[]): { s: number; out: string } {
   const out = join(work, 'ocrmypdf.pdf');
-  const args = ['-q', '-l', c.languages.map((l) => LANGUAGES[l]).join('+'), '--jobs', String(availableParallelism()), ...(c.turned ? ['--rotate-pages'] : []), ...extra, c.pdf, out];
+  const args = [
+    '-q',
+    '-l',
+    c.languages.map((l) => LANGUAGES[l]).join('+'),
+    '--jobs',
+    String(availableParallelism()),
+    ...(c.turned ? ['--rotate-pages'] : []),
+    ...extra,
+    c.pdf,
+    out,
+  ];
   const t0 = performance.now();
   const r = spawnSync('ocrmypdf', args, { cwd: work, encoding: 'utf8', env: { ...process.env, OMP_THREAD_LIMIT: '1' } });
   if (r.status !== 0) throw new Error(`ocrmypdf: ${r.stderr}`);
@@ -161,7 +215,9 @@ async function best(tools: (() => Promise<{ s: number; out: string }>)[]): Promi
 
 async function main() {
   const hasPeer = spawnSync('ocrmypdf', ['--version']).status === 0;
-  console.log(`${availableParallelism()} cores; best of ${RUNS} runs; OCRmyPDF ${hasPeer ? sh('ocrmypdf', ['--version']).trim() : 'not installed: peer columns skipped'}`);
+  console.log(
+    `${availableParallelism()} cores; best of ${RUNS} runs; OCRmyPDF ${hasPeer ? sh('ocrmypdf', ['--version']).trim() : 'not installed: peer columns skipped'}`,
+  );
   console.log('file | ours s | ocrmypdf s | ocrmypdf pdf s | ocrmypdf / ours | ocrmypdf pdf / ours | ours CER | ocrmypdf CER | ocrmypdf pdf CER');
   const pct = (x: number) => (Number.isNaN(x) ? '-' : `${(x * 100).toFixed(1)}%`);
   const total = { ours: 0, peer: 0, peerPdf: 0 };

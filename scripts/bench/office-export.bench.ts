@@ -44,7 +44,9 @@ async function cold(doc: string, filter: string, to: string): Promise<number> {
   const input = join(dir, 'input.pdf');
   copyFileSync(join(CORPUS, doc), input);
   const t = process.hrtime.bigint();
-  await sh('soffice', [`-env:UserInstallation=file://${profile}`, '--headless', `--infilter=${filter}`, '--convert-to', to, '--outdir', dir, input], { cwd: dir });
+  await sh('soffice', [`-env:UserInstallation=file://${profile}`, '--headless', `--infilter=${filter}`, '--convert-to', to, '--outdir', dir, input], {
+    cwd: dir,
+  });
   return ms(t);
 }
 

@@ -28,10 +28,20 @@ const BOLD = /bold|black|heavy|semibold|demi|CMBX|SFBX|CMB\d|-B$|,B$|Bd$/i;
 const ITALIC = /italic|oblique|CMTI|CMSL|SFTI|-It$|,I$/i;
 const attr = (s: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(s)?.[1] ?? '';
 const unxml = (s: string) =>
-  s.replace(/&#x([0-9a-f]+);/gi, (_, h) => String.fromCodePoint(parseInt(h, 16))).replace(/&#(\d+);/g, (_, d) => String.fromCodePoint(Number(d)))
-    .replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  s
+    .replace(/&#x([0-9a-f]+);/gi, (_, h) => String.fromCodePoint(parseInt(h, 16)))
+    .replace(/&#(\d+);/g, (_, d) => String.fromCodePoint(Number(d)))
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 /** Words compare by letters and digits only: quotes, dashes and ligatures differ between fonts. */
-const key = (s: string) => s.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+const key = (s: string) =>
+  s
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '');
 
 /**
  * A glyph's quad, or where the glyph is when the quad cannot say: MuPDF 1.21 takes a Type 3 glyph's box from its
@@ -89,7 +99,14 @@ export async function stextWords(pdf: string): Promise<MPage[]> {
       let cur: { text: string; x0: number; y0: number; x1: number; y1: number; size: number; font: string } | null = null;
       const flush = () => {
         if (cur && key(cur.text)) {
-          page.words.push({ text: key(cur.text), cx: (cur.x0 + cur.x1) / 2, cy: (cur.y0 + cur.y1) / 2, size: cur.size, bold: BOLD.test(cur.font), italic: ITALIC.test(cur.font) });
+          page.words.push({
+            text: key(cur.text),
+            cx: (cur.x0 + cur.x1) / 2,
+            cy: (cur.y0 + cur.y1) / 2,
+            size: cur.size,
+            bold: BOLD.test(cur.font),
+            italic: ITALIC.test(cur.font),
+          });
         }
         cur = null;
       };
@@ -165,7 +182,10 @@ export function compare(original: MPage[], roundTrip: MPage[]): Fidelity {
     const usedB = new Set(pairs.map(([, j]) => j));
     const restA = a.map((_, i) => i).filter((i) => !usedA.has(i));
     const restB = b.map((_, j) => j).filter((j) => !usedB.has(j));
-    const inOrder = lcs(restA.map((i) => a[i].text), restB.map((j) => b[j].text)).map(([x, y]): [number, number] => [restA[x], restB[y]]);
+    const inOrder = lcs(
+      restA.map((i) => a[i].text),
+      restB.map((j) => b[j].text),
+    ).map(([x, y]): [number, number] => [restA[x], restB[y]]);
     for (const [i, j] of inOrder) {
       usedA.add(i);
       usedB.add(j);
@@ -278,7 +298,10 @@ export async function officeToPdf(file: string, ext: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'qfid-'));
   const input = join(dir, `input.${ext}`);
   copyFileSync(file, input);
-  await sh('soffice', [`-env:UserInstallation=file://${join(dir, 'profile')}`, '--headless', '--convert-to', 'pdf', '--outdir', dir, input], { cwd: dir, timeout: 600_000 });
+  await sh('soffice', [`-env:UserInstallation=file://${join(dir, 'profile')}`, '--headless', '--convert-to', 'pdf', '--outdir', dir, input], {
+    cwd: dir,
+    timeout: 600_000,
+  });
   const pdf = readdirSync(dir).find((f) => f.endsWith('.pdf'));
   if (!pdf) throw new Error(`LibreOffice did not render ${file}`);
   return join(dir, pdf);

@@ -10,11 +10,14 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { compare, officeToPdf, stextWords, type Fidelity } from './office-fidelity-measure.js';
+import { compare, type Fidelity, officeToPdf, stextWords } from './office-fidelity-measure.js';
 
 const CORPUS = resolve(process.env.QUIRE_CORPUS ?? new URL('../../../shared/corpus', import.meta.url).pathname);
 const DOCS = [
-  ...readdirSync(join(CORPUS, 'word-fidelity')).filter((f) => f.endsWith('.pdf')).sort().map((f) => `word-fidelity/${f}`),
+  ...readdirSync(join(CORPUS, 'word-fidelity'))
+    .filter((f) => f.endsWith('.pdf'))
+    .sort()
+    .map((f) => `word-fidelity/${f}`),
   'pdf/multicolumn-3-pages.pdf',
   'pdf/federal-register-15-pages.pdf',
   'pdf/google-docs-export.pdf',
@@ -95,12 +98,50 @@ async function main() {
     if (original.length === back.length) samePages++;
     else if (Math.abs(original.length - back.length) === 1) offByOne++;
     if (f.words) placed.push(f.inPlace / f.words);
-    console.log([basename(doc), f.words, share(f.anywhere, f.words), share(f.found, f.words), share(f.inPlace, f.words), share(f.sized, f.inPlace), share(f.styled, f.words), `${original.length} -> ${back.length}`, `${ms.toFixed(0)} ms`].join(' | '));
+    console.log(
+      [
+        basename(doc),
+        f.words,
+        share(f.anywhere, f.words),
+        share(f.found, f.words),
+        share(f.inPlace, f.words),
+        share(f.sized, f.inPlace),
+        share(f.styled, f.words),
+        `${original.length} -> ${back.length}`,
+        `${ms.toFixed(0)} ms`,
+      ].join(' | '),
+    );
   }
-  console.log(['word-fidelity/ (word-weighted)', samples.words, share(samples.anywhere, samples.words), share(samples.found, samples.words), share(samples.inPlace, samples.words), share(samples.sized, samples.inPlace), share(samples.styled, samples.words), '', ''].join(' | '));
-  console.log(['overall (word-weighted)', total.words, share(total.anywhere, total.words), share(total.found, total.words), share(total.inPlace, total.words), share(total.sized, total.inPlace), share(total.styled, total.words), `${samePages}/${files} equal, ${offByOne} off by one`, ''].join(' | '));
+  console.log(
+    [
+      'word-fidelity/ (word-weighted)',
+      samples.words,
+      share(samples.anywhere, samples.words),
+      share(samples.found, samples.words),
+      share(samples.inPlace, samples.words),
+      share(samples.sized, samples.inPlace),
+      share(samples.styled, samples.words),
+      '',
+      '',
+    ].join(' | '),
+  );
+  console.log(
+    [
+      'overall (word-weighted)',
+      total.words,
+      share(total.anywhere, total.words),
+      share(total.found, total.words),
+      share(total.inPlace, total.words),
+      share(total.sized, total.inPlace),
+      share(total.styled, total.words),
+      `${samePages}/${files} equal, ${offByOne} off by one`,
+      '',
+    ].join(' | '),
+  );
   const mean = placed.reduce((a, b) => a + b, 0) / (placed.length || 1);
-  console.log(`file mean in place ${mean.toFixed(3)} over ${placed.length} files with text; lowest ${Math.min(...placed).toFixed(3)}; below 0.60: ${placed.filter((p) => p < 0.6).length}; failed: ${failed.length ? failed.join(', ') : 'none'}`);
+  console.log(
+    `file mean in place ${mean.toFixed(3)} over ${placed.length} files with text; lowest ${Math.min(...placed).toFixed(3)}; below 0.60: ${placed.filter((p) => p < 0.6).length}; failed: ${failed.length ? failed.join(', ') : 'none'}`,
+  );
   await close();
   rmSync(work, { recursive: true, force: true });
 }

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LEVELS, compressPdf } from '../../app/rewrite/index.js';
+import { compressPdf, LEVELS } from '../../app/rewrite/index.js';
 import { GS_ICC_DIR, outputIntentProlog, pdfwriteArgs } from '../../engines/ghostscript-pdfwrite.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -64,7 +64,10 @@ async function main() {
     for (const preset of ['ebook', 'screen']) {
       const o = join(work, `${preset}.pdf`);
       const t0 = performance.now();
-      const r = spawnSync('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfwrite', `-dPDFSETTINGS=/${preset}`, `-sOutputFile=${o}`, input], { cwd: work, encoding: 'utf8' });
+      const r = spawnSync('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfwrite', `-dPDFSETTINGS=/${preset}`, `-sOutputFile=${o}`, input], {
+        cwd: work,
+        encoding: 'utf8',
+      });
       secs[preset] = (performance.now() - t0) / 1000;
       // Bare gs "succeeds" on files it cannot read (an empty page): counted as the input's size, flagged with *.
       const broken = /Couldn't initialise file/.test(r.stdout + r.stderr);
@@ -80,7 +83,9 @@ async function main() {
   }
   if (flags.length) console.log(`bare gs wrote an empty page instead of failing (counted as no reduction): ${flags.join(', ')}`);
   const t = totals;
-  console.log(`all files (${(t.in / 1024).toFixed(0)} KB) | ${pct(t.low, t.in)} / ${pct(t.qpdf, t.in)} | ${pct(t.medium, t.in)} / ${pct(t.ebook, t.in)} | ${pct(t.high, t.in)} / ${pct(t.screen, t.in)} |`);
+  console.log(
+    `all files (${(t.in / 1024).toFixed(0)} KB) | ${pct(t.low, t.in)} / ${pct(t.qpdf, t.in)} | ${pct(t.medium, t.in)} / ${pct(t.ebook, t.in)} | ${pct(t.high, t.in)} / ${pct(t.screen, t.in)} |`,
+  );
 
   // PDF/A-2b: our prolog-driven gs run against the same bare command (the service adds checks and qpdf reads).
   const prolog = join(work, 'pdfa.ps');
@@ -88,8 +93,21 @@ async function main() {
   writeFileSync(prolog, outputIntentProlog({ profile: icc, components: 3, subtype: 'GTS_PDFA1', identifier: 'sRGB IEC61966-2.1' }));
   const fed = corpus('pdf/federal-register-15-pages.pdf');
   const ours = bare('gs', pdfwriteArgs(fed, join(work, 'a.pdf'), { pdfa: 2, colorConversion: 'RGB', readable: [icc], prologs: [prolog] }));
-  const plain = bare('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=pdfwrite', '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB', `-sOutputFile=${join(work, 'b.pdf')}`, fed]);
-  console.log(`PDF/A-2b of the 15-page Federal Register: gs with our OutputIntent prolog ${ours.toFixed(2)} s, bare gs -dPDFA=2 (no OutputIntent) ${plain.toFixed(2)} s`);
+  const plain = bare('gs', [
+    '-dSAFER',
+    '-dBATCH',
+    '-dNOPAUSE',
+    '-q',
+    '-sDEVICE=pdfwrite',
+    '-dPDFA=2',
+    '-dPDFACompatibilityPolicy=1',
+    '-sColorConversionStrategy=RGB',
+    `-sOutputFile=${join(work, 'b.pdf')}`,
+    fed,
+  ]);
+  console.log(
+    `PDF/A-2b of the 15-page Federal Register: gs with our OutputIntent prolog ${ours.toFixed(2)} s, bare gs -dPDFA=2 (no OutputIntent) ${plain.toFixed(2)} s`,
+  );
   rmSync(work, { recursive: true, force: true });
 }
 

@@ -2,12 +2,13 @@
 // on loopback, in the same run: (a) three calls that download each output and upload it to the next step,
 // (b) three calls chained by id (outputId -> id, only the first upload and the last download cross the wire).
 // Time is the median of 3 runs; bytes are what crossed the connection (request and response bodies).
-import { serve } from '@hono/node-server';
+
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serve } from '@hono/node-server';
 import { loadConfig } from '../../app/config.js';
 import { createDeps } from '../../app/deps.js';
 import { createApp } from '../../app/server.js';
@@ -24,7 +25,8 @@ const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
 let moved = 0;
 async function call(path: string, body: FormData | Record<string, unknown>): Promise<Record<string, any>> {
-  const init = body instanceof FormData ? { method: 'POST', body } : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } };
+  const init =
+    body instanceof FormData ? { method: 'POST', body } : { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } };
   const req = new Request(`${base}${path}`, init);
   moved += (await req.clone().arrayBuffer()).byteLength;
   const res = await fetch(req);
@@ -90,7 +92,9 @@ async function measure(ways: (() => Promise<unknown>)[]) {
   return runs.map((r) => ({ ms: median(r.ms), bytes: r.bytes }));
 }
 
-console.log('| pipeline | one POST /pipeline | 3 calls, re-uploading each output | ratio | 3 calls chained by id | ratio | bytes moved (pipeline / re-uploading / by id) |');
+console.log(
+  '| pipeline | one POST /pipeline | 3 calls, re-uploading each output | ratio | 3 calls chained by id | ratio | bytes moved (pipeline / re-uploading / by id) |',
+);
 console.log('|---|---|---|---|---|---|---|');
 for (const c of cases) {
   const input = readFileSync(c.file);
@@ -110,7 +114,10 @@ for (const c of cases) {
   const chained = async () => {
     let ids: string[] = [];
     for (const [i, s] of c.steps.entries()) {
-      const bodies = i === 0 ? [await call(s.operation, form(input, basename(c.file), s.fields))] : await Promise.all(ids.map((id) => call(s.operation, { id, ...s.fields })));
+      const bodies =
+        i === 0
+          ? [await call(s.operation, form(input, basename(c.file), s.fields))]
+          : await Promise.all(ids.map((id) => call(s.operation, { id, ...s.fields })));
       ids = bodies.flatMap((b) => [b.outputId].flat() as string[]);
       if (i === c.steps.length - 1) await Promise.all(bodies.flatMap((b) => [b.outputUrl].flat() as string[]).map(download));
     }
@@ -118,7 +125,9 @@ for (const c of cases) {
   const [pipeline, reupload, byId] = await measure([viaPipeline, reuploading, chained]);
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   const mb = (b: number) => `${(b / 1048576).toFixed(2)} MB`;
-  console.log(`| ${c.name} | ${s(pipeline.ms)} | ${s(reupload.ms)} | ${(reupload.ms / pipeline.ms).toFixed(2)}x | ${s(byId.ms)} | ${(byId.ms / pipeline.ms).toFixed(2)}x | ${mb(pipeline.bytes)} / ${mb(reupload.bytes)} / ${mb(byId.bytes)} (input ${mb(input.length)}) |`);
+  console.log(
+    `| ${c.name} | ${s(pipeline.ms)} | ${s(reupload.ms)} | ${(reupload.ms / pipeline.ms).toFixed(2)}x | ${s(byId.ms)} | ${(byId.ms / pipeline.ms).toFixed(2)}x | ${mb(pipeline.bytes)} / ${mb(reupload.bytes)} / ${mb(byId.bytes)} (input ${mb(input.length)}) |`,
+  );
 }
 server.close();
 await deps.jobs.drain(1000);

@@ -17,7 +17,7 @@
 //   for a file that needs a password; 422 limits count, listed apart), /up max under 2 s, the other client's
 //   ordinary /png behind the spinning ones answered within 30 s. Exits 0 either way.
 // Run: npm run bench -- realworld [folder...]   (QUIRE_URL=http://host:port uses that server instead of starting one)
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
@@ -62,13 +62,27 @@ type Tool = { code: number | null; out: string };
 const tool = (cmd: string, args: string[], cwd: string) =>
   new Promise<Tool>((res) =>
     execFile(cmd, args, { cwd, timeout: 20_000, killSignal: 'SIGKILL', maxBuffer: 1 << 30 }, (err, out) =>
-      res({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, out: String(out ?? '') })),
+      res({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, out: String(out ?? '') }),
+    ),
   );
-const nonEmpty = (p: string) => { try { return statSync(p).size > 0; } catch { return false; } };
+const nonEmpty = (p: string) => {
+  try {
+    return statSync(p).size > 0;
+  } catch {
+    return false;
+  }
+};
 const chars = (s: string) => s.replace(/\s+/g, '').length;
 const num = (m: RegExpExecArray | null) => (m ? Number(m[1]) : null);
 
-type Ref = { pages: [number | null, number | null, number | null]; poppler: boolean; mupdf: boolean; text: [number, number]; check: number | null; password: boolean };
+type Ref = {
+  pages: [number | null, number | null, number | null];
+  poppler: boolean;
+  mupdf: boolean;
+  text: [number, number];
+  check: number | null;
+  password: boolean;
+};
 
 async function reference(file: string, dir: string): Promise<Ref> {
   mkdirSync(dir);
@@ -114,7 +128,13 @@ async function startServer(log: string): Promise<{ base: string; child: ChildPro
   child.stderr!.pipe(createWriteStream(log));
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
-    if (await fetch(`${base}/up`).then((r) => r.ok, () => false)) return { base, child };
+    if (
+      await fetch(`${base}/up`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { base, child };
     await sleep(100);
   }
   throw new Error('server did not start');
@@ -131,7 +151,9 @@ function treeRssKb(pid: number): number {
       for (const t of readdirSync(`/proc/${p}/task`)) {
         todo.push(...readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
       }
-    } catch { /* ended between two reads */ }
+    } catch {
+      /* ended between two reads */
+    }
   }
   return kb;
 }
@@ -148,7 +170,11 @@ async function post(base: string, path: string, file: string, fields: Record<str
     const text = await res.text();
     if (res.status === 200) return { status: 200, ms: ms(t), error: '' };
     let error = text;
-    try { error = String(JSON.parse(text).error ?? text); } catch { /* not JSON: the raw text */ }
+    try {
+      error = String(JSON.parse(text).error ?? text);
+    } catch {
+      /* not JSON: the raw text */
+    }
     return { status: res.status, ms: ms(t), error: error.slice(0, 300) };
   } catch (err) {
     const e = err as Error & { cause?: Error };
@@ -160,9 +186,14 @@ async function post(base: string, path: string, file: string, fields: Record<str
 async function pool<T>(tasks: Array<() => Promise<T>>, n: number): Promise<T[]> {
   const out: T[] = new Array(tasks.length);
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < tasks.length) { const i = next++; out[i] = await tasks[i](); }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        out[i] = await tasks[i]();
+      }
+    }),
+  );
   return out;
 }
 
@@ -177,11 +208,17 @@ function postFrom(localAddress: string, base: string, path: string, file: string
   ]);
   const t = now();
   return new Promise((resolveAnswer) => {
-    const req = httpRequest(`${base}${path}`, { method: 'POST', localAddress, headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, ms: ms(t), error: res.statusCode === 200 ? '' : Buffer.concat(chunks).toString().slice(0, 300) }));
-    });
+    const req = httpRequest(
+      `${base}${path}`,
+      { method: 'POST', localAddress, headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': body.length } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolveAnswer({ status: res.statusCode ?? 0, ms: ms(t), error: res.statusCode === 200 ? '' : Buffer.concat(chunks).toString().slice(0, 300) }),
+        );
+      },
+    );
     req.on('error', (err) => resolveAnswer({ status: 0, ms: ms(t), error: `no answer: ${err.message}` }));
     req.end(body);
   });
@@ -198,7 +235,9 @@ async function stalledLane(base: string): Promise<[string, Answer][]> {
       fd.append('file', new Blob([readFileSync(spin)]), 'spinning-tiles.pdf');
       fd.append('resolution', '72');
       const t = now();
-      const { requestId } = (await (await fetch(`${base}/png`, { method: 'POST', body: fd, headers: { 'Request-Type': 'requestId' } })).json()) as { requestId: string };
+      const { requestId } = (await (await fetch(`${base}/png`, { method: 'POST', body: fd, headers: { 'Request-Type': 'requestId' } })).json()) as {
+        requestId: string;
+      };
       return { requestId, t };
     }),
   );
@@ -206,7 +245,11 @@ async function stalledLane(base: string): Promise<[string, Answer][]> {
   const ends = polled.map(async ({ requestId, t }, i): Promise<[string, Answer]> => {
     for (;;) {
       const status = (await (await fetch(`${base}/request-status/${requestId}`)).json()) as { status: string; error?: string };
-      if (status.status !== 'pending') return [`spinning page ${i + 1}, polled: ${String(status.error ?? status.status).slice(0, 120)}`, { status: status.status === 'completed' ? 200 : 422, ms: ms(t), error: status.error ?? '' }];
+      if (status.status !== 'pending')
+        return [
+          `spinning page ${i + 1}, polled: ${String(status.error ?? status.status).slice(0, 120)}`,
+          { status: status.status === 'completed' ? 200 : 422, ms: ms(t), error: status.error ?? '' },
+        ];
       await sleep(250);
     }
   });
@@ -215,7 +258,11 @@ async function stalledLane(base: string): Promise<[string, Answer][]> {
     post(base, '/png', ordinary, { resolution: '72' }),
     ...ends,
   ]);
-  const out: [string, Answer][] = [['ordinary, another client', other as Answer], ['ordinary, same client as the spinning ones', same as Answer], ...(spun as [string, Answer][])];
+  const out: [string, Answer][] = [
+    ['ordinary, another client', other as Answer],
+    ['ordinary, same client as the spinning ones', same as Answer],
+    ...(spun as [string, Answer][]),
+  ];
   return out;
 }
 
@@ -223,7 +270,10 @@ async function main() {
   const files = inputs([join(CORPUS, 'realworld-qpdf'), ...process.argv.slice(2)]);
   const started = now();
   console.log(`${files.length} files; references first (20 s limit each), then ${ENDPOINTS.length} endpoints per file, 2 requests at a time`);
-  const refs = await pool(files.map((f, i) => () => reference(f.path, join(work, `ref-${i}`))), 2);
+  const refs = await pool(
+    files.map((f, i) => () => reference(f.path, join(work, `ref-${i}`))),
+    2,
+  );
   console.log(`references: ${secs(ms(started))} s`);
 
   const log = join(tmpdir(), `quire-realworld-${Date.now()}.log`);
@@ -235,7 +285,10 @@ async function main() {
   const poller = (async () => {
     while (going) {
       const t = now();
-      await fetch(`${base}/up`).then((r) => r.arrayBuffer(), () => null);
+      await fetch(`${base}/up`).then(
+        (r) => r.arrayBuffer(),
+        () => null,
+      );
       up.push(ms(t));
       await sleep(250);
     }
@@ -245,7 +298,13 @@ async function main() {
   let answers: Answer[][];
   let stalled: Awaited<ReturnType<typeof stalledLane>> | undefined;
   try {
-    const tasks = files.flatMap((f) => ENDPOINTS.map(([, path, fields]) => () => post(base, path, f.path, fields)));
+    const tasks = files.flatMap((f) =>
+      ENDPOINTS.map(
+        ([, path, fields]) =>
+          () =>
+            post(base, path, f.path, fields),
+      ),
+    );
     const flat = await pool(tasks, 2);
     answers = files.map((_, i) => flat.slice(i * ENDPOINTS.length, (i + 1) * ENDPOINTS.length));
     stalled = await stalledLane(base);
@@ -271,7 +330,9 @@ async function main() {
     const r = refs[i];
     const pages = r.pages.map((p) => p ?? '-').join('/');
     const read = `${r.poppler ? 'y' : 'n'}/${r.mupdf ? 'y' : 'n'}`;
-    console.log(`| ${f.name.padEnd(w)} | ${pages.padEnd(11)} | ${read.padEnd(8)} | ${r.password ? 'y ' : 'n '} | ${String(r.check ?? '-').padEnd(5)} | ${r.text.join('/').padEnd(11)} | ${answers[i].map(cell).join(' | ')} |`);
+    console.log(
+      `| ${f.name.padEnd(w)} | ${pages.padEnd(11)} | ${read.padEnd(8)} | ${r.password ? 'y ' : 'n '} | ${String(r.check ?? '-').padEnd(5)} | ${r.text.join('/').padEnd(11)} | ${answers[i].map(cell).join(' | ')} |`,
+    );
   });
 
   // ---- summary ----
@@ -280,7 +341,8 @@ async function main() {
   const listed: string[] = [];
   const limits: string[] = [];
   const failures: string[] = [];
-  for (const name of [...ENDPOINTS.map(([n]) => n), 'overall']) rows.set(name, { n: 0, ok: 0, s5xx: 0, slow: 0, dropped: 0, refusals: 0, limits: 0, unreadable4xx: 0, times: [] });
+  for (const name of [...ENDPOINTS.map(([n]) => n), 'overall'])
+    rows.set(name, { n: 0, ok: 0, s5xx: 0, slow: 0, dropped: 0, refusals: 0, limits: 0, unreadable4xx: 0, times: [] });
   files.forEach((f, i) => {
     const r = refs[i];
     const readable = r.poppler || r.mupdf;
@@ -306,11 +368,17 @@ async function main() {
     });
   });
   const readableCount = refs.filter((r) => r.poppler || r.mupdf).length;
-  console.log(`\n${files.length} files (${readableCount} readable by a reference, ${refs.filter((r) => r.password).length} need a password); requests ${secs(campaignMs)} s, whole run ${secs(ms(started))} s`);
-  console.log(`| endpoint | requests | 200 | 5xx | no answer | over 60 s | refusals of readable files | of them 422 | 4xx of unreadable files | median s | max s |`);
+  console.log(
+    `\n${files.length} files (${readableCount} readable by a reference, ${refs.filter((r) => r.password).length} need a password); requests ${secs(campaignMs)} s, whole run ${secs(ms(started))} s`,
+  );
+  console.log(
+    `| endpoint | requests | 200 | 5xx | no answer | over 60 s | refusals of readable files | of them 422 | 4xx of unreadable files | median s | max s |`,
+  );
   console.log(`|---|---|---|---|---|---|---|---|---|---|---|`);
   for (const [name, r] of rows) {
-    console.log(`| ${name} | ${r.n} | ${r.ok} | ${r.s5xx} | ${r.dropped} | ${r.slow} | ${r.refusals} | ${r.limits} | ${r.unreadable4xx} | ${secs(pct(r.times, 50))} | ${secs(Math.max(...r.times))} |`);
+    console.log(
+      `| ${name} | ${r.n} | ${r.ok} | ${r.s5xx} | ${r.dropped} | ${r.slow} | ${r.refusals} | ${r.limits} | ${r.unreadable4xx} | ${secs(pct(r.times, 50))} | ${secs(Math.max(...r.times))} |`,
+    );
   }
   const upMax = Math.max(0, ...up);
   console.log(`| /up (${up.length} polls) | max ${upMax.toFixed(0)} ms | p95 ${pct(up, 95).toFixed(0)} ms |`);
@@ -326,7 +394,9 @@ async function main() {
   const other = stall.find(([n]) => n.startsWith('ordinary, another client'))![1];
   const all = rows.get('overall')!;
   const met = all.s5xx === 0 && all.dropped === 0 && all.slow === 0 && all.refusals === 0 && upMax < 2000 && other.status === 200 && other.ms < 30_000;
-  console.log(`\n${met ? 'GOAL MET' : 'GOAL NOT MET'} (0 5xx: ${all.s5xx}, 0 dropped: ${all.dropped}, 0 over 60 s: ${all.slow}, 0 refusals of readable files: ${all.refusals}, /up max < 2 s: ${upMax.toFixed(0)} ms, another client's /png behind the spinning pages < 30 s: ${secs(other.ms)} s)`);
+  console.log(
+    `\n${met ? 'GOAL MET' : 'GOAL NOT MET'} (0 5xx: ${all.s5xx}, 0 dropped: ${all.dropped}, 0 over 60 s: ${all.slow}, 0 refusals of readable files: ${all.refusals}, /up max < 2 s: ${upMax.toFixed(0)} ms, another client's /png behind the spinning pages < 30 s: ${secs(other.ms)} s)`,
+  );
 }
 
 await main();

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import preview from '../../app/operations/pdf-with-redacted-text-preview.js';
 import applied from '../../app/operations/pdf-with-redacted-text-applied.js';
+import preview from '../../app/operations/pdf-with-redacted-text-preview.js';
 import type { Redaction } from '../../app/redact/index.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -15,7 +15,7 @@ const PDF = resolve(root, '../shared/corpus/pdf/federal-register-15-pages.pdf');
 const work = mkdtempSync(join(tmpdir(), 'quire-bench-redact-'));
 const LITERALS = ['Boeing Company', 'regulations.gov', 'August 6, 2020', 'Airworthiness'];
 
-const BARE = String.raw`
+const BARE = `
 var doc = new PDFDocument(scriptArgs[0]);
 var needles = JSON.parse(scriptArgs[2]);
 for (var i = 0; i < doc.countPages(); i++) {
@@ -30,7 +30,16 @@ doc.save(scriptArgs[1], "garbage,compress");
 `;
 
 async function ours(redactions: Redaction[], dir: string): Promise<number> {
-  const ctx = { dir, signal: new AbortController().signal, timeoutMs: 600_000, progress: () => {}, outputName: 'out', inputs: {}, urlPolicy: {} as never, concurrency: 1 };
+  const ctx = {
+    dir,
+    signal: new AbortController().signal,
+    timeoutMs: 600_000,
+    progress: () => {},
+    outputName: 'out',
+    inputs: {},
+    urlPolicy: {} as never,
+    concurrency: 1,
+  };
   const input = { id: 'x', name: 'in.pdf', type: 'application/pdf', path: PDF };
   const t0 = performance.now();
   const p = await preview.run({ ...ctx, input, fields: { redactions } } as never);

@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ImageFormat } from '../../engines/images.js';
+import { renderImages, splitRuns } from '../../app/render/index.js';
 import { deviceArgs } from '../../engines/ghostscript-raster.js';
+import type { ImageFormat } from '../../engines/images.js';
 import { drawArgs, readPageBoxes } from '../../engines/mupdf.js';
 import { pageCount } from '../../engines/qpdf.js';
-import { renderImages, splitRuns } from '../../app/render/index.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const SOURCE = resolve(root, '../shared/corpus/pdf/federal-register-15-pages.pdf');
@@ -32,7 +32,12 @@ const hwmKb = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status
 const resetHwm = () => writeFileSync('/proc/self/clear_refs', '5');
 
 // Compressed TIFF as ours is (Ghostscript has no Deflate; uncompressed tiff24nc would write 25 MB a page).
-const GS_DEVICE: Partial<Record<ImageFormat, string[]>> = { png: ['-sDEVICE=png16m'], jpg: ['-sDEVICE=jpeg'], tif: ['-sDEVICE=tiff24nc', '-sCompression=lzw'], bmp: ['-sDEVICE=bmp16m'] };
+const GS_DEVICE: Partial<Record<ImageFormat, string[]>> = {
+  png: ['-sDEVICE=png16m'],
+  jpg: ['-sDEVICE=jpeg'],
+  tif: ['-sDEVICE=tiff24nc', '-sCompression=lzw'],
+  bmp: ['-sDEVICE=bmp16m'],
+};
 const POPPLER: Partial<Record<ImageFormat, string>> = { png: '-png', jpg: '-jpeg', tif: '-tiff' };
 const VIA_GS = new Set<ImageFormat>(['jpg', 'bmp']);
 
@@ -58,13 +63,25 @@ async function main() {
       const nodeKb = Math.max(0, hwmKb() - before);
       // One worker's engine process alone (never `-o /dev/null`: MuPDF deletes an output path before writing it), with the arguments the service gives it, writing where the service does.
       const engine = VIA_GS.has(format)
-        ? raw('gs', deviceArgs(PDF, join(dir, `w%d.${format}`), { device: format === 'jpg' ? 'jpeg' : 'bmp16m', pages: firstRun, resolution: dpi, smoothText: false, smoothLines: false, smoothImages: false }), dir)
+        ? raw(
+            'gs',
+            deviceArgs(PDF, join(dir, `w%d.${format}`), {
+              device: format === 'jpg' ? 'jpeg' : 'bmp16m',
+              pages: firstRun,
+              resolution: dpi,
+              smoothText: false,
+              smoothLines: false,
+              smoothImages: false,
+            }),
+            dir,
+          )
         : raw('mutool', drawArgs(PDF, '-', { pages: firstRun, resolution: dpi, colorspace: 'rgb', graphicsAa: 0, textAa: 0 }), dir);
       const perWorkerMb = (nodeKb / workers + engine.kb) / 1024;
 
       const results: Record<string, { s: number; kb: number } | null> = { mutool: null, gs: null, pdftoppm: null };
       if (format === 'png') results.mutool = raw('mutool', ['draw', '-q', '-A', '0', '-r', String(dpi), '-o', 'm%d.png', PDF], dir);
-      if (GS_DEVICE[format]) results.gs = raw('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', ...GS_DEVICE[format]!, `-r${dpi}`, '-o', `g%d.${format}`, PDF], dir);
+      if (GS_DEVICE[format])
+        results.gs = raw('gs', ['-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', ...GS_DEVICE[format]!, `-r${dpi}`, '-o', `g%d.${format}`, PDF], dir);
       // pdftoppm's PNG at 300 dpi takes ~19 s here: measured at 150 dpi only, to keep the run short.
       if (POPPLER[format] && dpi === 150) results.pdftoppm = raw('pdftoppm', [POPPLER[format]!, '-r', String(dpi), PDF, 'p'], dir);
       const measured = Object.values(results).filter((r): r is { s: number; kb: number } => r !== null);

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 const dir = new URL('.', import.meta.url).pathname;
 const paths = process.argv.slice(2).filter((a) => existsSync(a));
 const only = process.argv.slice(2).filter((a) => !existsSync(a));
-for (const f of readdirSync(dir).filter((n) => n.endsWith('.bench.ts')).sort()) {
+for (const f of readdirSync(dir)
+  .filter((n) => n.endsWith('.bench.ts'))
+  .sort()) {
   if (only.length && !only.some((o) => f.includes(o))) continue;
   console.log(`\n## ${f}`);
   const r = spawnSync(process.execPath, ['--import', 'tsx', join(dir, f), ...paths], { stdio: 'inherit' });

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REDIS_SERVER, started, startQuire, startRedis, stop, type Proc } from '../../test/processes.js';
+import { type Proc, REDIS_SERVER, started, startQuire, startRedis, stop } from '../../test/processes.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const CORPUS = resolve(process.env.QUIRE_CORPUS ?? join(root, '../shared/corpus'));
@@ -23,7 +23,12 @@ const ms = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const REDIS = REDIS_SERVER;
 
-async function post(base: string, path: string, file: string, fields: Record<string, string> = {}): Promise<{ status: number; ms: number; body: Record<string, unknown> }> {
+async function post(
+  base: string,
+  path: string,
+  file: string,
+  fields: Record<string, string> = {},
+): Promise<{ status: number; ms: number; body: Record<string, unknown> }> {
   const fd = new FormData();
   fd.append('file', new Blob([readFileSync(file)]), basename(file));
   for (const [k, v] of Object.entries(fields)) fd.append(k, v);
@@ -112,7 +117,9 @@ async function main() {
     const cores = availableParallelism();
     await compare(`default settings (each worker sees all ${cores} cores)`, (n) => startQuire(`worker-${n}`, cluster('worker')));
     if (cores >= 2 && spawnSync('taskset', ['-V']).status === 0) {
-      await compare('each worker pinned to its own core (taskset; a `cpus: 1` replica)', (n) => startQuire(`pinned-${n}`, cluster('worker'), { cpus: String(n - 1) }));
+      await compare('each worker pinned to its own core (taskset; a `cpus: 1` replica)', (n) =>
+        startQuire(`pinned-${n}`, cluster('worker'), { cpus: String(n - 1) }),
+      );
     }
     for (const w of workers) await stop(w);
     await stop(api);

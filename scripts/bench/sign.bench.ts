@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fromPem, signPdf, type SignRequest } from '../../app/sign/index.js';
+import { fromPem, type SignRequest, signPdf } from '../../app/sign/index.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const REGISTER = resolve(root, '../shared/corpus/pdf/federal-register-15-pages.pdf');
@@ -39,7 +39,7 @@ const best = async (fn: () => unknown) => {
 
 const request = (visible: boolean): SignRequest => ({
   placement: visible ? { page: 1, rect: [300, 40, 560, 130] } : undefined,
-  lines: ['Digitally signed by Bench Signer', 'Date: 2024.01.01 00:00:00 +00\'00\''],
+  lines: ['Digitally signed by Bench Signer', "Date: 2024.01.01 00:00:00 +00'00'"],
   logoOpacity: 0.5,
   name: 'Bench Signer',
   time: new Date(),
@@ -47,11 +47,17 @@ const request = (visible: boolean): SignRequest => ({
 
 async function main() {
   console.log('input | MB | ours invisible s | ours visible s | openssl cms s | ours / openssl');
-  for (const [label, path] of [['15 pages', FIFTEEN], ['300 pages', THREE_HUNDRED], ['15 pages + 30 MB attachment', BIG]] as const) {
+  for (const [label, path] of [
+    ['15 pages', FIFTEEN],
+    ['300 pages', THREE_HUNDRED],
+    ['15 pages + 30 MB attachment', BIG],
+  ] as const) {
     const bytes = readFileSync(path);
     const invisible = await best(() => signPdf(bytes, creds, request(false), { cwd: work }));
     const visible = await best(() => signPdf(bytes, creds, request(true), { cwd: work }));
-    const native = await best(() => openssl('cms', '-sign', '-binary', '-md', 'sha256', '-in', path, '-signer', 'cert.pem', '-inkey', 'key.pem', '-outform', 'DER', '-out', 'sig.der'));
+    const native = await best(() =>
+      openssl('cms', '-sign', '-binary', '-md', 'sha256', '-in', path, '-signer', 'cert.pem', '-inkey', 'key.pem', '-outform', 'DER', '-out', 'sig.der'),
+    );
     const mb = (statSync(path).size / 1048576).toFixed(1);
     console.log(`${label} | ${mb} | ${invisible.toFixed(3)} | ${visible.toFixed(3)} | ${native.toFixed(3)} | ${(invisible / native).toFixed(1)}x`);
   }

@@ -23,9 +23,13 @@ function document(): string {
   const parts: string[] = ['# Structured text benchmark\n'];
   for (let s = 1; s <= SECTIONS; s++) {
     parts.push(`## Section ${s}\n`);
-    for (let p = 0; p < 3; p++) parts.push(`Paragraph ${p + 1} of section ${s}: ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '.repeat(3)}\n`);
+    for (let p = 0; p < 3; p++)
+      parts.push(
+        `Paragraph ${p + 1} of section ${s}: ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. '.repeat(3)}\n`,
+      );
     parts.push('| Item | Region | Units | Price |\n|:-----|:------:|------:|------:|');
-    for (let r = 0; r < 12; r++) parts.push(`| Item ${s}.${r} | ${['North', 'South', 'East', 'West'][r % 4]} | ${(r + 1) * 17} | ${((r + 1) * 3.25).toFixed(2)} |`);
+    for (let r = 0; r < 12; r++)
+      parts.push(`| Item ${s}.${r} | ${['North', 'South', 'East', 'West'][r % 4]} | ${(r + 1) * 17} | ${((r + 1) * 3.25).toFixed(2)} |`);
     parts.push('');
     if (s % 2 === 0) parts.push(`![Figure ${s}](${IMAGES[(s / 2) % 2].split('/').pop()})\n`);
     parts.push('```\nconst total = rows.reduce((a, r) => a + r.units * r.price, 0);\n```\n');
@@ -48,14 +52,28 @@ async function main() {
   };
   // The same HTML the request prints, for the bare run.
   const images = IMAGES.map((i) => ({ name: i.split('/').pop()!, path: join(CORPUS, i) }));
-  const typeset = await typesetStructured('markdown', readFileSync(join(work, 'bench.md')), 'bench.md', {}, { uploads: images, ids: [], maxPixels: 1e8, maxBytes: 50 * 1024 * 1024 });
+  const typeset = await typesetStructured(
+    'markdown',
+    readFileSync(join(work, 'bench.md')),
+    'bench.md',
+    {},
+    { uploads: images, ids: [], maxPixels: 1e8, maxBytes: 50 * 1024 * 1024 },
+  );
   const html = join(work, 'bench.html');
   // The request's margins go to the printer; the bare run gets them from CSS.
   writeFileSync(html, typeset.html.replace('</style>', '@page { margin: 72pt; }</style>'));
   const bare = async () => {
     const dir = mkdtempSync(join(work, 'b-'));
     const started = process.hrtime.bigint();
-    await sh('chromium', ['--headless', '--no-sandbox', '--disable-gpu', `--user-data-dir=${join(dir, 'ud')}`, '--no-pdf-header-footer', `--print-to-pdf=${join(dir, 'b.pdf')}`, `file://${html}`]);
+    await sh('chromium', [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      `--user-data-dir=${join(dir, 'ud')}`,
+      '--no-pdf-header-footer',
+      `--print-to-pdf=${join(dir, 'b.pdf')}`,
+      `file://${html}`,
+    ]);
     return { elapsed: ms(started), path: join(dir, 'b.pdf') };
   };
 
@@ -74,7 +92,9 @@ async function main() {
   await t.close();
   rmSync(work, { recursive: true, force: true });
   console.log('case | ours | bare chromium --print-to-pdf | ours / bare');
-  console.log(`Markdown, ${pages.ours} pages (bare: ${pages.bare}), ${SECTIONS} tables, ${SECTIONS / 2} images, median of ${RUNS} | ${median(o).toFixed(0)} ms | ${median(b).toFixed(0)} ms | ${(median(o) / median(b)).toFixed(2)}`);
+  console.log(
+    `Markdown, ${pages.ours} pages (bare: ${pages.bare}), ${SECTIONS} tables, ${SECTIONS / 2} images, median of ${RUNS} | ${median(o).toFixed(0)} ms | ${median(b).toFixed(0)} ms | ${(median(o) / median(b)).toFixed(2)}`,
+  );
 }
 
 main().catch((err) => {

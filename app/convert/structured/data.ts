@@ -49,11 +49,15 @@ export function csvHtml(text: string, name: string, o: StructuredOptions): { htm
     const values = body.map((r) => r[i] ?? '').filter((v) => v.trim());
     return values.length && values.every((v) => NUMBER.test(v)) ? 'right' : 'left';
   });
-  const weights = Array.from({ length: columns }, (_, i) => c.columns?.find((col) => col.index === i)?.width_weight ?? o.style?.table?.column_width_weights?.[i]);
+  const weights = Array.from(
+    { length: columns },
+    (_, i) => c.columns?.find((col) => col.index === i)?.width_weight ?? o.style?.table?.column_width_weights?.[i],
+  );
   const sized = weights.some((w) => w !== undefined);
   const total = weights.reduce<number>((a, w) => a + (w ?? 1), 0);
   const colgroup = sized ? `<colgroup>${weights.map((w) => `<col style="width: ${(((w ?? 1) / total) * 100).toFixed(3)}%">`).join('')}</colgroup>` : '';
-  const cells = (r: string[], tag: 'th' | 'td') => align.map((a, i) => `<${tag}${tag === 'th' ? ' scope="col"' : ''} style="text-align: ${a}">${escapeHtml(r[i] ?? '')}</${tag}>`).join('');
+  const cells = (r: string[], tag: 'th' | 'td') =>
+    align.map((a, i) => `<${tag}${tag === 'th' ? ' scope="col"' : ''} style="text-align: ${a}">${escapeHtml(r[i] ?? '')}</${tag}>`).join('');
   const html = [
     `<table${sized ? ' style="width: 100%; table-layout: fixed"' : ''}>`,
     colgroup,
@@ -84,7 +88,9 @@ function jsonItem(key: string | null, v: unknown): string {
   const label = key === null ? '' : `<span class="key">${escapeHtml(key)}</span>`;
   if (v !== null && typeof v === 'object') {
     const entries = Array.isArray(v) ? v.map((x, i) => [`[${i}]`, x] as const) : Object.entries(v);
-    const inner = entries.length ? `<ul>${entries.map(([k, x]) => jsonItem(k, x)).join('')}</ul>` : ` <span class="empty">${Array.isArray(v) ? '(empty list)' : '(empty)'}</span>`;
+    const inner = entries.length
+      ? `<ul>${entries.map(([k, x]) => jsonItem(k, x)).join('')}</ul>`
+      : ` <span class="empty">${Array.isArray(v) ? '(empty list)' : '(empty)'}</span>`;
     return key === null && entries.length ? entries.map(([k, x]) => jsonItem(k, x)).join('') : `<li>${label}${inner}</li>`;
   }
   const shown = typeof v === 'string' ? escapeHtml(v) : String(v);
@@ -100,7 +106,16 @@ export function xmlHtml(text: string, name: string, o: StructuredOptions): strin
   try {
     const valid = XMLValidator.validate(text);
     if (valid !== true) throw invalidInput(`${name} is not well-formed XML (line ${valid.err.line}: ${valid.err.msg.slice(0, 200)})`);
-    nodes = new XMLParser({ preserveOrder: true, ignoreAttributes: false, attributeNamePrefix: '', trimValues: true, parseTagValue: false, parseAttributeValue: false, ignoreDeclaration: true, ignorePiTags: true }).parse(text) as XmlNode[];
+    nodes = new XMLParser({
+      preserveOrder: true,
+      ignoreAttributes: false,
+      attributeNamePrefix: '',
+      trimValues: true,
+      parseTagValue: false,
+      parseAttributeValue: false,
+      ignoreDeclaration: true,
+      ignorePiTags: true,
+    }).parse(text) as XmlNode[];
   } catch (err) {
     if (err instanceof AppError) throw err;
     throw invalidInput(`${name} is not readable XML (${(err as Error).message.slice(0, 200)})`);
@@ -115,10 +130,13 @@ function xmlItem(node: XmlNode): string {
   if ('#text' in node) return `<li>${escapeHtml(String(node['#text']))}</li>`;
   const tag = Object.keys(node).find((k) => k !== ':@');
   if (!tag) return '';
-  const attrs = Object.entries(node[':@'] ?? {}).map(([k, v]) => ` <span class="attr">${escapeHtml(k)}="${escapeHtml(String(v))}"</span>`).join('');
+  const attrs = Object.entries(node[':@'] ?? {})
+    .map(([k, v]) => ` <span class="attr">${escapeHtml(k)}="${escapeHtml(String(v))}"</span>`)
+    .join('');
   const children = (node[tag] as XmlNode[]) ?? [];
   // An element holding only text reads as `name: text` on one line.
-  if (children.length === 1 && '#text' in children[0]) return `<li><span class="key">${escapeHtml(tag)}</span>${attrs}: ${escapeHtml(String(children[0]['#text']))}</li>`;
+  if (children.length === 1 && '#text' in children[0])
+    return `<li><span class="key">${escapeHtml(tag)}</span>${attrs}: ${escapeHtml(String(children[0]['#text']))}</li>`;
   return `<li><span class="key">${escapeHtml(tag)}</span>${attrs}${children.length ? `<ul>${children.map(xmlItem).join('')}</ul>` : ''}</li>`;
 }
 

@@ -37,7 +37,16 @@ export async function markdownHtml(source: string, o: StructuredOptions, images:
   const m = o.markdown ?? {};
   const policy = m.missing_image_alt_text ?? 'warn';
   // Clients write targets as the Markdown does; markdown-it hands them over normalised (percent-encoded).
-  const byTarget = <T>(map: Record<string, T> | undefined) => new Map(Object.entries(map ?? {}).flatMap(([k, v]) => [[k, v], [md.normalizeLink(k), v]] as [string, T][]));
+  const byTarget = <T>(map: Record<string, T> | undefined) =>
+    new Map(
+      Object.entries(map ?? {}).flatMap(
+        ([k, v]) =>
+          [
+            [k, v],
+            [md.normalizeLink(k), v],
+          ] as [string, T][],
+      ),
+    );
   const altFor = byTarget(m.image_alt_text);
   const sourceFor = byTarget(m.image_sources);
   const all = [...images.uploads, ...images.ids];
@@ -49,11 +58,19 @@ export async function markdownHtml(source: string, o: StructuredOptions, images:
     const s = sourceFor.get(target);
     if (s) {
       if (s.image_id_index !== undefined) {
-        if (!images.ids[s.image_id_index]) throw outOfRange(s.image_id_index, `structured_text_options.markdown.image_sources["${target.slice(0, 100)}"].image_id_index (image_ids has ${images.ids.length})`);
+        if (!images.ids[s.image_id_index])
+          throw outOfRange(
+            s.image_id_index,
+            `structured_text_options.markdown.image_sources["${target.slice(0, 100)}"].image_id_index (image_ids has ${images.ids.length})`,
+          );
         return images.ids[s.image_id_index];
       }
       if (s.upload_index !== undefined) {
-        if (!images.uploads[s.upload_index]) throw outOfRange(s.upload_index, `structured_text_options.markdown.image_sources["${target.slice(0, 100)}"].upload_index (image_files has ${images.uploads.length})`);
+        if (!images.uploads[s.upload_index])
+          throw outOfRange(
+            s.upload_index,
+            `structured_text_options.markdown.image_sources["${target.slice(0, 100)}"].upload_index (image_files has ${images.uploads.length})`,
+          );
         return images.uploads[s.upload_index];
       }
     }
@@ -72,7 +89,11 @@ export async function markdownHtml(source: string, o: StructuredOptions, images:
     const alt = (altFor.get(target) ?? self.renderInlineAsText(token.children ?? [], options, env)).trim();
     const image = resolve(target);
     if (!alt) {
-      if (policy === 'fail') throw outOfRange('fail', `structured_text_options.markdown.missing_image_alt_text: the image ${target.slice(0, 200)} has no alternate text (give it in the Markdown or in markdown.image_alt_text)`);
+      if (policy === 'fail')
+        throw outOfRange(
+          'fail',
+          `structured_text_options.markdown.missing_image_alt_text: the image ${target.slice(0, 200)} has no alternate text (give it in the Markdown or in markdown.image_alt_text)`,
+        );
       if (policy === 'warn') missingAlt.push(target);
     }
     if (!image) {
@@ -107,7 +128,16 @@ function sanitize(html: string): string {
   const align = { 'text-align': [/^(left|right|center)$/] };
   return sanitizeHtml(html, {
     allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'del', 'ins', 'details', 'summary'],
-    allowedAttributes: { a: ['href', 'name', 'title'], img: ['src', 'alt', 'role', 'title'], th: cell, td: cell, ol: ['start'], code: ['class'], table: ['class'], '*': ['lang', 'dir'] },
+    allowedAttributes: {
+      a: ['href', 'name', 'title'],
+      img: ['src', 'alt', 'role', 'title'],
+      th: cell,
+      td: cell,
+      ol: ['start'],
+      code: ['class'],
+      table: ['class'],
+      '*': ['lang', 'dir'],
+    },
     allowedClasses: { table: ['md'], code: [/^language-/] },
     allowedStyles: { th: align, td: align },
     allowedSchemes: ['http', 'https', 'mailto'],
@@ -126,7 +156,8 @@ async function dataUri(image: ImageInput, maxPixels: number): Promise<string> {
   } catch {
     throw new AppError('invalid_input', `${image.name.slice(0, 200)}: Markdown images must be GIF, JPEG, PNG, or TIFF files.`);
   }
-  if (!meta.format || !(meta.format in FORMATS || meta.format === 'tiff')) throw new AppError('invalid_input', `${image.name.slice(0, 200)}: Markdown images must be GIF, JPEG, PNG, or TIFF files.`);
+  if (!meta.format || !(meta.format in FORMATS || meta.format === 'tiff'))
+    throw new AppError('invalid_input', `${image.name.slice(0, 200)}: Markdown images must be GIF, JPEG, PNG, or TIFF files.`);
   const pixels = (meta.width ?? 0) * (meta.pageHeight ?? meta.height ?? 0);
   if (pixels > maxPixels) throw limitExceeded(`The image ${image.name.slice(0, 200)} (${meta.width}x${meta.height} pixels)`, 'MAX_IMAGE_PIXELS', maxPixels);
   if (meta.format === 'tiff') {

@@ -1,6 +1,6 @@
-import { outOfRange } from '../../errors.js';
 import { PAGE_SIZES } from '../../document/index.js';
-import { cssFont, familyList, type CssFont } from './fonts.js';
+import { outOfRange } from '../../errors.js';
+import { type CssFont, cssFont, familyList } from './fonts.js';
 
 /** `structured_text_options` of /pdf, as the pdfRest clients send it (every member optional). */
 
@@ -12,7 +12,15 @@ export interface Sides {
   left?: number;
 }
 /** The clients' size names (lower case, tabloid beside ledger) for the one paper table of the document domain. */
-export const STRUCTURED_PAGE_SIZES = { letter: PAGE_SIZES.letter, legal: PAGE_SIZES.legal, ledger: PAGE_SIZES.ledger, tabloid: PAGE_SIZES.ledger, a3: PAGE_SIZES.A3, a4: PAGE_SIZES.A4, a5: PAGE_SIZES.A5 } as const;
+export const STRUCTURED_PAGE_SIZES = {
+  letter: PAGE_SIZES.letter,
+  legal: PAGE_SIZES.legal,
+  ledger: PAGE_SIZES.ledger,
+  tabloid: PAGE_SIZES.ledger,
+  a3: PAGE_SIZES.A3,
+  a4: PAGE_SIZES.A4,
+  a5: PAGE_SIZES.A5,
+} as const;
 export type StructuredPageSize = keyof typeof STRUCTURED_PAGE_SIZES;
 
 export interface TableStyle {
@@ -77,8 +85,10 @@ export function structuredPaper(o: StructuredOptions, wide: boolean): Paper {
   const orientation = p.orientation === 'portrait' || p.orientation === 'landscape' ? p.orientation : wide ? 'landscape' : null;
   if ((orientation === 'landscape' && w < h) || (orientation === 'portrait' && w > h)) [w, h] = [h, w];
   const margin = { top: DEFAULTS.margin, right: DEFAULTS.margin, bottom: DEFAULTS.margin, left: DEFAULTS.margin, ...p.margin };
-  if (w - margin.left - margin.right < MIN_USABLE) throw outOfRange(w, `structured_text_options.page_setup: the usable width between the margins is under ${MIN_USABLE} points`);
-  if (h - margin.top - margin.bottom < MIN_USABLE) throw outOfRange(h, `structured_text_options.page_setup: the usable height between the margins is under ${MIN_USABLE} points`);
+  if (w - margin.left - margin.right < MIN_USABLE)
+    throw outOfRange(w, `structured_text_options.page_setup: the usable width between the margins is under ${MIN_USABLE} points`);
+  if (h - margin.top - margin.bottom < MIN_USABLE)
+    throw outOfRange(h, `structured_text_options.page_setup: the usable height between the margins is under ${MIN_USABLE} points`);
   return { width: w, height: h, margin };
 }
 
@@ -118,7 +128,10 @@ export function styleCss(o: StructuredOptions, paper: Paper): string {
     `@page { size: ${pt(paper.width)} ${pt(paper.height)}; }`,
     `html { font-family: ${stack(body.family)}; ${face(body)} font-size: ${pt(size)}; line-height: 1.35; color: ${rgb(s.text_color_rgb ?? [0, 0, 0])}; }`,
     'body { margin: 0; overflow-wrap: break-word; }',
-    ...HEADING_RATIOS.map((r, i) => `h${i + 1} { font-family: ${stack(heading.family)}; ${face(heading)} font-size: ${pt(size * r * scale)}; line-height: 1.2; margin: 0.8em 0 0.4em; break-after: avoid; }`),
+    ...HEADING_RATIOS.map(
+      (r, i) =>
+        `h${i + 1} { font-family: ${stack(heading.family)}; ${face(heading)} font-size: ${pt(size * r * scale)}; line-height: 1.2; margin: 0.8em 0 0.4em; break-after: avoid; }`,
+    ),
     'p, ul, ol, dl, blockquote, pre, table { margin: 0 0 0.7em; }',
     `pre, code, kbd, samp { font-family: ${stack(code.family)}; ${face(code)} font-size: 0.92em; }`,
     'pre { white-space: pre-wrap; overflow-wrap: anywhere; tab-size: 8; }',
@@ -130,7 +143,9 @@ export function styleCss(o: StructuredOptions, paper: Paper): string {
     'hr { border: 0; border-top: 0.75pt solid #999; }',
     `table { border-collapse: collapse; ${t.column_width_weights ? 'width: 100%; table-layout: fixed;' : ''} }`,
     // Markdown tables have no <col>s: a fixed layout takes the widths of the first row's cells (CSV tables carry their own).
-    ...(t.column_width_weights ?? []).map((w, i, all) => `table.md tr:first-child > :nth-child(${i + 1}) { width: ${((w / all.reduce((a, b) => a + b, 0)) * 100).toFixed(3)}%; }`),
+    ...(t.column_width_weights ?? []).map(
+      (w, i, all) => `table.md tr:first-child > :nth-child(${i + 1}) { width: ${((w / all.reduce((a, b) => a + b, 0)) * 100).toFixed(3)}%; }`,
+    ),
     `th, td { border: ${border}; padding: ${pt(pad.top)} ${pt(pad.right)} ${pt(pad.bottom)} ${pt(pad.left)}; vertical-align: top; text-align: left; box-sizing: border-box; }`,
     `th { font-weight: bold; background: ${t.header_fill_color_rgb ? rgb(t.header_fill_color_rgb) : '#e8e8e8'}; ${t.header_text_color_rgb ? `color: ${rgb(t.header_text_color_rgb)};` : ''} }`,
     t.row_fill_color_rgb ? `tbody tr { background: ${rgb(t.row_fill_color_rgb)}; }` : '',

@@ -2,7 +2,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { INLINE_BYTES, runInThread, threadModule } from '../../threads.js';
 import type { MarkdownImages } from './markdown.js';
 import type { StructuredOptions } from './options.js';
-import { typesetStructured, type StructuredFormat, type Typeset } from './typeset.js';
+import { type StructuredFormat, type Typeset, typesetStructured } from './typeset.js';
 
 /** Only plain data crosses into the worker: paths and options. */
 export interface TypesetJob {

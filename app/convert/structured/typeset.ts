@@ -1,8 +1,8 @@
 import { outOfRange } from '../../errors.js';
 import { csvHtml, jsonHtml, plainTextHtml, xmlHtml } from './data.js';
 import { escapeHtml } from './html.js';
-import { markdownHtml, type MarkdownImages } from './markdown.js';
-import { structuredPaper, styleCss, type Paper, type StructuredOptions } from './options.js';
+import { type MarkdownImages, markdownHtml } from './markdown.js';
+import { type Paper, type StructuredOptions, structuredPaper, styleCss } from './options.js';
 
 export type StructuredFormat = 'markdown' | 'text' | 'csv' | 'json' | 'xml';
 /** Upload extensions typeset from structured text. */
@@ -21,7 +21,13 @@ export interface Typeset {
 const LANGUAGE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;
 
 /** One structured-text document as HTML + print CSS for Chromium; `name` is the upload's (messages, default title). */
-export async function typesetStructured(format: StructuredFormat, source: Buffer, name: string, o: StructuredOptions, images: MarkdownImages): Promise<Typeset> {
+export async function typesetStructured(
+  format: StructuredFormat,
+  source: Buffer,
+  name: string,
+  o: StructuredOptions,
+  images: MarkdownImages,
+): Promise<Typeset> {
   if (o.language !== undefined && !LANGUAGE.test(o.language)) throw outOfRange(o.language, 'structured_text_options.language');
   const text = decode(source);
   let body: string;
