@@ -71,6 +71,11 @@ test('thumbnails: every page of a stored PDF, lazily, shaped like its pages; a 1
     assert.ok(thumbs[0].height > thumbs[0].width && thumbs[1].width > thumbs[1].height, JSON.stringify(thumbs));
     assert.match(await page.$eval(`details.doc[data-id="${id}"] summary`, (e) => e.textContent ?? ''), /2 pages/);
     assert.is(await page.$eval(`details.doc[data-id="${id}"] ol.pages button`, (e) => e.getAttribute('aria-label')), 'Page 1 of rotation-2-pages.pdf: place things on it');
+    // One tab stop per document's pages; the arrow keys go from page to page.
+    assert.equal(await page.$$eval(`details.doc[data-id="${id}"] ol.pages button`, (l) => l.map((b) => b.getAttribute('tabindex'))), ['0', '-1']);
+    await page.focus(`details.doc[data-id="${id}"] ol.pages button`);
+    await page.keyboard.press('ArrowRight');
+    assert.ok(await focused(page, `details.doc[data-id="${id}"] ol.pages li:nth-child(2) button[tabindex="0"]`));
 
     // 100 pages made with qpdf from a corpus file: the first 60 tiles, the rest on demand; far tiles are not rendered.
     const big = join(dir, 'hundred.pdf');

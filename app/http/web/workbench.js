@@ -240,6 +240,24 @@ export function initWorkbench(hooks) {
     el.style.aspectRatio = rot % 180 ? `${hgt} / ${w}` : `${w} / ${hgt}`;
   }
 
+  /**
+   * One tab stop per list of pages: the arrow keys, Home and End move the focus (and the tab stop) within it.
+   * @param {HTMLElement} list @param {KeyboardEvent} e @param {string} selector the focusable element of an item
+   */
+  function roam(list, e, selector) {
+    const items = /** @type {HTMLElement[]} */ ([...list.querySelectorAll(`:scope > li${selector === 'li' ? '' : ` > ${selector}`}`)]);
+    const at = items.findIndex((x) => x === document.activeElement);
+    if (at < 0) return;
+    // A row holds the items level with the first one.
+    const row = Math.max(1, items.filter((x) => x.offsetTop === items[0].offsetTop).length);
+    const to = { ArrowLeft: at - 1, ArrowRight: at + 1, ArrowUp: at - row, ArrowDown: at + row, Home: 0, End: items.length - 1 }[e.key];
+    if (to === undefined || !items[to]) return;
+    e.preventDefault();
+    items[at].setAttribute('tabindex', '-1');
+    items[to].setAttribute('tabindex', '0');
+    items[to].focus();
+  }
+
   // ---- Documents: every stored PDF with its pages.
 
   /** @type {Map<string, HTMLElement>} */
@@ -268,6 +286,7 @@ export function initWorkbench(hooks) {
       grid,
       more,
     ]);
+    grid.addEventListener('keydown', (e) => roam(grid, e, 'button'));
     edit.addEventListener('click', () => void toEditor(f, true));
     add.addEventListener('click', () => void toEditor(f, false));
     pageBoxes(f.id).then(
@@ -280,7 +299,7 @@ export function initWorkbench(hooks) {
           for (let p = shown + 1; p <= upto; p++) {
             const img = pageImage(f.id, p, dpi, '');
             shape(img, b[p - 1]);
-            const open = h('button', { type: 'button', class: 'page', 'aria-label': `Page ${p} of ${f.name}: place things on it` }, [img, h('span', { 'aria-hidden': 'true' }, [String(p)])]);
+            const open = h('button', { type: 'button', class: 'page', tabindex: p === 1 ? '0' : '-1', 'aria-label': `Page ${p} of ${f.name}: place things on it` }, [img, h('span', { 'aria-hidden': 'true' }, [String(p)])]);
             open.addEventListener('click', () => void openPlacer(f, p));
             grid.append(h('li', {}, [open]));
           }
@@ -291,7 +310,11 @@ export function initWorkbench(hooks) {
         more.addEventListener('click', () => {
           const first = shown;
           showMore();
-          /** @type {HTMLElement | null} */ (grid.children[first]?.querySelector('button'))?.focus();
+          const next = grid.children[first]?.querySelector('button');
+          if (!next) return;
+          for (const b of grid.querySelectorAll('button[tabindex="0"]')) b.setAttribute('tabindex', '-1');
+          next.setAttribute('tabindex', '0');
+          next.focus();
         });
         showMore();
       },
@@ -324,7 +347,9 @@ export function initWorkbench(hooks) {
   function renderSheet(focusKey) {
     ui.sheet.replaceChildren(...sheet.map((s, i) => sheetTile(s, i)));
     ui.build.disabled = !sheet.length;
-    if (focusKey !== undefined) /** @type {HTMLElement | null} */ (ui.sheet.querySelector(`[data-key="${focusKey}"]`))?.focus();
+    const current = /** @type {HTMLElement | null} */ (ui.sheet.querySelector(`[data-key="${focusKey}"]`) ?? ui.sheet.firstElementChild);
+    current?.setAttribute('tabindex', '0');
+    if (focusKey !== undefined) current?.focus();
   }
 
   /** @param {Sheet} s @param {number} i */
@@ -353,7 +378,7 @@ export function initWorkbench(hooks) {
       b.addEventListener('click', act);
       return b;
     };
-    const li = h('li', { tabindex: '0', 'data-key': String(s.key), 'aria-label': label, 'aria-roledescription': 'movable page' }, [
+    const li = h('li', { tabindex: '-1', 'data-key': String(s.key), 'aria-label': label, 'aria-roledescription': 'movable page' }, [
       frame,
       h('span', { class: 'cap', 'aria-hidden': 'true' }, [`${i + 1} · ${s.file ? `${s.file.name} p. ${s.page}` : 'blank'}`]),
       h('span', { class: 'tools' }, [
@@ -368,7 +393,7 @@ export function initWorkbench(hooks) {
       if (e.target !== li) return;
       const step = e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : 0;
       if (step && (e.altKey || e.ctrlKey)) move(s, i + step);
-      else if (step) /** @type {HTMLElement | null} */ (ui.sheet.children[i + step])?.focus();
+      else if (step || e.key === 'Home' || e.key === 'End') roam(ui.sheet, e, 'li');
       else if (e.key === 'r' || e.key === 'R') turn(s, e.shiftKey ? 270 : 90);
       else if (e.key === 'Delete' || e.key === 'Backspace') remove(s);
       else return;
