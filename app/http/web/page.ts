@@ -178,6 +178,7 @@ textarea { min-height: 5rem; font-family: ui-monospace, "DejaVu Sans Mono", mono
 button { border: 1px solid var(--accent); background: var(--accent); color: #fff; border-radius: 4px; padding: .35rem .9rem; cursor: pointer; }
 button.secondary { background: var(--bg); color: var(--accent); }
 button:disabled { opacity: .5; cursor: not-allowed; }
+.work { min-width: 0; }
 .work > * + * { margin-top: 1rem; }
 .drop { border: 2px dashed #8c959f; border-radius: 6px; padding: 1rem; display: grid; gap: .5rem; }
 .drop.over { border-color: var(--accent); background: var(--soft); }
