@@ -731,6 +731,9 @@ export function initWorkbench(hooks) {
       if (!result) return;
       input = ids(result.outputId)[0];
     }
+    // Applied: the marks are in the result now; kept, they would be applied twice.
+    marks = [];
+    renderMarks();
     if (sign) {
       const [ax, ay] = toUser(b[sign.page - 1], sign.fx, sign.fy + sign.fh);
       const [bx, by] = toUser(b[sign.page - 1], sign.fx + sign.fw, sign.fy);
