@@ -5,7 +5,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BROWSER_ARGS } from '../engines/chromium/browser.js';
-import { CHROMIUM, chooseOperation, finished, focused, listen, open, tabTo, upload, type Served } from './browser.js';
+import { CHROMIUM, chooseOperation, finished, focused, listen, open, type Served, tabTo, upload } from './browser.js';
 import { corpus, tool } from './helpers.js';
 
 const PDF = corpus('pdf/multicolumn-3-pages.pdf');
@@ -102,7 +102,9 @@ test('upload, /pdf-info by keyboard only, /png thumbnails and download, chain th
     assert.is(info.page_count, pages);
 
     // /png: the form shows the schema's bounds; the thumbnails load; the download link gives the PNG.
-    await page.evaluate(() => ((document.querySelector('#op-search') as HTMLInputElement).value = '', document.querySelector('#op-search')!.dispatchEvent(new Event('input'))));
+    await page.evaluate(
+      () => (((document.querySelector('#op-search') as HTMLInputElement).value = ''), document.querySelector('#op-search')!.dispatchEvent(new Event('input'))),
+    );
     await chooseOperation(page, '/png');
     assert.is(await page.$eval('#f-resolution', (e) => [e.getAttribute('min'), e.getAttribute('max'), e.getAttribute('type')].join()), '12,2400,number');
     assert.is(await page.$eval('#f-color_model', (e) => e.tagName), 'SELECT');
@@ -114,7 +116,10 @@ test('upload, /pdf-info by keyboard only, /png thumbnails and download, chain th
     const thumbs = await page.$$('#outputs img.thumb');
     assert.is(thumbs.length, pages);
     await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#outputs img.thumb')].every((i) => i.complete && i.naturalWidth > 0));
-    const [w, hgt] = /Page size:\s+([\d.]+) x ([\d.]+)/.exec(tool('pdfinfo', [PDF]))!.slice(1).map(Number);
+    const [w, hgt] = /Page size:\s+([\d.]+) x ([\d.]+)/
+      .exec(tool('pdfinfo', [PDF]))!
+      .slice(1)
+      .map(Number);
     assert.is(await thumbs[0].evaluate((i) => (i as HTMLImageElement).naturalWidth), Math.round((w * 36) / 72));
     const link = await page.$eval('#outputs a[download]', (a) => ({ href: (a as HTMLAnchorElement).href, name: a.getAttribute('download') }));
     assert.match(link.name!, /\.png$/);

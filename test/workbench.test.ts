@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BROWSER_ARGS } from '../engines/chromium/browser.js';
-import { CHROMIUM, chooseOperation, finished, focused, listen, onPage, upload, type Served } from './browser.js';
+import { CHROMIUM, chooseOperation, finished, focused, listen, onPage, type Served, upload } from './browser.js';
 import { corpus, tool } from './helpers.js';
 
 const FOUR = corpus('pdf/text-4-pages-pdflatex.pdf');
@@ -35,12 +35,27 @@ test.after(async () => {
 const shot = async (page: Page, name: string) => SHOTS && (await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true }));
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 /** A page's words, sorted: a page turned by a quarter is read in another order. */
-const pageText = (pdf: string, p: number) => norm(tool('pdftotext', ['-f', String(p), '-l', String(p), pdf, '-'])).split(' ').sort().join(' ');
+const pageText = (pdf: string, p: number) =>
+  norm(tool('pdftotext', ['-f', String(p), '-l', String(p), pdf, '-']))
+    .split(' ')
+    .sort()
+    .join(' ');
 const rotations = (pdf: string) => [...tool('pdfinfo', ['-f', '1', '-l', '999', pdf]).matchAll(/Page\s+\d+ rot:\s+(\d+)/g)].map((m) => Number(m[1]));
-const sizes = (pdf: string) => [...tool('pdfinfo', ['-f', '1', '-l', '999', pdf]).matchAll(/Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)/g)].map((m) => [Math.round(Number(m[1])), Math.round(Number(m[2]))]);
+const sizes = (pdf: string) =>
+  [...tool('pdfinfo', ['-f', '1', '-l', '999', pdf]).matchAll(/Page\s+\d+ size:\s+([\d.]+) x ([\d.]+)/g)].map((m) => [
+    Math.round(Number(m[1])),
+    Math.round(Number(m[2])),
+  ]);
 
 /** The stored id of a file the page lists, by name. */
-const storedId = (page: Page, name: string) => page.evaluate((n) => JSON.parse(sessionStorage.getItem('quire.files') ?? '[]').filter((f: { name: string }) => f.name === n).pop()?.id as string, name);
+const storedId = (page: Page, name: string) =>
+  page.evaluate(
+    (n) =>
+      JSON.parse(sessionStorage.getItem('quire.files') ?? '[]')
+        .filter((f: { name: string }) => f.name === n)
+        .pop()?.id as string,
+    name,
+  );
 
 /** Waits for the document view of a stored file and for all its thumbnails shown, scrolling each into view. */
 async function thumbnails(page: Page, id: string): Promise<{ width: number; height: number }[]> {
@@ -48,9 +63,18 @@ async function thumbnails(page: Page, id: string): Promise<{ width: number; heig
   const count = await page.$$eval(`details.doc[data-id="${id}"] ol.pages img`, (l) => l.length);
   for (let i = 0; i < count; i++) {
     await page.$eval(`details.doc[data-id="${id}"] ol.pages li:nth-child(${i + 1})`, (e) => e.scrollIntoView({ block: 'center' }));
-    await page.waitForFunction((sel) => { const img = document.querySelector<HTMLImageElement>(sel); return img && img.complete && img.naturalWidth > 0; }, {}, `details.doc[data-id="${id}"] ol.pages li:nth-child(${i + 1}) img`);
+    await page.waitForFunction(
+      (sel) => {
+        const img = document.querySelector<HTMLImageElement>(sel);
+        return img?.complete && img.naturalWidth > 0;
+      },
+      {},
+      `details.doc[data-id="${id}"] ol.pages li:nth-child(${i + 1}) img`,
+    );
   }
-  return page.$$eval(`details.doc[data-id="${id}"] ol.pages img`, (l) => l.map((i) => ({ width: (i as HTMLImageElement).naturalWidth, height: (i as HTMLImageElement).naturalHeight })));
+  return page.$$eval(`details.doc[data-id="${id}"] ol.pages img`, (l) =>
+    l.map((i) => ({ width: (i as HTMLImageElement).naturalWidth, height: (i as HTMLImageElement).naturalHeight })),
+  );
 }
 
 /** The output of the last run, downloaded through its link into a file. */
@@ -70,7 +94,10 @@ test('thumbnails: every page of a stored PDF, lazily, shaped like its pages; a 1
     // Page 2 has /Rotate 90: its thumbnail is landscape, as the page is seen.
     assert.ok(thumbs[0].height > thumbs[0].width && thumbs[1].width > thumbs[1].height, JSON.stringify(thumbs));
     assert.match(await page.$eval(`details.doc[data-id="${id}"] summary`, (e) => e.textContent ?? ''), /2 pages/);
-    assert.is(await page.$eval(`details.doc[data-id="${id}"] ol.pages button`, (e) => e.getAttribute('aria-label')), 'Page 1 of rotation-2-pages.pdf: place things on it');
+    assert.is(
+      await page.$eval(`details.doc[data-id="${id}"] ol.pages button`, (e) => e.getAttribute('aria-label')),
+      'Page 1 of rotation-2-pages.pdf: place things on it',
+    );
     // One tab stop per document's pages; the arrow keys go from page to page.
     assert.equal(await page.$$eval(`details.doc[data-id="${id}"] ol.pages button`, (l) => l.map((b) => b.getAttribute('tabindex'))), ['0', '-1']);
     await page.focus(`details.doc[data-id="${id}"] ol.pages button`);
@@ -86,7 +113,11 @@ test('thumbnails: every page of a stored PDF, lazily, shaped like its pages; a 1
     await page.waitForFunction((i) => document.querySelectorAll(`details.doc[data-id="${i}"] ol.pages li`).length === 60, {}, bigId);
     await page.$eval(`details.doc[data-id="${bigId}"] ol.pages li`, (e) => e.scrollIntoView());
     await page.waitForFunction((i) => document.querySelector<HTMLImageElement>(`details.doc[data-id="${i}"] ol.pages img`)!.naturalWidth > 0, {}, bigId);
-    assert.is(await page.$eval(`details.doc[data-id="${bigId}"] ol.pages li:nth-child(60) img`, (i) => i.getAttribute('src')), null, 'a far page waits until it is scrolled to');
+    assert.is(
+      await page.$eval(`details.doc[data-id="${bigId}"] ol.pages li:nth-child(60) img`, (i) => i.getAttribute('src')),
+      null,
+      'a far page waits until it is scrolled to',
+    );
     const more = await page.$(`details.doc[data-id="${bigId}"] > button`);
     assert.is(await more!.evaluate((b) => b.textContent), 'Show pages 61 to 100 of 100');
     await more!.click();
@@ -119,7 +150,12 @@ test('page editor: drag with the mouse, move and turn by keyboard, delete, pages
     await page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 10 });
     await shot(page, 'editor-dragging');
     await page.mouse.up();
-    assert.equal(await order(), ['1: page 4 of text-4-pages-pdflatex.pdf', '2: page 1 of text-4-pages-pdflatex.pdf', '3: page 2 of text-4-pages-pdflatex.pdf', '4: page 3 of text-4-pages-pdflatex.pdf']);
+    assert.equal(await order(), [
+      '1: page 4 of text-4-pages-pdflatex.pdf',
+      '2: page 1 of text-4-pages-pdflatex.pdf',
+      '3: page 2 of text-4-pages-pdflatex.pdf',
+      '4: page 3 of text-4-pages-pdflatex.pdf',
+    ]);
 
     // Keyboard: to the third tile with the arrow keys, Alt+Right moves it, R turns it, Delete removes another.
     await page.focus('#sheet li:nth-child(1)');
@@ -133,7 +169,11 @@ test('page editor: drag with the mouse, move and turn by keyboard, delete, pages
     assert.match(await page.$eval('#bench-status', (e) => e.textContent ?? ''), /page 2 of text-4-pages-pdflatex.pdf turned to 90°/);
     await page.keyboard.press('ArrowLeft');
     await page.keyboard.press('Delete');
-    assert.equal(await order(), ['1: page 4 of text-4-pages-pdflatex.pdf', '2: page 1 of text-4-pages-pdflatex.pdf', '3: page 2 of text-4-pages-pdflatex.pdf, turned 90°']);
+    assert.equal(await order(), [
+      '1: page 4 of text-4-pages-pdflatex.pdf',
+      '2: page 1 of text-4-pages-pdflatex.pdf',
+      '3: page 2 of text-4-pages-pdflatex.pdf, turned 90°',
+    ]);
     // The buttons do the same: the first page turned counter-clockwise by its button.
     await page.click('#sheet li:nth-child(1) button[title="Turn counter-clockwise:"]');
 
@@ -145,7 +185,13 @@ test('page editor: drag with the mouse, move and turn by keyboard, delete, pages
     await page.focus('#sheet li:nth-child(4)');
     await page.click('#blank-add');
     await page.waitForFunction(() => document.querySelectorAll('#sheet li').length === 5);
-    assert.equal(await order(), ['1: page 4 of text-4-pages-pdflatex.pdf, turned 270°', '2: page 1 of text-4-pages-pdflatex.pdf', '3: page 2 of text-4-pages-pdflatex.pdf, turned 90°', '4: page 1 of multicolumn-3-pages.pdf', '5: blank page']);
+    assert.equal(await order(), [
+      '1: page 4 of text-4-pages-pdflatex.pdf, turned 270°',
+      '2: page 1 of text-4-pages-pdflatex.pdf',
+      '3: page 2 of text-4-pages-pdflatex.pdf, turned 90°',
+      '4: page 1 of multicolumn-3-pages.pdf',
+      '5: blank page',
+    ]);
     await shot(page, 'editor');
 
     await page.click('#sheet-build');
@@ -170,7 +216,10 @@ test('page editor: drag with the mouse, move and turn by keyboard, delete, pages
     await page.waitForFunction(() => document.querySelectorAll('#compare-body ol.pages').length === 2);
     assert.ok(await focused(page, '#compare-h'));
     await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#compare-body img')].slice(0, 2).every((i) => i.naturalWidth > 0));
-    assert.equal(await page.$$eval('#compare-body h3', (l) => l.map((e) => e.textContent)), ['Before: text-4-pages-pdflatex.pdf (4 pages)', 'After: text-4-pages-pdflatex_service_rotated-pdf.pdf (4 pages)']);
+    assert.equal(await page.$$eval('#compare-body h3', (l) => l.map((e) => e.textContent)), [
+      'Before: text-4-pages-pdflatex.pdf (4 pages)',
+      'After: text-4-pages-pdflatex_service_rotated-pdf.pdf (4 pages)',
+    ]);
   });
 });
 
@@ -182,7 +231,8 @@ async function redInk(pdf: string, p: number): Promise<{ left: number; right: nu
   for (let y = 0; y < info.height; y++) {
     for (let x = 0; x < info.width; x++) {
       const o = (y * info.width + x) * 3;
-      if (data[o] > 150 && data[o + 1] < 90 && data[o + 2] < 90) Object.assign(ink, { left: Math.min(ink.left, x), right: Math.max(ink.right, x), top: Math.min(ink.top, y), bottom: Math.max(ink.bottom, y) });
+      if (data[o] > 150 && data[o + 1] < 90 && data[o + 2] < 90)
+        Object.assign(ink, { left: Math.min(ink.left, x), right: Math.max(ink.right, x), top: Math.min(ink.top, y), bottom: Math.max(ink.bottom, y) });
     }
   }
   return ink;
@@ -218,7 +268,11 @@ test('a text stamp placed by clicking lands where clicked, on an upright and on 
     await page.keyboard.press('ArrowDown');
     await page.keyboard.up('Shift');
     await page.keyboard.press('Enter');
-    assert.equal(await page.$$eval('#placed li', (l) => l.map((e) => e.firstChild?.textContent)), ['Text stamp “XHX1” on page 1', 'Text stamp “XHX2” on page 2', 'Rectangle on page 2']);
+    assert.equal(await page.$$eval('#placed li', (l) => l.map((e) => e.firstChild?.textContent)), [
+      'Text stamp “XHX1” on page 1',
+      'Text stamp “XHX2” on page 2',
+      'Rectangle on page 2',
+    ]);
     await shot(page, 'placer');
     await page.click('#place-apply');
     assert.is(await finished(page), '');
@@ -238,21 +292,49 @@ test('a text stamp placed by clicking lands where clicked, on an upright and on 
 
 /** Pixels that differ between two renderings of the same page, as a bounding box and a count. */
 async function changed(a: string, b: string, p: number) {
-  const raw = async (pdf: string) => sharp(execFileSync('pdftoppm', ['-png', '-r', '72', '-f', String(p), '-l', String(p), pdf])).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const raw = async (pdf: string) =>
+    sharp(execFileSync('pdftoppm', ['-png', '-r', '72', '-f', String(p), '-l', String(p), pdf]))
+      .removeAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
   const [x, y] = await Promise.all([raw(a), raw(b)]);
   const box = { left: Infinity, right: -1, top: Infinity, bottom: -1, count: 0, width: x.info.width, height: x.info.height };
   for (let i = 0; i < x.data.length; i += 3) {
     if (Math.abs(x.data[i] - y.data[i]) + Math.abs(x.data[i + 1] - y.data[i + 1]) + Math.abs(x.data[i + 2] - y.data[i + 2]) < 60) continue;
     const px = (i / 3) % x.info.width;
     const py = Math.floor(i / 3 / x.info.width);
-    Object.assign(box, { left: Math.min(box.left, px), right: Math.max(box.right, px), top: Math.min(box.top, py), bottom: Math.max(box.bottom, py), count: box.count + 1 });
+    Object.assign(box, {
+      left: Math.min(box.left, px),
+      right: Math.max(box.right, px),
+      top: Math.min(box.top, py),
+      bottom: Math.max(box.bottom, py),
+      count: box.count + 1,
+    });
   }
   return box;
 }
 
 test('a signature box dragged on a turned page: the signing form is filled, the signature is drawn inside the box', async () => {
   const keys = mkdtempSync(join(dir, 'keys-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(keys, 'signer.key'), '-out', join(keys, 'signer.pem'), '-days', '2', '-subj', '/CN=Workbench Signer'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(keys, 'signer.key'),
+      '-out',
+      join(keys, 'signer.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Workbench Signer',
+    ],
+    { stdio: 'ignore' },
+  );
   await onPage(browser, `${served.base}/`, async (page) => {
     await upload(page, TURNED, join(keys, 'signer.pem'), join(keys, 'signer.key'));
     const id = await storedId(page, 'rotation-2-pages.pdf');
@@ -261,7 +343,10 @@ test('a signature box dragged on a turned page: the signing form is filled, the 
     await page.click('#tools input[value=signature]');
     await page.$eval('#stage', (e) => e.scrollIntoView({ block: 'center' }));
     const r = (await (await page.$('#stage-img'))!.boundingBox())!;
-    const [a, b] = [[0.5, 0.6], [0.9, 0.85]];
+    const [a, b] = [
+      [0.5, 0.6],
+      [0.9, 0.85],
+    ];
     await page.mouse.move(r.x + r.width * a[0], r.y + r.height * a[1]);
     await page.mouse.down();
     await page.mouse.move(r.x + r.width * b[0], r.y + r.height * b[1], { steps: 8 });
@@ -279,7 +364,10 @@ test('a signature box dragged on a turned page: the signing form is filled, the 
     // The appearance lies inside the box dragged on the page as seen (a landscape page: /Rotate 90).
     assert.ok(ink.count > 100, `${ink.count} pixels changed`);
     const [left, top, right, bottom] = [a[0] * ink.width, a[1] * ink.height, b[0] * ink.width, b[1] * ink.height];
-    assert.ok(ink.left >= left - 2 && ink.right <= right + 2 && ink.top >= top - 2 && ink.bottom <= bottom + 2, JSON.stringify({ ink, box: { left, top, right, bottom } }));
+    assert.ok(
+      ink.left >= left - 2 && ink.right <= right + 2 && ink.top >= top - 2 && ink.bottom <= bottom + 2,
+      JSON.stringify({ ink, box: { left, top, right, bottom } }),
+    );
     assert.ok(ink.right - ink.left > (right - left) / 2, 'the appearance fills the box, not a corner of it');
   });
 });
@@ -292,13 +380,34 @@ test('batch: one operation on three files with progress per file, a pipeline sav
     for (const label of await page.$$('#batch-files label')) await label.click();
     await page.select('#batch-what', 'op');
     await page.click('#batch-run');
-    await page.waitForFunction(() => document.querySelectorAll('#batch-rows li').length === 3 && [...document.querySelectorAll('#batch-rows li')].every((li) => /ok|bad/.test(li.className)));
-    const rows = await page.$$eval('#batch-rows li', (l) => l.map((li) => ({ name: li.querySelector('.name')!.textContent, value: (li.querySelector('progress') as HTMLProgressElement).value, state: li.querySelector('.meta')!.textContent, ok: li.classList.contains('ok') })));
-    assert.equal(rows.map((r) => [r.name, r.value, r.ok]), [['text-4-pages-pdflatex.pdf', 1, true], ['multicolumn-3-pages.pdf', 1, true], ['rotation-2-pages.pdf', 1, true]]);
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll('#batch-rows li').length === 3 && [...document.querySelectorAll('#batch-rows li')].every((li) => /ok|bad/.test(li.className)),
+    );
+    const rows = await page.$$eval('#batch-rows li', (l) =>
+      l.map((li) => ({
+        name: li.querySelector('.name')!.textContent,
+        value: (li.querySelector('progress') as HTMLProgressElement).value,
+        state: li.querySelector('.meta')!.textContent,
+        ok: li.classList.contains('ok'),
+      })),
+    );
+    assert.equal(
+      rows.map((r) => [r.name, r.value, r.ok]),
+      [
+        ['text-4-pages-pdflatex.pdf', 1, true],
+        ['multicolumn-3-pages.pdf', 1, true],
+        ['rotation-2-pages.pdf', 1, true],
+      ],
+    );
     assert.match(await page.$eval('#bench-status', (e) => e.textContent ?? ''), /Batch finished: 3 of 3 files done/);
     const links = await page.$$eval('#batch-rows a[download]', (l) => l.map((a) => (a as HTMLAnchorElement).href));
     assert.is(links.length, 3);
-    const expected = [[180, 180, 180, 180], [180, 180, 180], [180, 270]];
+    const expected = [
+      [180, 180, 180, 180],
+      [180, 180, 180],
+      [180, 270],
+    ];
     for (const [i, href] of links.entries()) {
       const file = join(dir, `batch-${i}.pdf`);
       writeFileSync(file, Buffer.from(await (await fetch(href)).arrayBuffer()));
@@ -309,7 +418,11 @@ test('batch: one operation on three files with progress per file, a pipeline sav
     await page.click('#batch-done button');
     const zip = join(dir, 'all.zip');
     writeFileSync(zip, Buffer.from(await (await fetch((await (await zipped).json()).outputUrl)).arrayBuffer()));
-    assert.equal(tool('unzip', ['-Z1', zip]).trim().split('\n').sort(), ['multicolumn-3-pages_service_rotated-pdf.pdf', 'rotation-2-pages_service_rotated-pdf.pdf', 'text-4-pages-pdflatex_service_rotated-pdf.pdf']);
+    assert.equal(tool('unzip', ['-Z1', zip]).trim().split('\n').sort(), [
+      'multicolumn-3-pages_service_rotated-pdf.pdf',
+      'rotation-2-pages_service_rotated-pdf.pdf',
+      'text-4-pages-pdflatex_service_rotated-pdf.pdf',
+    ]);
     await page.waitForFunction(() => /ZIP is being downloaded/.test(document.querySelector('#bench-status')!.textContent ?? ''));
     await shot(page, 'batch');
 

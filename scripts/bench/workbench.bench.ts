@@ -29,19 +29,26 @@ try {
     await input!.uploadFile(big);
     await page.waitForSelector('details.doc ol.pages li');
     await page.$eval('details.doc', (e) => e.scrollIntoView());
-    await page.waitForFunction(() => {
-      const inView = [...document.querySelectorAll<HTMLImageElement>('details.doc ol.pages img')].filter((i) => {
-        const r = i.getBoundingClientRect();
-        return r.bottom > 0 && r.top < innerHeight;
-      });
-      return inView.length > 0 && inView.every((i) => i.complete && i.naturalWidth > 0);
-    }, { polling: 20 });
+    await page.waitForFunction(
+      () => {
+        const inView = [...document.querySelectorAll<HTMLImageElement>('details.doc ol.pages img')].filter((i) => {
+          const r = i.getBoundingClientRect();
+          return r.bottom > 0 && r.top < innerHeight;
+        });
+        return inView.length > 0 && inView.every((i) => i.complete && i.naturalWidth > 0);
+      },
+      { polling: 20 },
+    );
     const visible = Date.now() - t0;
     const shown = await page.$$eval('details.doc ol.pages img', (l) => l.filter((i) => (i as HTMLImageElement).naturalWidth > 0).length);
     await page.click('details.doc > button');
     for (let i = 1; i <= 100; i += 10) {
       await page.$eval(`details.doc ol.pages li:nth-child(${i})`, (e) => e.scrollIntoView());
-      await page.waitForFunction((n) => [...document.querySelectorAll<HTMLImageElement>('details.doc ol.pages img')].slice(0, n).every((img) => img.naturalWidth > 0), { polling: 20 }, Math.min(100, i + 9));
+      await page.waitForFunction(
+        (n) => [...document.querySelectorAll<HTMLImageElement>('details.doc ol.pages img')].slice(0, n).every((img) => img.naturalWidth > 0),
+        { polling: 20 },
+        Math.min(100, i + 9),
+      );
     }
     const all = Date.now() - t0;
     console.log(`run ${run}: thumbnails in view ${visible} ms (${shown} drawn by then), all 100 (scrolling through) ${all} ms`);

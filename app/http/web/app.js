@@ -48,7 +48,7 @@ const ui = {
 };
 
 /** @type {Op[]} */
-let ops = [];
+const ops = [];
 /** @type {Op | undefined} */
 let current;
 /** @type {StoredFile[]} */
@@ -105,7 +105,13 @@ async function loadOperations() {
     for (const op of members) {
       const radio = h('input', { type: 'radio', name: 'op', value: op.path, id: `op-${op.path.slice(1)}` });
       radio.addEventListener('change', () => selectOperation(op));
-      fieldset.append(h('label', { 'data-search': `${op.summary} ${op.path} ${op.tag} ${op.description}`.toLowerCase() }, [radio, h('span', {}, [op.summary]), h('code', {}, [op.path])]));
+      fieldset.append(
+        h('label', { 'data-search': `${op.summary} ${op.path} ${op.tag} ${op.description}`.toLowerCase() }, [
+          radio,
+          h('span', {}, [op.summary]),
+          h('code', {}, [op.path]),
+        ]),
+      );
     }
     ui.list.append(fieldset);
   }
@@ -171,7 +177,9 @@ function renderInputs() {
     const legend = h('legend', {}, [label(meta.field), meta.required ? h('span', { class: 'req' }, [' (required)']) : '']);
     const helpId = `in-${idField}-help`;
     const kinds = meta.extensions?.length ? ` (${meta.extensions.map((e) => `.${e}`).join(' ')})` : '';
-    const help = files.length ? `${many ? 'Files, in list order,' : 'A file'} from the stored files${kinds}.` : `No suitable stored file yet${kinds}: upload one above.`;
+    const help = files.length
+      ? `${many ? 'Files, in list order,' : 'A file'} from the stored files${kinds}.`
+      : `No suitable stored file yet${kinds}: upload one above.`;
     const fieldset = h('fieldset', { class: 'field', 'aria-describedby': helpId }, [legend, h('p', { class: 'help', id: helpId }, [help])]);
     if (many) {
       const boxes = files.map((f) => {
@@ -230,7 +238,10 @@ function field(name, s, required) {
     const off = on === 'on' ? 'off' : 'false';
     const box = h('input', { type: 'checkbox', role: 'switch', id, checked: String(s.default) === on, 'aria-describedby': s.description ? helpId : undefined });
     fieldReaders.set(name, { read: () => (box.checked ? on : off) });
-    return h('div', { class: 'field' }, [h('label', { class: 'switch', for: id }, [box, label(name)]), s.description ? h('p', { class: 'help', id: helpId }, rich(s.description)) : '']);
+    return h('div', { class: 'field' }, [
+      h('label', { class: 'switch', for: id }, [box, label(name)]),
+      s.description ? h('p', { class: 'help', id: helpId }, rich(s.description)) : '',
+    ]);
   }
   if (s.type === 'array' && s.items?.enum) {
     const boxes = s.items.enum.map(String).map((v) => h('input', { type: 'checkbox', value: v, checked: Array.isArray(s.default) && s.default.includes(v) }));
@@ -248,29 +259,56 @@ function field(name, s, required) {
   /** @type {HTMLElement | string} */
   let shape = '';
   if (values) {
-    control = h('select', { id, required }, [h('option', { value: '' }, [s.default !== undefined ? `Default (${s.default})` : required ? 'Choose' : 'Server default'])]);
+    control = h('select', { id, required }, [
+      h('option', { value: '' }, [s.default !== undefined ? `Default (${s.default})` : required ? 'Choose' : 'Server default']),
+    ]);
     for (const v of values) control.append(h('option', { value: v }, [v]));
   } else if (s.type === 'integer' || s.type === 'number') {
     const integer = s.type === 'integer';
-    control = h('input', { type: 'number', id, required, inputmode: integer ? 'numeric' : 'decimal', step: integer ? '1' : 'any', min: s.minimum?.toString(), max: s.maximum?.toString(), placeholder: s.default?.toString() });
+    control = h('input', {
+      type: 'number',
+      id,
+      required,
+      inputmode: integer ? 'numeric' : 'decimal',
+      step: integer ? '1' : 'any',
+      min: s.minimum?.toString(),
+      max: s.maximum?.toString(),
+      placeholder: s.default?.toString(),
+    });
     if (s.minimum !== undefined && s.maximum !== undefined) help.push(`From ${s.minimum} to ${s.maximum}.`);
     else if (s.exclusiveMinimum !== undefined) help.push(`More than ${s.exclusiveMinimum}.`);
   } else if (s.type === 'array') {
     control = h('textarea', { id, required, rows: '3' });
     help.push('One value per line.');
-    read = () => control.value.split('\n').map((v) => v.trim()).filter(Boolean);
+    read = () =>
+      control.value
+        .split('\n')
+        .map((v) => v.trim())
+        .filter(Boolean);
   } else if (s.items || s.properties || s.type === 'object') {
     control = h('textarea', { id, required, rows: '6', spellcheck: 'false' });
     help.push('Written as JSON.');
     shape = h('details', {}, [h('summary', {}, ['Expected JSON shape']), h('pre', {}, [JSON.stringify(s.items ? [s.items] : s, null, 2)])]);
   } else {
-    control = h('input', { type: 'text', id, required, maxlength: s.maxLength?.toString(), placeholder: s.examples?.[0]?.toString() ?? s.default?.toString(), autocomplete: 'off' });
+    control = h('input', {
+      type: 'text',
+      id,
+      required,
+      maxlength: s.maxLength?.toString(),
+      placeholder: s.examples?.[0]?.toString() ?? s.default?.toString(),
+      autocomplete: 'off',
+    });
   }
   if (s.default !== undefined && !values) help.push(`Default: ${JSON.stringify(s.default)}.`);
   const helpText = help.filter(Boolean).join(' ');
   if (helpText) control.setAttribute('aria-describedby', helpId);
   fieldReaders.set(name, { read });
-  return h('div', { class: 'field' }, [h('label', { for: id }, [label(name), req]), control, helpText ? h('p', { class: 'help', id: helpId }, rich(helpText)) : '', shape]);
+  return h('div', { class: 'field' }, [
+    h('label', { for: id }, [label(name), req]),
+    control,
+    helpText ? h('p', { class: 'help', id: helpId }, rich(helpText)) : '',
+    shape,
+  ]);
 }
 
 // ---- Files: uploads and results, kept for this tab so they can be inputs again (until they expire on the server).
@@ -289,7 +327,12 @@ function renderStored() {
     ...stored.map((f) => {
       const use = h('button', { type: 'button', class: 'secondary' }, ['Use as input', h('span', { class: 'sr' }, [`: ${f.name}`])]);
       use.addEventListener('click', () => useAsInput([f]));
-      return h('li', {}, [h('span', {}, [f.name]), h('span', { class: 'meta' }, [[f.type, size(f.size)].filter(Boolean).join(', ')]), h('a', { href: `/resource/${f.id}`, download: f.name }, ['Download', h('span', { class: 'sr' }, [` ${f.name}`])]), use]);
+      return h('li', {}, [
+        h('span', {}, [f.name]),
+        h('span', { class: 'meta' }, [[f.type, size(f.size)].filter(Boolean).join(', ')]),
+        h('a', { href: `/resource/${f.id}`, download: f.name }, ['Download', h('span', { class: 'sr' }, [` ${f.name}`])]),
+        use,
+      ]);
     }),
   );
 }
@@ -374,7 +417,8 @@ async function execute(path, body, what = path) {
 }
 
 /** @param {string} id */
-const fileInfo = (id) => api(`/resource/${encodeURIComponent(id)}?format=info`).then((i) => /** @type {StoredFile} */ ({ id: i.id, name: i.name, type: i.type, size: i.size }));
+const fileInfo = (id) =>
+  api(`/resource/${encodeURIComponent(id)}?format=info`).then((i) => /** @type {StoredFile} */ ({ id: i.id, name: i.name, type: i.type, size: i.size }));
 
 /** @param {Record<string, unknown>} result */
 async function showResult(result) {
@@ -389,11 +433,16 @@ async function showResult(result) {
       const use = h('button', { type: 'button', class: 'secondary' }, ['Use as input', h('span', { class: 'sr' }, [`: ${f.name}`])]);
       use.addEventListener('click', () => useAsInput([f]));
       const li = h('li', {}, [h('h3', {}, [f.name]), h('p', { class: 'meta' }, [[f.type, size(f.size)].filter(Boolean).join(', ')])]);
-      if (i < MAX_PREVIEWS && f.type === 'application/pdf') li.append(h('iframe', { class: 'pdf', src: `${href}?disposition=inline`, title: `Preview of ${f.name}` }));
-      else if (i < MAX_PREVIEWS && PREVIEW_TYPES.includes(f.type ?? '')) li.append(h('img', { class: 'thumb', src: `${href}?disposition=inline`, alt: `Preview of ${f.name}` }));
+      if (i < MAX_PREVIEWS && f.type === 'application/pdf')
+        li.append(h('iframe', { class: 'pdf', src: `${href}?disposition=inline`, title: `Preview of ${f.name}` }));
+      else if (i < MAX_PREVIEWS && PREVIEW_TYPES.includes(f.type ?? ''))
+        li.append(h('img', { class: 'thumb', src: `${href}?disposition=inline`, alt: `Preview of ${f.name}` }));
       const actions = h('p', { class: 'actions' }, [h('a', { href, download: f.name }, [`Download ${f.name}`]), use]);
       if (before && isPdf(before) && isPdf(f)) {
-        const compare = h('button', { type: 'button', class: 'secondary' }, ['Compare with the input', h('span', { class: 'sr' }, [`: ${before.name} and ${f.name}`])]);
+        const compare = h('button', { type: 'button', class: 'secondary' }, [
+          'Compare with the input',
+          h('span', { class: 'sr' }, [`: ${before.name} and ${f.name}`]),
+        ]);
         compare.addEventListener('click', () => bench.compare(before, f));
         actions.append(compare);
       }

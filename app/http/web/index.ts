@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Hono } from 'hono';
 import type { Deps, Env } from '../context.js';
-import { PAGE_CSS, ICON_SVG, pageHtml } from './page.js';
+import { ICON_SVG, PAGE_CSS, pageHtml } from './page.js';
 
 // The script is plain JavaScript (`// @ts-check`, type-checked by tsc through allowJs), so the browser gets the very
 // file tsc checks: under tsx it is read beside this module's source, in production beside the compiled one in dist/.

@@ -65,7 +65,11 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * @returns {Promise<Record<string, unknown>>}
  */
 export async function runJob(path, body, onProgress = () => {}) {
-  const { requestId } = await api(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Request-Type': 'requestId' }, body: JSON.stringify(body) });
+  const { requestId } = await api(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Request-Type': 'requestId' },
+    body: JSON.stringify(body),
+  });
   for (let wait = 200; ; wait = Math.min(wait * 1.5, 1500)) {
     await sleep(wait);
     const st = await api(`/request-status/${encodeURIComponent(requestId)}`);
@@ -80,7 +84,11 @@ export async function runJob(path, body, onProgress = () => {}) {
 }
 
 /** @param {unknown} outputId */
-export const ids = (outputId) => [outputId].flat().filter((x) => typeof x === 'string').map(String);
+export const ids = (outputId) =>
+  [outputId]
+    .flat()
+    .filter((x) => typeof x === 'string')
+    .map(String);
 
 /** @param {number | undefined} n */
 export const size = (n) => (n === undefined ? '' : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);

@@ -1,9 +1,9 @@
 /** The page's markup and style: a static shell that app.js fills from /openapi.json. System fonts only (offline). */
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 export function pageHtml(p: { script: string; css: string; icon: string; product: string; keys: boolean }): string {
-  const product = escape(p.product);
+  const product = escapeHtml(p.product);
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -52,10 +52,14 @@ function toUser(b, fx, fy) {
   const w = x1 - x0;
   const hgt = y1 - y0;
   switch (((b.rotation % 360) + 360) % 360) {
-    case 90: return [x0 + fy * w, y0 + fx * hgt];
-    case 180: return [x1 - fx * w, y0 + fy * hgt];
-    case 270: return [x0 + (1 - fy) * w, y1 - fx * hgt];
-    default: return [x0 + fx * w, y1 - fy * hgt];
+    case 90:
+      return [x0 + fy * w, y0 + fx * hgt];
+    case 180:
+      return [x1 - fx * w, y0 + fy * hgt];
+    case 270:
+      return [x0 + (1 - fy) * w, y1 - fx * hgt];
+    default:
+      return [x0 + fx * w, y1 - fy * hgt];
   }
 }
 
@@ -67,10 +71,14 @@ function toUser(b, fx, fy) {
 function toSeen(b, [ux, uy]) {
   const [x0, y0, x1, y1] = b.trimBox;
   switch (((b.rotation % 360) + 360) % 360) {
-    case 90: return [uy - y0, x1 - ux];
-    case 180: return [x1 - ux, y1 - uy];
-    case 270: return [y1 - uy, ux - x0];
-    default: return [ux - x0, uy - y0];
+    case 90:
+      return [uy - y0, x1 - ux];
+    case 180:
+      return [x1 - ux, y1 - uy];
+    case 270:
+      return [y1 - uy, ux - x0];
+    default:
+      return [ux - x0, uy - y0];
   }
 }
 
@@ -246,7 +254,7 @@ export function initWorkbench(hooks) {
    */
   function roam(list, e, selector) {
     const items = /** @type {HTMLElement[]} */ ([...list.querySelectorAll(`:scope > li${selector === 'li' ? '' : ` > ${selector}`}`)]);
-    const at = items.findIndex((x) => x === document.activeElement);
+    const at = items.indexOf(/** @type {HTMLElement} */ (document.activeElement));
     if (at < 0) return;
     // A row holds the items level with the first one.
     const row = Math.max(1, items.filter((x) => x.offsetTop === items[0].offsetTop).length);
@@ -266,7 +274,7 @@ export function initWorkbench(hooks) {
   function filesChanged() {
     const files = pdfs();
     const keep = new Set(files.map((f) => f.id));
-    for (const [id, el] of docViews) if (!keep.has(id)) (el.remove(), docViews.delete(id));
+    for (const [id, el] of docViews) if (!keep.has(id)) el.remove(), docViews.delete(id);
     for (const f of files) if (!docViews.has(f.id)) docViews.set(f.id, docView(f));
     ui.docs.replaceChildren(...files.map((f) => /** @type {HTMLElement} */ (docViews.get(f.id))));
     renderBatchFiles();
@@ -299,7 +307,11 @@ export function initWorkbench(hooks) {
           for (let p = shown + 1; p <= upto; p++) {
             const img = pageImage(f.id, p, dpi, '');
             shape(img, b[p - 1]);
-            const open = h('button', { type: 'button', class: 'page', tabindex: p === 1 ? '0' : '-1', 'aria-label': `Page ${p} of ${f.name}: place things on it` }, [img, h('span', { 'aria-hidden': 'true' }, [String(p)])]);
+            const open = h(
+              'button',
+              { type: 'button', class: 'page', tabindex: p === 1 ? '0' : '-1', 'aria-label': `Page ${p} of ${f.name}: place things on it` },
+              [img, h('span', { 'aria-hidden': 'true' }, [String(p)])],
+            );
             open.addEventListener('click', () => void openPlacer(f, p));
             grid.append(h('li', {}, [open]));
           }
@@ -555,7 +567,10 @@ export function initWorkbench(hooks) {
     ui.stageImg.replaceWith(img);
     ui.stageImg = img;
     shape(ui.stage, b[page - 1]);
-    ui.stage.setAttribute('aria-label', `Page ${page} of ${file.name}. ${TOOLS[/** @type {keyof TOOLS} */ (tool())]}: click to place, or use the arrow keys and Enter.`);
+    ui.stage.setAttribute(
+      'aria-label',
+      `Page ${page} of ${file.name}. ${TOOLS[/** @type {keyof TOOLS} */ (tool())]}: click to place, or use the arrow keys and Enter.`,
+    );
     corner = undefined;
     renderMarks();
   }
@@ -565,12 +580,14 @@ export function initWorkbench(hooks) {
     const page = placing.page;
     const tall = seenSize(placing.boxes[page - 1])[1];
     ui.marks.replaceChildren(
-      ...marks.filter((m) => m.page === page).map((m) => {
-        const el = h('div', { class: `mark ${m.kind}` }, [m.kind === 'text' || m.kind === 'watermark' ? m.text ?? '' : '']);
-        Object.assign(el.style, { left: `${m.fx * 100}%`, top: `${m.fy * 100}%`, width: m.fw ? `${m.fw * 100}%` : '', height: m.fh ? `${m.fh * 100}%` : '' });
-        if (m.kind !== 'image' && m.size) el.style.fontSize = `${(m.size / tall) * 100}cqh`;
-        return el;
-      }),
+      ...marks
+        .filter((m) => m.page === page)
+        .map((m) => {
+          const el = h('div', { class: `mark ${m.kind}` }, [m.kind === 'text' || m.kind === 'watermark' ? (m.text ?? '') : '']);
+          Object.assign(el.style, { left: `${m.fx * 100}%`, top: `${m.fy * 100}%`, width: m.fw ? `${m.fw * 100}%` : '', height: m.fh ? `${m.fh * 100}%` : '' });
+          if (m.kind !== 'image' && m.size) el.style.fontSize = `${(m.size / tall) * 100}cqh`;
+          return el;
+        }),
     );
     ui.placed.replaceChildren(
       ...marks.map((m, i) => {
@@ -610,7 +627,17 @@ export function initWorkbench(hooks) {
     if (kind === 'image' && !ui.image.value) return say('Choose an image first (upload a PNG or JPEG above).');
     const text = ui.text.value.trim();
     if ((kind === 'text' || kind === 'watermark') && !text) return say('Type the text first.');
-    addMark({ kind, page: placing.page, fx, fy, fw: 0, fh: 0, text: kind === 'image' ? undefined : text, size: Number(ui.size.value) || 24, image: kind === 'image' ? ui.image.value : undefined });
+    addMark({
+      kind,
+      page: placing.page,
+      fx,
+      fy,
+      fw: 0,
+      fh: 0,
+      text: kind === 'image' ? undefined : text,
+      size: Number(ui.size.value) || 24,
+      image: kind === 'image' ? ui.image.value : undefined,
+    });
   }
 
   /** @param {Mark} m */
@@ -643,7 +670,8 @@ export function initWorkbench(hooks) {
       'pointerup',
       (u) => {
         const end = onPage(u);
-        if (Math.abs(end.fx - at.fx) * end.r.width < 4 && Math.abs(end.fy - at.fy) * end.r.height < 4) return say('First corner set; click the opposite corner.');
+        if (Math.abs(end.fx - at.fx) * end.r.width < 4 && Math.abs(end.fy - at.fy) * end.r.height < 4)
+          return say('First corner set; click the opposite corner.');
         placeAt(end.fx, end.fy);
       },
       { once: true },
@@ -691,14 +719,35 @@ export function initWorkbench(hooks) {
       const objects = rects.map((m) => {
         const [x1, y1] = seen(m, m.fx, m.fy + m.fh);
         const [x2, y2] = seen(m, m.fx + m.fw, m.fy);
-        return { type: 'rectangle', x: Math.min(x1, x2), y: Math.min(y1, y2), width: round(Math.abs(x2 - x1)), height: round(Math.abs(y2 - y1)), page: m.page, stroke_color_rgb: '31,78,140', stroke_width: 2 };
+        return {
+          type: 'rectangle',
+          x: Math.min(x1, x2),
+          y: Math.min(y1, y2),
+          width: round(Math.abs(x2 - x1)),
+          height: round(Math.abs(y2 - y1)),
+          page: m.page,
+          stroke_color_rgb: '31,78,140',
+          stroke_width: 2,
+        };
       });
       steps.push({ operation: '/pdf-with-added-shapes', fields: { shape_objects: JSON.stringify(objects) } });
     }
     for (const m of marks.filter((x) => x.kind === 'watermark')) {
       const [x, y] = seen(m, m.fx, m.fy);
       const [w, hgt] = seenSize(b[m.page - 1]);
-      steps.push({ operation: '/watermarked-pdf', fields: { watermark_text: m.text, text_size: Math.round(m.size ?? 48), pages: String(m.page), horizontal_alignment: 'center', vertical_alignment: 'center', x: round(x - w / 2), y: round(y - hgt / 2), opacity: 0.5 } });
+      steps.push({
+        operation: '/watermarked-pdf',
+        fields: {
+          watermark_text: m.text,
+          text_size: Math.round(m.size ?? 48),
+          pages: String(m.page),
+          horizontal_alignment: 'center',
+          vertical_alignment: 'center',
+          x: round(x - w / 2),
+          y: round(y - hgt / 2),
+          opacity: 0.5,
+        },
+      });
     }
     for (const m of marks.filter((x) => x.kind === 'image')) {
       const [x, y] = seen(m, m.fx, m.fy);
@@ -708,7 +757,12 @@ export function initWorkbench(hooks) {
     if (redactions.length) {
       // The API redacts text, not areas: the words under each box are found with their coordinates and redacted by
       // their text (every place they occur).
-      const words = await post('/extracted-text', { id: file.id, pages: [...new Set(redactions.map((m) => m.page))].join(','), word_coordinates: 'on', full_text: 'off' }).catch((err) => (hooks.showError(err), undefined));
+      const words = await post('/extracted-text', {
+        id: file.id,
+        pages: [...new Set(redactions.map((m) => m.page))].join(','),
+        word_coordinates: 'on',
+        full_text: 'off',
+      }).catch((err) => (hooks.showError(err), undefined));
       if (!words) return;
       const values = new Set();
       for (const w of /** @type {{ text: string, page: number, coordinates: Record<string, { x: number, y: number }> }[]} */ (words.words ?? [])) {
@@ -722,7 +776,10 @@ export function initWorkbench(hooks) {
         }
       }
       if (!values.size) return say('No text lies under the redaction boxes: nothing to redact there (scans need OCR first).');
-      steps.push({ operation: '/pdf-with-redacted-text-preview', fields: { redactions: [...values].map((value) => ({ type: 'literal', value })) } }, { operation: '/pdf-with-redacted-text-applied', fields: {} });
+      steps.push(
+        { operation: '/pdf-with-redacted-text-preview', fields: { redactions: [...values].map((value) => ({ type: 'literal', value })) } },
+        { operation: '/pdf-with-redacted-text-applied', fields: {} },
+      );
     }
     const sign = marks.find((m) => m.kind === 'signature');
     let input = file.id;
@@ -737,7 +794,11 @@ export function initWorkbench(hooks) {
     if (sign) {
       const [ax, ay] = toUser(b[sign.page - 1], sign.fx, sign.fy + sign.fh);
       const [bx, by] = toUser(b[sign.page - 1], sign.fx + sign.fw, sign.fy);
-      const location = { bottom_left: { x: round(Math.min(ax, bx)), y: round(Math.min(ay, by)) }, top_right: { x: round(Math.max(ax, bx)), y: round(Math.max(ay, by)) }, page: sign.page };
+      const location = {
+        bottom_left: { x: round(Math.min(ax, bx)), y: round(Math.min(ay, by)) },
+        top_right: { x: round(Math.max(ax, bx)), y: round(Math.max(ay, by)) },
+        page: sign.page,
+      };
       hooks.openForm('/signed-pdf', { signature_configuration: JSON.stringify({ type: 'new', location }, null, 2) }, input);
       say('The signature box is filled in the signing form: choose the credentials there and run it.');
     }
@@ -746,7 +807,10 @@ export function initWorkbench(hooks) {
   function renderImages() {
     const images = hooks.files().filter((f) => ['png', 'jpg', 'jpeg', 'tif', 'tiff', 'gif', 'webp', 'bmp'].includes(extension(f.name)));
     const was = ui.image.value;
-    ui.image.replaceChildren(h('option', { value: '' }, [images.length ? 'Choose an image' : 'No stored image yet']), ...images.map((f) => h('option', { value: f.id, selected: f.id === was }, [f.name])));
+    ui.image.replaceChildren(
+      h('option', { value: '' }, [images.length ? 'Choose an image' : 'No stored image yet']),
+      ...images.map((f) => h('option', { value: f.id, selected: f.id === was }, [f.name])),
+    );
   }
 
   // ---- Batches and pipelines.
@@ -762,7 +826,7 @@ export function initWorkbench(hooks) {
   }
 
   /** @type {Step[]} */
-  let steps = [];
+  const steps = [];
   /** @type {Record<string, Step[]>} */
   let serverPipelines = {};
 
@@ -793,7 +857,9 @@ export function initWorkbench(hooks) {
     const checked = new Set([...ui.batchFiles.querySelectorAll('input:checked')].map((b) => /** @type {HTMLInputElement} */ (b).value));
     const files = hooks.files();
     ui.batchFiles.replaceChildren(
-      ...(files.length ? files.map((f) => h('label', {}, [h('input', { type: 'checkbox', value: f.id, checked: checked.has(f.id) }), ` ${f.name}`])) : [h('p', { class: 'help' }, ['No stored files yet.'])]),
+      ...(files.length
+        ? files.map((f) => h('label', {}, [h('input', { type: 'checkbox', value: f.id, checked: checked.has(f.id) }), ` ${f.name}`]))
+        : [h('p', { class: 'help' }, ['No stored files yet.'])]),
     );
   }
 
@@ -836,7 +902,13 @@ export function initWorkbench(hooks) {
         state.textContent = 'running';
         try {
           const result = await runJob(req[0], req[1], (p) => (bar.value = p));
-          const made = await Promise.all(ids(result.outputId).map((id) => api(`/resource/${encodeURIComponent(id)}?format=info`).then((i) => /** @type {StoredFile} */ ({ id: i.id, name: i.name, type: i.type, size: i.size }))));
+          const made = await Promise.all(
+            ids(result.outputId).map((id) =>
+              api(`/resource/${encodeURIComponent(id)}?format=info`).then(
+                (i) => /** @type {StoredFile} */ ({ id: i.id, name: i.name, type: i.type, size: i.size }),
+              ),
+            ),
+          );
           outputs.push(...made);
           bar.value = 1;
           state.replaceChildren('done: ', ...made.flatMap((m, i) => [i ? ', ' : '', h('a', { href: `/resource/${m.id}`, download: m.name }, [m.name])]));
@@ -885,11 +957,15 @@ export function initWorkbench(hooks) {
       [before, after].map(async (f, i) => {
         const b = await pageBoxes(f.id);
         const dpi = dpiFor(b, THUMB_PX * 1.5);
-        const list = h('ol', { class: 'pages big', 'aria-label': `Pages of ${f.name}` }, b.slice(0, PAGE_CHUNK).map((x) => {
-          const img = pageImage(f.id, x.page, dpi, `${i ? 'After' : 'Before'}: page ${x.page} of ${f.name}`);
-          shape(img, x);
-          return h('li', {}, [img]);
-        }));
+        const list = h(
+          'ol',
+          { class: 'pages big', 'aria-label': `Pages of ${f.name}` },
+          b.slice(0, PAGE_CHUNK).map((x) => {
+            const img = pageImage(f.id, x.page, dpi, `${i ? 'After' : 'Before'}: page ${x.page} of ${f.name}`);
+            shape(img, x);
+            return h('li', {}, [img]);
+          }),
+        );
         return h('div', {}, [h('h3', {}, [`${i ? 'After' : 'Before'}: ${f.name} (${b.length} pages)`]), list]);
       }),
     );
