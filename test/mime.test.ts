@@ -223,6 +223,16 @@ const ENDPOINTS: Record<string, Case[] | null> = {
   '/flattened-layers-pdf': [{ type: PDF }],
   '/flattened-transparencies-pdf': [{ fields: { quality: 'low' }, type: PDF }],
   '/pdf-with-acroforms': [{ file: xfaFile, type: PDF }],
+  // Page tools and scan clean-up (issue 27).
+  '/compared-pdf': [{ fields: { compare_file: { file: pdf('pdf/text-4-pages-pdflatex.pdf') } }, type: PDF }],
+  '/rotated-pdf': [{ fields: { rotation: '90' }, type: PDF }],
+  '/reordered-pdf': [{ file: pdf('pdf/text-4-pages-pdflatex.pdf'), fields: { pages: '4,1-3' }, type: PDF }],
+  '/n-up-pdf': [{ file: pdf('pdf/text-4-pages-pdflatex.pdf'), fields: { pages_per_sheet: '4' }, type: PDF }],
+  '/resized-pdf': [{ fields: { page_size: 'A4' }, type: PDF }],
+  '/pdf-without-blank-pages': [{ type: PDF }],
+  '/separated-pdf': [{ file: pdf('pdf/text-4-pages-pdflatex.pdf'), fields: { separator: 'blank' }, type: PDF }],
+  '/deskewed-pdf': [{ file: pdf('scans/linn-scan-ccitt.pdf'), type: PDF }],
+  '/pdf-with-page-numbers': [{ type: PDF }],
   '/exported-form-data': [
     { label: 'fdf', file: pdf('forms/acroform-basic-fields-all-types.pdf'), fields: { data_format: 'fdf' }, type: 'application/vnd.fdf' },
     { label: 'xfdf', file: pdf('forms/acroform-basic-fields-all-types.pdf'), fields: { data_format: 'xfdf' }, type: 'application/vnd.adobe.xfdf' },
