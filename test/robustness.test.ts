@@ -83,6 +83,15 @@ const ENDPOINTS: Record<string, Record<string, FormValue>> = {
   '/validated-zugferd': {},
   '/exported-form-data': { data_format: 'xfdf' },
   '/pdf-with-acroforms': {},
+  '/compared-pdf': { compare_file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } },
+  '/rotated-pdf': { rotation: '90' },
+  '/reordered-pdf': { pages: '1' },
+  '/n-up-pdf': {},
+  '/resized-pdf': { page_size: 'A4' },
+  '/pdf-without-blank-pages': {},
+  '/separated-pdf': {},
+  '/deskewed-pdf': {},
+  '/pdf-with-page-numbers': {},
 };
 
 const INPUTS: [string, string, number][] = [
@@ -155,6 +164,9 @@ test('a missing required field or second input: 400 naming it', async () => {
     '/pdf-with-added-image': /image|x|y|page/,
     '/pdf-with-added-shapes': /shape_objects/,
     '/pdf-with-added-tables': /table_objects/,
+    '/compared-pdf': /compare_file|compare_id/,
+    '/rotated-pdf': /rotation/,
+    '/reordered-pdf': /pages/,
   };
   const wrong: string[] = [];
   for (const [path, names] of Object.entries(NEEDS)) {
