@@ -52,7 +52,13 @@ export async function cleanPdf(input: string, output: string, ctx: EngineContext
  */
 export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary: true): Promise<Record<string, unknown>>;
 export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary?: false): Promise<undefined>;
-export async function runScript(name: string, script: string, args: string[], ctx: EngineContext, summary = false): Promise<Record<string, unknown> | undefined> {
+export async function runScript(
+  name: string,
+  script: string,
+  args: string[],
+  ctx: EngineContext,
+  summary = false,
+): Promise<Record<string, unknown> | undefined> {
   const file = join(ctx.cwd, name);
   await writeFile(file, script);
   const r = await run('mutool', ['run', file, ...args], ctx);

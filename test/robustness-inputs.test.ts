@@ -134,8 +134,7 @@ const XFDF = (dtd: string, value: string) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n${dtd}\n<xfdf xmlns="http://ns.adobe.com/xfdf/"><fields><field name="Field1"><value>${value}</value></field></fields></xfdf>`;
 const XDP = (dtd: string, value: string) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n${dtd}\n<xdp:xdp xmlns:xdp="http://ns.adobe.com/xdp/"><xfa:datasets xmlns:xfa="http://www.xfa.org/schema/xfa-data/1.0/"><xfa:data><form1><TextField1>${value}</TextField1></form1></xfa:data></xfa:datasets></xdp:xdp>`;
-const LAUGHS =
-  `<!DOCTYPE xfdf [<!ENTITY lol "lol">${Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ''};`.repeat(10)}">`).join('')}]>`;
+const LAUGHS = `<!DOCTYPE xfdf [<!ENTITY lol "lol">${Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ''};`.repeat(10)}">`).join('')}]>`;
 const DATA = '/pdf-with-imported-form-data';
 const data = (name: string, dataFile: FormValue, error: RegExp, extra: Partial<Case> = {}): Case => ({
   name,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, pdfPages, startApp, type TestApp, tool, uploadId, pdfWord as word, } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, startApp, type TestApp, tool, uploadId, pdfWord as word } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-shapes-'));
