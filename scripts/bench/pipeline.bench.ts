@@ -1,7 +1,7 @@
 // Pipelines: a 3-step pipeline in one POST /pipeline against the same three steps sent by a client, over real HTTP
 // on loopback, in the same run: (a) three calls that download each output and upload it to the next step,
 // (b) three calls chained by id (outputId -> id, only the first upload and the last download cross the wire).
-// Time is the median of 3 runs; bytes are what crossed the connection (request and response bodies).
+// Time is the median of 5 runs; bytes are what crossed the connection (request and response bodies).
 
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -77,10 +77,10 @@ const cases: Case[] = [
   },
 ];
 
-/** The three ways in turn, three rounds (so a busy moment of the machine hits each alike); medians. */
+/** The three ways in turn, five rounds (so a busy moment of the machine hits each alike); medians. */
 async function measure(ways: (() => Promise<unknown>)[]) {
   const runs = ways.map(() => ({ ms: [] as number[], bytes: 0 }));
-  for (let round = 0; round < 3; round++) {
+  for (let round = 0; round < 5; round++) {
     for (const [i, fn] of ways.entries()) {
       moved = 0;
       const t0 = performance.now();
