@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { AppError, TEXT } from '../errors.js';
 
+/** The token of an `Authorization: Bearer <token>` header, if that is what it holds. */
+export const bearerOf = (header: string | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
+
 const hash = (k: string) => createHash('sha256').update(k).digest('hex');
 
 /**
@@ -16,7 +19,7 @@ export function apiKeyAuth(keys: Set<string> | null, ownerScope = false): Middle
       return next();
     }
     // Agents (MCP clients) send the key as a bearer token.
-    const key = c.req.header('api-key') ?? /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1];
+    const key = c.req.header('api-key') ?? bearerOf(c.req.header('authorization'));
     if (!key) throw new AppError('key_missing', TEXT.keyMissing);
     const h = hash(key);
     // Comparing hashes in a Set: no early-exit string comparison on the secret itself.

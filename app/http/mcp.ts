@@ -73,11 +73,10 @@ async function upload(args: Record<string, unknown>, deps: Deps, owner: string |
  * One MCP server per request (stateless Streamable HTTP): tools call the operations through the same checks and
  * queues as HTTP requests (the caller's key, lanes, limits), so an error is the HTTP error's text.
  */
-function mcpServer(deps: Deps, c: Context<Env>): Server {
+function mcpServer(deps: Deps, tools: Tool[], c: Context<Env>): Server {
   const server = new Server({ name: deps.meta.product, version: deps.meta.version }, { capabilities: { tools: {}, resources: {} } });
   const owner = c.get('owner');
   const baseUrl = baseUrlOf(deps.config, c.req.url);
-  const tools = toolsOf(deps);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const args = (req.params.arguments ?? {}) as Record<string, unknown>;
@@ -125,9 +124,11 @@ function mcpServer(deps: Deps, c: Context<Env>): Server {
 
 /** POST /mcp: the Model Context Protocol over Streamable HTTP (stateless: no session to keep between replicas). */
 export function mountMcp(app: Hono<Env>, deps: Deps): void {
+  // The schemas of every operation, converted once (the registry is fixed when the app is built).
+  const tools = toolsOf(deps);
   app.post('/mcp', async (c) => {
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    const server = mcpServer(deps, c);
+    const server = mcpServer(deps, tools, c);
     await server.connect(transport);
     return transport.handleRequest(c.req.raw);
   });

@@ -5,6 +5,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { browserStats } from '../../engines/chromium/browser.js';
 import { poolStats } from '../../engines/libreoffice/pool.js';
 import { AppError } from '../errors.js';
+import { bearerOf } from './auth.js';
 import type { Deps, Env } from './context.js';
 
 /**
@@ -225,7 +226,7 @@ function scraperCheck(deps: Deps): (c: Context<Env>) => void {
   const keys = apiKeys ? new Set([...apiKeys].map((k) => digest(k).toString('hex'))) : undefined;
   return (c) => {
     if (!keys && !token) return;
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1];
+    const bearer = bearerOf(c.req.header('authorization'));
     const presented = [c.req.header('api-key'), bearer].filter((v): v is string => !!v);
     if (!presented.length)
       throw new AppError('key_missing', 'An Api-Key header or an Authorization: Bearer token (METRICS_TOKEN) is required to read metrics.');

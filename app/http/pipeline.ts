@@ -58,52 +58,80 @@ export function requireEngines(op: Operation, deps: Deps): void {
 export const defaultName = (op: Operation, first: StoredFile | undefined) =>
   op.defaultName ? op.defaultName(first && stripExtension(first.name)) : `${first ? stripExtension(first.name) : 'service'}_service_${op.path.slice(1)}`;
 
+/** How a request is queued: whose it is, who it is fair against, and how its answer is awaited. */
+export interface Submission {
+  owner: string | null;
+  client: string;
+  baseUrl: string;
+  track?: boolean;
+  clientSignal?: AbortSignal;
+  notify?: unknown;
+}
+export type Submitted = { id: string; done: Promise<Record<string, unknown>> };
+
+/**
+ * A processing POST (an operation, a pipeline): the body read (uploads streamed to the store), `submit` checks and
+ * queues it, and the answer follows the client's choice: 202 for a webhook, `{requestId}` for polling, else the
+ * result once ready. Uploads of a request that fails before it is queued are removed.
+ */
+export async function acceptRequest(
+  c: Context<Env>,
+  deps: Deps,
+  fileFields: Set<string>,
+  submit: (body: Body, how: Submission) => Promise<Submitted>,
+): Promise<Response> {
+  const owner = c.get('owner');
+  // Checked before any upload is read: a refused webhook costs the client no transfer.
+  const webhook = await webhookOf(c, deps.config.urlAllow);
+  let body: Body | undefined;
+  try {
+    body = await readBody(c.req.raw, { store: deps.store, owner, maxBytes: deps.config.maxUploadBytes, fileFields });
+    const polling = wantsPolling(c) || !!webhook;
+    const { id, done } = await submit(body, {
+      owner,
+      client: clientOf(c),
+      baseUrl: baseUrlOf(deps.config, c.req.url),
+      track: polling,
+      clientSignal: polling ? undefined : c.req.raw.signal,
+      notify: webhook,
+    });
+    if (webhook) return c.json({ requestId: id }, 202);
+    if (polling) return c.json({ requestId: id });
+    return c.json(await done);
+  } catch (err) {
+    // The client never saw these ids: nothing of a failed request stays behind.
+    await discardUploads(deps.store, body);
+    throw err;
+  }
+}
+
 /** Mounts one declared operation: parse, resolve, validate, queue, run, store, answer. */
 export function mountOperation(app: Hono<Env>, op: Operation, deps: Deps): void {
   const fileFields = new Set(Object.keys(op.inputs));
-  app.post(op.path, async (c) => {
+  app.post(op.path, (c) => {
     requireEngines(op, deps);
-    const owner = c.get('owner');
-    // Checked before any upload is read: a refused webhook costs the client no transfer.
-    const webhook = await webhookOf(c, deps.config.urlAllow);
-    let body: Body | undefined;
-    try {
-      body = await readBody(c.req.raw, { store: deps.store, owner, maxBytes: deps.config.maxUploadBytes, fileFields });
-      const polling = wantsPolling(c) || !!webhook;
-      const { id, done } = await submitOperation(op, body, deps, {
-        owner,
-        client: clientOf(c),
-        baseUrl: baseUrlOf(deps.config, c.req.url),
-        track: polling,
-        clientSignal: polling ? undefined : c.req.raw.signal,
-        notify: webhook,
-      });
-      if (webhook) return c.json({ requestId: id }, 202);
-      if (polling) return c.json({ requestId: id });
-      return c.json(await done);
-    } catch (err) {
-      // The client never saw these ids: nothing of a failed request stays behind.
-      await discardUploads(deps.store, body);
-      throw err;
-    }
+    return acceptRequest(c, deps, fileFields, (body, how) => submitOperation(op, body, deps, how));
   });
 }
 
-/**
- * Checks a request for one operation (inputs, fields) and queues it: what every front door (HTTP, MCP) does with a
- * parsed body.
- */
-export async function submitOperation(
-  op: Operation,
-  body: Body,
-  deps: Deps,
-  how: { owner: string | null; client: string; baseUrl: string; track?: boolean; clientSignal?: AbortSignal; notify?: unknown },
-): Promise<{ id: string; done: Promise<Record<string, unknown>> }> {
+/** Checks a request for one operation (its ids resolved, its fields parsed) and queues it: HTTP and MCP. */
+export async function submitOperation(op: Operation, body: Body, deps: Deps, how: Submission): Promise<Submitted> {
   const inputs = await resolveInputs(op.inputs, body, deps.store, { owner: how.owner, sniffPdf: op.path !== '/pdf-info' });
-  const fields = parseFields(op, body.fields);
+  return queueOperation(op, body.fields, inputs, deps, how);
+}
+
+/** Queues an operation on inputs already resolved and checked (a pipeline's step runs this way too). */
+export function queueOperation(
+  op: Operation,
+  raw: Record<string, unknown>,
+  inputs: Record<string, StoredFile[]>,
+  deps: Deps,
+  how: Submission,
+): Submitted | Promise<Submitted> {
+  const fields = parseFields(op, raw);
   const all = Object.values(inputs).flat();
   const outputName = stripExtension((fields as { output?: string }).output || '') || defaultName(op, all[0]);
-  const spec: JobSpec = { path: op.path, fields: body.fields, inputs: strip(inputs), outputName, owner: how.owner, baseUrl: how.baseUrl };
+  const spec: JobSpec = { path: op.path, fields: raw, inputs: strip(inputs), outputName, owner: how.owner, baseUrl: how.baseUrl };
   return deps.jobs.submit((job) => executeJob(spec, job, deps), {
     owner: how.owner,
     track: how.track,

@@ -1,10 +1,8 @@
 import type { Hono } from 'hono';
 import { AppError, outOfRange } from '../errors.js';
-import { type Body, discardUploads, readBody } from '../http/body.js';
-import { baseUrlOf, clientOf, type Deps, type Env } from '../http/context.js';
+import type { Deps, Env } from '../http/context.js';
 import { resolveInputs } from '../http/inputs.js';
-import { wantsPolling } from '../http/pipeline.js';
-import { webhookOf } from '../http/webhooks.js';
+import { acceptRequest } from '../http/pipeline.js';
 import { parseSteps, type RawStep } from './plan.js';
 import { submitPipeline } from './run.js';
 
@@ -30,24 +28,14 @@ function stepsOf(fields: Record<string, unknown>, deps: Deps): { steps: RawStep[
 export function mountPipelines(app: Hono<Env>, deps: Deps): void {
   app.get('/pipelines', (c) => c.json({ pipelines: deps.pipelines.valid, invalid: deps.pipelines.invalid.length ? deps.pipelines.invalid : undefined }));
 
-  app.post('/pipeline', async (c) => {
-    const owner = c.get('owner');
-    const webhook = await webhookOf(c, deps.config.urlAllow);
-    let body: Body | undefined;
-    try {
-      body = await readBody(c.req.raw, { store: deps.store, owner, maxBytes: deps.config.maxUploadBytes, fileFields: new Set(['file']) });
+  const fileFields = new Set(['file']);
+  app.post('/pipeline', (c) =>
+    acceptRequest(c, deps, fileFields, async (body, how) => {
       const { steps, name } = stepsOf(body.fields, deps);
       // Any kind here: the first step checks them as its endpoint would.
-      const { file: inputs } = await resolveInputs({ file: { idField: 'id', kind: 'any', multiple: true } }, body, deps.store, { owner });
-      const polling = wantsPolling(c) || !!webhook;
-      const spec = { kind: 'pipeline' as const, name, steps, inputs, owner, client: clientOf(c), baseUrl: baseUrlOf(deps.config, c.req.url) };
-      const { id, done } = await submitPipeline(spec, deps, { track: polling, clientSignal: polling ? undefined : c.req.raw.signal, notify: webhook });
-      if (webhook) return c.json({ requestId: id }, 202);
-      if (polling) return c.json({ requestId: id });
-      return c.json(await done);
-    } catch (err) {
-      await discardUploads(deps.store, body);
-      throw err;
-    }
-  });
+      const { file: inputs } = await resolveInputs({ file: { idField: 'id', kind: 'any', multiple: true } }, body, deps.store, { owner: how.owner });
+      const spec = { kind: 'pipeline' as const, name, steps, inputs, owner: how.owner, client: how.client, baseUrl: how.baseUrl };
+      return submitPipeline(spec, deps, how);
+    }),
+  );
 }

@@ -4,9 +4,8 @@ import type { Deps } from '../http/context.js';
 import { resolveInputs } from '../http/inputs.js';
 import { metricsOf } from '../http/metrics.js';
 import type { StoredFile } from '../http/operation.js';
-import { defaultName, executeJob, type JobSpec, parseFields } from '../http/pipeline.js';
+import { queueOperation, type Submitted } from '../http/pipeline.js';
 import type { JobContext } from '../jobs/index.js';
-import { stripExtension } from '../store/names.js';
 import { planSteps, type RawStep, type Step } from './plan.js';
 
 /** A pipeline request as data (cluster mode sends it through Redis to the worker that runs it). */
@@ -60,7 +59,7 @@ export async function submitPipeline(
   spec: PipelineSpec,
   deps: Deps,
   opts: { track?: boolean; clientSignal?: AbortSignal; notify?: unknown },
-): Promise<{ id: string; done: Promise<Record<string, unknown>> }> {
+): Promise<Submitted> {
   const steps = planSteps(spec.steps, deps);
   if (!spec.inputs.length) throw new AppError('missing_input', 'Either file (an upload) or id (the id of a stored file) is required');
   await checkFiles(steps[0], spec.inputs, 0, spec.owner, deps);
@@ -151,25 +150,13 @@ async function runSteps(spec: PipelineSpec, job: JobContext, deps: Deps): Promis
 
 async function runStep(step: Step, i: number, group: StoredFile[], others: Record<string, StoredFile[]>, spec: PipelineSpec, job: JobContext, deps: Deps) {
   const { op } = step;
-  const fields = parseFields(op, step.fields);
-  const output = stripExtension((fields as { output?: string }).output || '');
   const inputs = { ...others, [step.input]: group };
-  const jobSpec: JobSpec = {
-    path: op.path,
-    fields: step.fields,
-    inputs,
-    outputName: output || defaultName(op, group[0]),
-    owner: spec.owner,
-    baseUrl: spec.baseUrl,
-  };
   try {
-    const { done } = await deps.jobs.submit((ctx) => executeJob(jobSpec, ctx, deps), {
+    const { done } = await queueOperation(op, step.fields, inputs, deps, {
       owner: spec.owner,
-      clientSignal: job.signal,
-      cost: typeof op.cost === 'function' ? op.cost({ fields, inputs }) : op.cost,
       client: spec.client,
-      spec: jobSpec,
-      label: op.path,
+      baseUrl: spec.baseUrl,
+      clientSignal: job.signal,
     });
     return await done;
   } catch (err) {
