@@ -106,6 +106,22 @@ test('several inputs fan in at a merge; a JSON operation last answers its JSON',
   assert.not.ok('outputId' in info);
 });
 
+test('a step with a second input (an image by id) works on the file of the step before, not on its image', async () => {
+  const image = await uploadId(t, corpus('images/hopper.jpg'));
+  const body = await expectOk(
+    await t.json('/pipeline', {
+      id: await uploadId(t, FOUR),
+      steps: [{ operation: '/split-pdf', fields: { pages: ['1-2'] } }, { operation: '/pdf-with-added-image', fields: { image_id: image, x: 20, y: 20, page: 2 } }],
+    }),
+  );
+  const out = await t.download(body.outputUrl);
+  assert.is(pdfPages(out), 2, 'the split half, with the image on its page 2');
+  assert.match(tool('pdfimages', ['-list', '-f', '2', '-l', '2', out]), /\n\s+2\s+\d+\s+image\s+\d+/);
+  // Named after the PDF it worked on (the first input, as in a request), not after the image.
+  const info = await expectOk(await t.request(`/resource/${body.outputId}?format=info`));
+  assert.match(info.name, /^text-4-pages-pdflatex_service_split-pdf_1_service_pdf-with-added-image\.pdf$/);
+});
+
 test('everything is checked before anything runs: each error names its place', async () => {
   const id = await uploadId(t, FOUR);
   const before = (await t.deps.store.totals()).count;

@@ -150,7 +150,8 @@ async function runSteps(spec: PipelineSpec, job: JobContext, deps: Deps): Promis
 
 async function runStep(step: Step, i: number, group: StoredFile[], others: Record<string, StoredFile[]>, spec: PipelineSpec, job: JobContext, deps: Deps) {
   const { op } = step;
-  const inputs = { ...others, [step.input]: group };
+  // In the operation's own order, as a request resolves them: its first input is the one it works on (and names).
+  const inputs = Object.fromEntries(Object.keys(op.inputs).map((name) => [name, name === step.input ? group : (others[name] ?? [])]));
   try {
     const { done } = await queueOperation(op, step.fields, inputs, deps, {
       owner: spec.owner,
