@@ -111,7 +111,10 @@ test('a step with a second input (an image by id) works on the file of the step 
   const body = await expectOk(
     await t.json('/pipeline', {
       id: await uploadId(t, FOUR),
-      steps: [{ operation: '/split-pdf', fields: { pages: ['1-2'] } }, { operation: '/pdf-with-added-image', fields: { image_id: image, x: 20, y: 20, page: 2 } }],
+      steps: [
+        { operation: '/split-pdf', fields: { pages: ['1-2'] } },
+        { operation: '/pdf-with-added-image', fields: { image_id: image, x: 20, y: 20, page: 2 } },
+      ],
     }),
   );
   const out = await t.download(body.outputUrl);
