@@ -130,6 +130,13 @@ export async function popplerPageCount(input: string, ctx: EngineContext): Promi
   return Number(m[1]);
 }
 
+/** The kind of form Poppler sees (`pdfinfo`, "Form:"): an AcroForm, an XFA form (an /XFA entry), or none. */
+export async function popplerFormKind(input: string, ctx: EngineContext): Promise<'AcroForm' | 'XFA' | 'none'> {
+  const r = await run('pdfinfo', [input], ctx);
+  const m = /^Form:\s+(\S+)/m.exec(r.stdout);
+  return m?.[1] === 'XFA' ? 'XFA' : m?.[1] === 'AcroForm' ? 'AcroForm' : 'none';
+}
+
 /**
  * One page as the image file Tesseract reads (PBM, PGM or PPM by `colors`, `output` ending in that extension),
  * drawn by Poppler: the second engine when MuPDF fails on the page.

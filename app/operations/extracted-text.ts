@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noTextWarning, type PageModel, pageText, readPages, selectPages, textlessPages } from '../document/index.js';
+import { readableXfa } from '../forms/index.js';
 import { oneOf, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 
@@ -9,7 +10,7 @@ export default operation({
   tag: 'Information and extraction',
   summary: "Extract the text of a PDF, optionally with each word's position and style",
   description:
-    "Text in reading order (columns read one after the other). full_text: document (one string), by_page ({pages: [{page, text}]}) or off. word_coordinates adds each word's page and four corners in PDF units (origin bottom-left of the unrotated page, like every coordinate of the API; corners named as the word appears on the displayed page); word_style adds its font name and size and its colour space and values (components 0-1). output_type=file stores a .json file when word data is asked for, else a .txt file.",
+    "Text in reading order (columns read one after the other). full_text: document (one string), by_page ({pages: [{page, text}]}) or off. word_coordinates adds each word's page and four corners in PDF units (origin bottom-left of the unrotated page, like every coordinate of the API; corners named as the word appears on the displayed page); word_style adds its font name and size and its colour space and values (components 0-1). output_type=file stores a .json file when word data is asked for, else a .txt file. A dynamic XFA form is read as pdf.js lays it out from its template and data (said in `warning`), not as its placeholder page.",
   inputs: pdfInput(),
   fields: {
     full_text: oneOf(['off', 'by_page', 'document'], 'document'),
@@ -23,11 +24,13 @@ export default operation({
   output: 'json-or-file',
   produces: ['txt', 'json'],
   engines: ['qpdf', 'mupdf'],
-  run: async ({ fields, input, dir, signal, timeoutMs }) => {
+  run: async ({ fields, input, dir, signal, timeoutMs, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
-    const selected = await selectPages(input.path, fields.pages, ectx);
-    const model = await readPages(input.path, selected, ectx, { colours: fields.word_style });
-    const warning = noTextWarning(textlessPages(model), model.length);
+    // A dynamic XFA form is read as laid out, not as its placeholder page.
+    const xfa = await readableXfa(input.path, { dir, signal, timeoutMs, limits });
+    const selected = await selectPages(xfa.path, fields.pages, ectx);
+    const model = await readPages(xfa.path, selected, ectx, { colours: fields.word_style });
+    const warning = [xfa.warning, noTextWarning(textlessPages(model), model.length)].filter(Boolean).join(' ') || undefined;
     const result: Record<string, unknown> = {};
     const wantWords = fields.word_style || fields.word_coordinates;
     if (wantWords) result.words = words(model, fields.word_coordinates, fields.word_style);

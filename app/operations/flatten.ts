@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { type FlattenOptions, flattenPdf, generateAppearances } from '../../engines/ghostscript-flatten.js';
 import { inputError, openPdf } from '../document/index.js';
+import { readableXfa } from '../forms/index.js';
 import { oneOf, output, trueFalse } from '../http/fields.js';
 import { operation, pdfInput, type RunContext } from '../http/operation.js';
 
@@ -44,13 +45,17 @@ const forms = operation({
   description:
     'Every form field is drawn into its page as it shows (values visible) and the form is removed: no widgets and no AcroForm remain; other annotations are kept. ' +
     'Fields whose value has no appearance, or whose form asks for new ones (/NeedAppearances), get one from qpdf first; Ghostscript pdfwrite then draws them. ' +
-    '`as_printed=true` draws the fields as printed (fields marked not to print are left out) instead of as on screen. XFA-only forms are not rendered (their AcroForm fallback, if any, is).',
+    '`as_printed=true` draws the fields as printed (fields marked not to print are left out) instead of as on screen. A dynamic XFA form (XFA without AcroForm widgets) is flattened as pdf.js lays it out from its template and data, values drawn (said in `warning`), not as its placeholder page.',
   inputs: pdfInput(),
   fields: { as_printed: trueFalse(false), output: output() },
   output: 'file',
   engines: ['ghostscript', 'qpdf'],
   cost,
-  run: async (ctx) => flatten(ctx, { printed: ctx.fields.as_printed }, true),
+  run: async (ctx) => {
+    const { path, warning } = await readableXfa(ctx.input.path, ctx);
+    const result = await flatten({ ...ctx, input: { ...ctx.input, path } }, { printed: ctx.fields.as_printed }, true);
+    return { ...result, warning };
+  },
 });
 
 const annotations = operation({

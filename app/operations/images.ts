@@ -1,5 +1,6 @@
 import type { ColorModel, ImageFormat } from '../../engines/images.js';
 import { resolvePages } from '../document/index.js';
+import { readableXfa } from '../forms/index.js';
 import { int, list, oneOf, output, pages } from '../http/fields.js';
 import { operation, pdfInput, perCore } from '../http/operation.js';
 import { checkPixelBudget, openForRendering, PIXEL_CAP_DOC, renderImages } from '../render/index.js';
@@ -47,12 +48,14 @@ const FORMATS: { path: string; format: ImageFormat; models: [ColorModel, ...Colo
   },
 ];
 
+const XFA_DOC = 'A dynamic XFA form is rendered as pdf.js lays it out from its template and data (said in `warning`), not as its placeholder page.';
+
 const converter = ({ path, format, models, name, notes }: (typeof FORMATS)[number]) =>
   operation({
     path,
     tag: 'Conversion to images',
     summary: `Render PDF pages to ${name} images`,
-    description: `One ${name} per selected page, named <output>_<n>.${format} in the order of pages. ${notes} ${SMOOTHING_DOC[format]} ${PIXEL_CAP_DOC}`,
+    description: `One ${name} per selected page, named <output>_<n>.${format} in the order of pages. ${notes} ${XFA_DOC} ${SMOOTHING_DOC[format]} ${PIXEL_CAP_DOC}`,
     inputs: pdfInput(),
     fields: {
       pages: pages(),
@@ -66,13 +69,15 @@ const converter = ({ path, format, models, name, notes }: (typeof FORMATS)[numbe
     produces: [format],
     engines: ['mupdf', 'qpdf'],
     cost: perCore,
-    run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
-      const { boxes } = await openForRendering(input.path, { cwd: dir, signal, timeoutMs });
+    run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName, limits }) => {
+      // A dynamic XFA form is rendered as laid out, not as its placeholder page.
+      const { path: source, warning } = await readableXfa(input.path, { dir, signal, timeoutMs, limits });
+      const { boxes } = await openForRendering(source, { cwd: dir, signal, timeoutMs });
       const selected = resolvePages(fields.pages, boxes.length);
       checkPixelBudget(boxes, selected, fields.resolution);
       const files = await renderImages(
         {
-          input: input.path,
+          input: source,
           boxes,
           pages: selected,
           format,
@@ -83,7 +88,7 @@ const converter = ({ path, format, models, name, notes }: (typeof FORMATS)[numbe
         },
         { dir, signal, timeoutMs, progress },
       );
-      return { files: files.map((path, i) => ({ path, name: `${outputName}_${i + 1}.${format}` })) };
+      return { files: files.map((path, i) => ({ path, name: `${outputName}_${i + 1}.${format}` })), warning };
     },
   });
 

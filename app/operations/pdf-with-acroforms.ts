@@ -2,32 +2,46 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFilledForm } from '../../engines/qpdf-form.js';
 import { inputError } from '../document/index.js';
-import { AppError } from '../errors.js';
-import { beyondWinAnsi, type FieldValue, normalName, openForm, planFill, readFormData, readXfaPackets, redrawUnicodeFields } from '../forms/index.js';
+import {
+  beyondWinAnsi,
+  type FieldValue,
+  normalName,
+  openForm,
+  planFill,
+  readFormData,
+  readXfaPackets,
+  redrawUnicodeFields,
+  xfaToAcroForm,
+} from '../forms/index.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 
 export const NO_XFA = 'No XFA forms were detected in the input PDF. No output was produced.';
-const DYNAMIC =
-  'The input PDF holds a dynamic XFA form without AcroForm widgets: its pages are laid out by an XFA viewer at run time, and Quire does not lay out XFA, so no AcroForm could be made from it.';
 
 export default operation({
   path: '/pdf-with-acroforms',
   tag: 'Forms',
   summary: 'Convert an XFA form to an AcroForm',
   description:
-    'Turns an XFA form into an AcroForm. Static XFA forms carry AcroForm widgets beside the XFA: the /XFA entry (and /NeedsRendering) is removed, so every viewer uses the AcroForm, and the AcroForm fields are filled from the XFA datasets (matched by name without [n] indices, as /pdf-with-imported-form-data does), with new appearances. Dynamic XFA forms without widgets are refused (400): their pages exist only once an XFA viewer lays them out. A PDF without XFA answers 200 with a warning and no output.',
+    'Turns an XFA form into an AcroForm. Static XFA forms carry AcroForm widgets beside the XFA: the /XFA entry (and /NeedsRendering) is removed, so every viewer uses the AcroForm, and the AcroForm fields are filled from the XFA datasets (matched by name without [n] indices, as /pdf-with-imported-form-data does), with new appearances. Dynamic XFA forms (no widgets: their pages exist only once an XFA viewer lays them out) are laid out from their template and data by pdf.js in Chromium and printed; each laid-out field becomes an AcroForm field at its place: text (multiline from a text area), check box, radio group (one per exclusion group, export values from the on values of its buttons), drop-down or list, named by its XFA path (form1[0].Name[0]) and holding its current value. Metadata, attachments and names of the original are kept, /XFA and /NeedsRendering removed. The layout has the HTML limits (HTML_TIMEOUT_SECONDS, HTML_MAX_PAGES, HTML_MAX_MB, HTML_MAX_MEMORY_MB; 422 past one); a template pdf.js cannot lay out is refused (400). XFA scripts do not run, so a form whose scripts add or hide parts is laid out as its template and data stand. A PDF without XFA answers 200 with a warning and no output.',
   inputs: pdfInput('The XFA form'),
   fields: { output: output() },
   output: 'file',
-  engines: ['qpdf'],
-  cost: { lane: 'light' },
+  engines: ['qpdf', 'chromium'],
+  // A dynamic form is laid out in Chromium: the browser lane, whatever the form turns out to be.
+  cost: { lane: 'browser' },
   run: async ({ input, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const read = { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects };
     const { path: source, json, objects, acroRef, acro, widgets, xfa } = await openForm(input.path, ctx, read, { unpackTo: join(dir, 'unpacked.pdf') });
     if (!acro || xfa === undefined || xfa === null) return { warning: NO_XFA };
-    if (!widgets.length) throw new AppError('invalid_input', DYNAMIC);
+    if (!widgets.length) {
+      const converted = await xfaToAcroForm(input.path, join(dir, 'acroform.pdf'), { dir, signal, timeoutMs, limits });
+      return {
+        files: [{ path: converted.path, name: `${outputName}.pdf` }],
+        warning: `The dynamic XFA form was laid out by pdf.js (${converted.pages} page${converted.pages === 1 ? '' : 's'}, ${converted.fields} field${converted.fields === 1 ? '' : 's'}); check the result against the form in an XFA viewer.`,
+      };
+    }
 
     // The XFA data, read by our importer, onto the AcroForm fields.
     const packets = await readXfaPackets(source, objects, xfa, ctx, read.maxBytes);
