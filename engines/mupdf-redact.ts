@@ -32,7 +32,7 @@ function polygons(q) {
 /**
  * Adds one /Redact annotation per mark. Quads arrive in MuPDF's page space (the stext space, /Rotate
  * applied) and are mapped to PDF user space with the inverse of MuPDF's page transform, so crop box offsets
- * and rotation come out right by construction. The appearance is a translucent red fill with a red border
+ * and rotation come out right by construction; quads of marks flagged `user` are user space already. The appearance is a translucent red fill with a red border
  * (the text stays readable for review); /IC black is what other tools fill with when they apply the mark.
  * Saved incrementally when possible: the original bytes stay as they were.
  */
@@ -62,7 +62,7 @@ for (var i = 0; i < plan.length; i++) {
     var qp = [], x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     for (var q = 0; q < mark.quads.length; q++) {
       for (var c = 0; c < 8; c += 2) {
-        var p = point(inv, mark.quads[q][c], mark.quads[q][c + 1]);
+        var p = mark.user ? [mark.quads[q][c], mark.quads[q][c + 1]] : point(inv, mark.quads[q][c], mark.quads[q][c + 1]);
         qp.push(Math.round(p[0] * 1000) / 1000, Math.round(p[1] * 1000) / 1000);
         x0 = Math.min(x0, p[0]); y0 = Math.min(y0, p[1]); x1 = Math.max(x1, p[0]); y1 = Math.max(y1, p[1]);
       }
@@ -80,7 +80,7 @@ for (var i = 0; i < plan.length; i++) {
     a.put("Subtype", doc.newName("Redact"));
     a.put("Rect", rect);
     a.put("QuadPoints", qp);
-    a.put("Contents", doc.newString(mark.text));
+    if (mark.text) a.put("Contents", doc.newString(mark.text));
     a.put("NM", doc.newString("quire-redact-" + plan[i].page + "-" + k));
     a.put("T", doc.newString("Quire"));
     a.put("F", 4);
@@ -186,8 +186,11 @@ print(JSON.stringify({ areas: areas, pages: pages, scrubbed: scrubbed, annotatio
 export interface RedactionMarks {
   /** 1-based page. */
   page: number;
-  /** Quads (ul ur ll lr) in MuPDF's page space, and the text they cover. */
-  marks: { quads: number[][]; text: string }[];
+  /**
+   * Quads (ul ur ll lr) in MuPDF's page space, and the text they cover; with `user`, the quads are already in PDF
+   * user space (areas drawn on the page, mapped by the caller) and are written as they are.
+   */
+  marks: { quads: number[][]; text: string; user?: boolean }[];
 }
 
 /** Writes `input` with a /Redact annotation per mark; returns how many were added. */

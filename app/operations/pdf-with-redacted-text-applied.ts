@@ -26,7 +26,7 @@ export default operation({
   tag: 'Signing, redaction, watermark',
   summary: 'Apply the redaction annotations of a preview: remove the content for good',
   description:
-    'The input is the output of /pdf-with-redacted-text-preview (any PDF with /Redact annotations is accepted). Under each annotation MuPDF removes the text from the content streams and replaces image pixels; vector art is left as it is (MuPDF 1.21). The areas are then painted in rgb_color ("r, g, b", 0-255, default black) and the annotations removed. Document information entries and an XMP packet that contain a redacted text are removed too; the file is rewritten whole, so no earlier revision or unused object keeps the removed content. An input without redaction annotations is refused (400).',
+    'The input is the output of /pdf-with-redacted-text-preview (any PDF with /Redact annotations is accepted). Under each annotation (a matched text or an area) MuPDF removes the text from the content streams (every character whose font box touches it) and replaces image pixels; vector art is left as it is, only painted over (MuPDF 1.21). The areas are then painted in rgb_color ("r, g, b", 0-255, default black) and the annotations removed. Document information entries and an XMP packet that contain a redacted text are removed too; the file is rewritten whole, so no earlier revision or unused object keeps the removed content. An input without redaction annotations is refused (400).',
   inputs: pdfInput('The preview PDF'),
   fields: { rgb_color: rgbColor.optional().default([0, 0, 0]).meta({ type: 'string', default: '0, 0, 0' }), output: output() },
   output: 'file',

@@ -1,30 +1,51 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { markRedactions } from '../../engines/mupdf-redact.js';
+import { markRedactions, type RedactionMarks } from '../../engines/mupdf-redact.js';
+import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { decodedText, inputError, selectPages } from '../document/index.js';
 import { json, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { findMarks, PRESETS, redactionsSchema } from '../redact/index.js';
+import { type Area, areaInUserSpace, areaQuad, findMarks, PRESETS, redactionsSchema, type TextRedaction, textInArea } from '../redact/index.js';
 
 export default operation({
   path: '/pdf-with-redacted-text-preview',
   tag: 'Signing, redaction, watermark',
   summary: 'Mark the text to redact with redaction annotations',
   description:
-    `redactions: [{"type": "literal|regex|preset", "value": "..."}]. literal: the exact text (case-sensitive; any white space matches any white space, line breaks included). regex: an RE2 pattern (no look-around or back-references; (?i) for case-insensitive). preset: one of ${PRESETS.join(', ')}. ` +
-    'Every match becomes a standard /Redact annotation (one quad per line it covers, the matched text as its comment) drawn as a translucent red box; the page content is left as it is. Send the output to /pdf-with-redacted-text-applied to remove the marked content. Text is read as MuPDF reads it: scanned pages need /pdf-with-ocr-text first.',
+    `redactions: [{"type": "literal|regex|preset|area", "value": ...}]. literal: the exact text (case-sensitive; any white space matches any white space, line breaks included). regex: an RE2 pattern (no look-around or back-references; (?i) for case-insensitive). preset: one of ${PRESETS.join(', ')}. ` +
+    'area: a box on one page, {"page": 2, "x": 72, "y": 100, "width": 200, "height": 40} (also as a JSON string), in PDF points from the lower-left corner of the page as seen (trim box, else crop box, after /Rotate), the coordinates /pdf-with-added-shapes and /pdf-with-added-image take: (x, y) is its lower-left corner. Everything under the box is marked, text or not (images, drawings, scanned pages); a page the document lacks, or a box reaching more than a point past the page (its crop box), is a 400 naming the field. ' +
+    'Every match or area becomes a standard /Redact annotation (one quad per line a match covers, the matched text as its comment; an area one rectangle with the text under it as its comment) drawn as a translucent red box; the page content is left as it is. Send the output to /pdf-with-redacted-text-applied to remove the marked content: text, and image pixels under the marks. Text is read as MuPDF reads it: scanned pages need /pdf-with-ocr-text first for literal, regex and preset redactions.',
   inputs: pdfInput(),
   fields: { redactions: json(redactionsSchema), output: output() },
   output: 'file',
-  engines: ['qpdf', 'mupdf'],
+  engines: ['qpdf', 'mupdf', 'poppler'],
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ctx);
-    const stext = await decodedText(input.path, pages, ctx).catch((err) => {
+    const texts = fields.redactions.filter((r): r is TextRedaction => r.type !== 'area');
+    // Areas are checked against the pages before any text is read: a box off the page is the client's mistake.
+    const areas = fields.redactions.flatMap((r, i) => (r.type === 'area' ? [{ area: r.value as Area, field: `redactions[${i}].value` }] : []));
+    const geometry = areas.length
+      ? await popplerGeometry(input.path, pages.length, ctx).catch((err) => {
+          throw inputError(err);
+        })
+      : [];
+    const boxes = areas.map((a) => ({ page: a.area.page, rect: areaInUserSpace(a.area, geometry, a.field) }));
+    // Text is read on every page for text redactions, else only where an area lies (its comment).
+    const read = texts.length ? pages : [...new Set(boxes.map((b) => b.page))].sort((a, b) => a - b);
+    const stext = await decodedText(input.path, read, ctx).catch((err) => {
       throw inputError(err);
     });
     progress(0.5);
-    const plan = stext.map((page) => ({ page: page.page, marks: findMarks(page, fields.redactions) }));
+    const plan: RedactionMarks[] = stext.map((page) => ({
+      page: page.page,
+      marks: [
+        ...(texts.length ? findMarks(page, texts) : []),
+        ...boxes
+          .filter((b) => b.page === page.page)
+          .map((b) => ({ quads: [areaQuad(b.rect)], text: textInArea(b.rect, geometry[b.page - 1], page), user: true })),
+      ],
+    }));
     const path = join(dir, 'redaction-preview.pdf');
     const name = `${outputName}.pdf`;
     if (!plan.some((p) => p.marks.length)) {

@@ -1,6 +1,7 @@
 /**
  * Redaction search: what a redaction request looks for (literal strings, RE2 regular expressions, checked presets
  * such as IBAN or credit cards) matched against each page's characters as MuPDF reads them, giving the quads the
- * /Redact annotations cover.
+ * /Redact annotations cover; and areas drawn on a page, mapped from the page as seen into PDF user space.
  */
+export * from './redact-area.js';
 export * from './redact-find.js';

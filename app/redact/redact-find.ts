@@ -3,6 +3,7 @@ import { RE2JS } from 're2js';
 import { z } from 'zod';
 import type { Quad, StextLine, StextPage } from '../../engines/mupdf-stext.js';
 import { AppError } from '../errors.js';
+import { type Area, areaSchema } from './redact-area.js';
 
 /**
  * What /pdf-with-redacted-text-preview looks for (spec 4.6): literal strings, regular expressions and
@@ -26,13 +27,16 @@ export const PRESETS = [
 ] as const;
 export type Preset = (typeof PRESETS)[number];
 
-export type Redaction = { type: 'literal'; value: string } | { type: 'regex'; value: string } | { type: 'preset'; value: Preset };
+/** What is looked for in the text. */
+export type TextRedaction = { type: 'literal'; value: string } | { type: 'regex'; value: string } | { type: 'preset'; value: Preset };
+export type Redaction = TextRedaction | { type: 'area'; value: Area };
 
 const str = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().min(1));
 const redaction = z.discriminatedUnion('type', [
   z.object({ type: z.literal('literal'), value: str }),
   z.object({ type: z.literal('regex'), value: str }),
   z.object({ type: z.literal('preset'), value: z.preprocess((v) => (typeof v === 'string' ? v.trim().toLowerCase() : v), z.enum(PRESETS)) }),
+  z.object({ type: z.literal('area'), value: areaSchema }),
 ]);
 
 /** `redactions`: an array of {type, value}, also accepted wrapped as {"redactions": [...]} or as one object. */
@@ -168,7 +172,7 @@ export interface Span {
 }
 
 /** Every [start, end) found in `text` by one redaction (empty matches skipped). */
-export function findSpans(text: string, r: Redaction): Span[] {
+export function findSpans(text: string, r: TextRedaction): Span[] {
   const out: Span[] = [];
   if (r.type === 'regex') {
     const m = compileUserRegex(r.value).matcher(text);
@@ -275,7 +279,7 @@ export interface Mark {
 }
 
 /** Every match of every redaction on one page; a span found by two redactions is marked once. */
-export function findMarks(page: StextPage, redactions: Redaction[]): Mark[] {
+export function findMarks(page: StextPage, redactions: TextRedaction[]): Mark[] {
   const pt = pageText(page);
   const seen = new Set<string>();
   const marks: Mark[] = [];
