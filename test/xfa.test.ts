@@ -246,6 +246,40 @@ test('/png, /extracted-text and /flattened-forms-pdf read a dynamic XFA form as 
   assert.not.match(plain.warning ?? '', /XFA/);
 });
 
+const TWO_PAGES = `<template xmlns="http://www.xfa.org/schema/xfa-template/3.3/"><subform name="form1" layout="tb">
+<pageSet><pageArea name="Page1"><contentArea x="0.25in" y="0.25in" w="8in" h="10.5in"/><medium stock="letter" short="8.5in" long="11in"/></pageArea></pageSet>
+<subform name="first" w="8in" h="8in"><field name="A" x="0.5in" y="0.5in" w="3in" h="0.4in"><ui><textEdit/></ui><caption reserve="1in"><value><text>First page</text></value></caption></field></subform>
+<subform name="second" w="8in" h="8in"><field name="B" x="0.5in" y="0.5in" w="3in" h="0.4in"><ui><textEdit/></ui><caption reserve="1in"><value><text>Second page</text></value></caption></field></subform>
+</subform></template>`;
+
+test('a form laid out over two pages: fields on their pages, the root subform one instance across both; HTML_MAX_PAGES applies (422)', async () => {
+  const form = dynamicForm('two-pages.pdf', TWO_PAGES);
+  const out = await download(await post('/pdf-with-acroforms', { file: { file: form } }));
+  assert.equal(
+    fieldsOf(out).map((f) => [f.fullname, f.pageposfrom1]),
+    [
+      ['form1[0].first[0].A[0]', 1],
+      ['form1[0].second[0].B[0]', 2],
+    ],
+  );
+  assert.equal(
+    tool('pdftotext', [out, '-'])
+      .split('\f')
+      .map((p) => p.trim())
+      .filter(Boolean),
+    ['First page', 'Second page'],
+  );
+  const strict = await startApp({ HTML_MAX_PAGES: '1' });
+  try {
+    const res = await strict.form('/pdf-with-acroforms', { file: { file: form } });
+    const body = (await res.json()) as Body;
+    assert.is(res.status, 422, JSON.stringify(body));
+    assert.match(body.error!, /HTML_MAX_PAGES=1/);
+  } finally {
+    await strict.close();
+  }
+});
+
 test('an XFA template the layout cannot handle: 400 naming the XFA layout, never 5xx', async () => {
   const broken = dynamicForm('broken.pdf', '<template xmlns="http://www.xfa.org/schema/xfa-template/3.3/"><subform name="form1"><pageSet>');
   const body = await post('/pdf-with-acroforms', { file: { file: broken } }, 400);

@@ -117,8 +117,15 @@ const PX = ${PX_PER_PT};
 window.__fields = () => {
   const SEL = '.xfaSubform[xfaname], .xfaExclgroup[xfaname], .xfaField[xfaname]';
   const paths = new Map(), counters = new Map();
+  // A container split across pages appears once per page with the same node id: one path for all its parts.
+  const byNode = new Map();
   const pathOf = (el) => {
     if (paths.has(el)) return paths.get(el);
+    const node = el.getAttribute('data-element-id');
+    if (node && byNode.has(node)) {
+      paths.set(el, byNode.get(node));
+      return byNode.get(node);
+    }
     const parent = el.parentElement ? el.parentElement.closest(SEL) : null;
     const base = parent ? pathOf(parent) : '';
     const name = el.getAttribute('xfaname') || '';
@@ -127,6 +134,7 @@ window.__fields = () => {
     counters.set(key, i + 1);
     const path = (base ? base + '.' : '') + name + '[' + i + ']';
     paths.set(el, path);
+    if (node) byNode.set(node, path);
     return path;
   };
   for (const el of document.querySelectorAll(SEL)) pathOf(el);
