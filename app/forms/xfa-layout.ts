@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PDFDocument, PDFName, type PDFPage, StandardFonts } from '@cantoo/pdf-lib';
+import { PDFDocument, PDFName, type PDFPage, rgb, StandardFonts } from '@cantoo/pdf-lib';
 import { layOutXfa, type XfaField, XfaLayoutError, xfaLayoutAvailable } from '../../engines/chromium/xfa.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
@@ -152,7 +152,17 @@ export async function xfaToAcroForm(pdf: string, output: string, run: XfaRun): P
       f.type === 'checkbox' || f.type === 'radio'
         ? { x: f.rect.x + (f.rect.width - side) / 2, y: f.rect.y + (f.rect.height - side) / 2, width: side, height: side }
         : f.rect;
-    const place = { ...box, font, borderWidth: 0, backgroundColor: undefined, borderColor: undefined, textColor: undefined };
+    // Text and choices sit in the frames the layout printed; check boxes and radio buttons draw their own (the
+    // printed page leaves them out).
+    const framed = box !== f.rect;
+    const place = {
+      ...box,
+      font,
+      borderWidth: framed ? 0.75 : 0,
+      borderColor: framed ? rgb(0, 0, 0) : undefined,
+      backgroundColor: undefined,
+      textColor: undefined,
+    };
     if (f.type === 'radio') {
       let group = radios.get(f.name);
       if (!group) {

@@ -104,8 +104,8 @@ html, body { margin: 0; padding: 0; background: white; }
 .xfaLayer input, .xfaLayer textarea, .xfaLayer select { background: transparent !important; }
 /* Without the controls' contents (their frames stay): the AcroForm widgets draw the values. */
 body.qNoControls .xfaLayer input, body.qNoControls .xfaLayer textarea, body.qNoControls .xfaLayer select { color: transparent !important; -webkit-text-fill-color: transparent !important; }
-body.qNoControls .xfaLayer input[type=checkbox], body.qNoControls .xfaLayer input[type=radio] { appearance: none; border: 0.75px solid #000; }
-body.qNoControls .xfaLayer input[type=radio] { border-radius: 50%; }
+/* Check boxes and radio buttons are drawn whole by their widgets (box and mark). */
+body.qNoControls .xfaLayer input[type=checkbox], body.qNoControls .xfaLayer input[type=radio] { visibility: hidden !important; }
 </style></head><body><div id="pages"></div>
 <script type="module">
 import * as pdfjs from '/pdfjs/build/pdf.min.mjs';
