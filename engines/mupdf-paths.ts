@@ -21,15 +21,26 @@ export interface DrawnRect {
 /**
  * What the pages draw besides text, from one `mutool trace` pass (it lists every glyph too, so it is read once):
  * rectangles and straight strokes (curves, rotated rectangles and other shapes are not tables' cells or rules,
- * and are left out), and where images are placed.
+ * and are left out), where images are placed, and which pages draw text invisibly.
  */
 export async function traceDrawings(
   input: string,
   pages: number[],
   ctx: EngineContext,
-): Promise<{ rects: DrawnRect[]; images: DrawnImage[]; paths: Map<number, number> }> {
+): Promise<{ rects: DrawnRect[]; images: DrawnImage[]; paths: Map<number, number>; hiddenText: Set<number> }> {
   const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
-  return { rects: parseDrawnRects(r.stdout), images: parseDrawnImages(r.stdout), paths: countPaths(r.stdout) };
+  return { rects: parseDrawnRects(r.stdout), images: parseDrawnImages(r.stdout), paths: countPaths(r.stdout), hiddenText: hiddenTextPages(r.stdout) };
+}
+
+/** Pages that draw text invisibly (render mode 3: an OCR layer, hidden text), which the trace lists as ignore_text. */
+export function hiddenTextPages(xml: string): Set<number> {
+  const out = new Set<number>();
+  let page = 0;
+  for (const m of xml.matchAll(/<(page|ignore_text)\b([^>]*)>/g)) {
+    if (m[1] === 'page') page = Number(/number="(\d+)"/.exec(m[2])?.[1] ?? 0);
+    else out.add(page);
+  }
+  return out;
 }
 
 /** How many paths (filled or stroked, of any shape) each page draws. */

@@ -4,11 +4,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { PDFDocument, type PDFPage, StandardFonts, setTextRenderingMode, TextRenderingMode } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { compare, officeToPdf, stextWords } from '../scripts/bench/office-fidelity-measure.js';
-import { convertToPdf, corpus, startApp, type TestApp, tool } from './helpers.js';
+import { convertToPdf, corpus, type PdfWord, pdfWord, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 test.before(async () => {
@@ -294,6 +295,92 @@ test('word: a rule dividing a ruled row into cells with rows of their own parts 
     }
   } finally {
     rmSync(dirname(rendered), { recursive: true, force: true });
+  }
+});
+
+test('word: text set a quarter turn stays turned: a stamp up the margin and a label down the page are turned text boxes at their place', async () => {
+  // Printed by the service's Chromium: a stamp running up the left margin, a label running down the page, and upright
+  // prose between them. Set upright, as /word did before, the turned words' boxes are wide and low in the round trip.
+  const html = `<html><body style="font-family: Arial; font-size: 12pt; margin: 0">
+<div style="position: absolute; left: 24px; top: 760px; transform-origin: 0 0; transform: rotate(-90deg); white-space: nowrap; font-size: 14pt">CONFIDENTIAL DRAFT NOT FOR CIRCULATION</div>
+<div style="position: absolute; left: 640px; top: 300px; transform-origin: 0 0; transform: rotate(90deg); white-space: nowrap">Measured downwards along the gauge</div>
+<p style="margin: 100px 140px 0 110px">An ordinary upright paragraph sits between the stamp and the label, set in rows across the page as text usually is.</p>
+</body></html>`;
+  const { path: pdf } = await convertToPdf(t, { file: { bytes: Buffer.from(html), name: 'turned.html' } });
+  const docx = await word(pdf);
+  const xml = unzip(docx, 'word/document.xml');
+  const shapes = [...xml.matchAll(/<wps:wsp>[\s\S]*?<\/wps:wsp>/g)].map((m) => m[0]);
+  const turnedAs = (text: string) => /<wps:bodyPr [^>]*vert="([^"]+)"/.exec(shapes.find((sh) => sh.includes(text)) ?? '')?.[1];
+  assert.is(turnedAs('CONFIDENTIAL'), 'vert270', 'the stamp runs up the page');
+  assert.is(turnedAs('downwards'), 'vert', 'the label runs down the page');
+  assert.not.ok(
+    shapes.some((sh) => sh.includes('ordinary')),
+    'upright prose is not in a text box',
+  );
+  const rendered = await officeToPdf(docx, 'docx');
+  try {
+    const [width, height] = /Page size:\s+([\d.]+) x ([\d.]+)/
+      .exec(tool('pdfinfo', [pdf]))!
+      .slice(1)
+      .map(Number);
+    for (const text of ['CONFIDENTIAL', 'CIRCULATION', 'downwards', 'gauge', 'ordinary']) {
+      const [a, b] = [pdfWord(pdf, 1, text), pdfWord(rendered, 1, text)];
+      const tall = (w: PdfWord) => w.yMax - w.yMin > w.xMax - w.xMin;
+      assert.is(tall(b), tall(a), `${text} turned as in the PDF`);
+      const centre = (w: PdfWord) => [(w.xMin + w.xMax) / 2, (w.yMin + w.yMax) / 2];
+      const [[x0, y0], [x1, y1]] = [centre(a), centre(b)];
+      assert.ok(Math.abs(x0 - x1) < 0.03 * width && Math.abs(y0 - y1) < 0.03 * height, `${text}: ${x0},${y0} -> ${x1},${y1}`);
+    }
+  } finally {
+    rmSync(dirname(rendered), { recursive: true, force: true });
+  }
+});
+
+test('word: text drawn invisibly on a page without a picture (an OCR layer without its scan) is hidden text, and said so', async () => {
+  // Made with pdf-lib: page 1 prints a title and draws a sentence invisibly (render mode 3) beside it; page 2 draws
+  // only invisible text, as a text-only OCR layer does. Neither page places an image.
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  const invisible = (page: PDFPage, text: string, y: number) => {
+    page.pushOperators(setTextRenderingMode(TextRenderingMode.Invisible));
+    page.drawText(text, { x: 72, y, size: 12, font });
+    page.pushOperators(setTextRenderingMode(TextRenderingMode.Fill));
+  };
+  const first = doc.addPage([612, 792]);
+  first.drawText('Printed title of the report', { x: 72, y: 720, size: 18, font });
+  invisible(first, 'unseen searchable sentence lies here', 600);
+  first.drawText('A printed closing line follows it', { x: 72, y: 500, size: 12, font });
+  invisible(doc.addPage([612, 792]), 'whole page of recognised words without their scan', 700);
+  const dir = mkdtempSync(join(tmpdir(), 'quire-wordhidden-'));
+  try {
+    const pdf = join(dir, 'hidden.pdf');
+    writeFileSync(pdf, await doc.save());
+    assert.ok(tool('pdftotext', [pdf, '-']).includes('unseen searchable'), 'the PDF has the invisible text');
+    const res = await t.form('/word', { file: { file: pdf } });
+    const body = await res.json();
+    assert.is(res.status, 200, JSON.stringify(body));
+    assert.match(String(body.warning), /Pages 1, 2 draw text invisibly/);
+    const docx = await t.download(body.outputUrl);
+    const xml = unzip(docx, 'word/document.xml');
+    const runs = [...xml.matchAll(/<w:r>([\s\S]*?)<\/w:r>/g)].map((m) => m[1]);
+    const text = (hidden: boolean) =>
+      runs
+        .filter((r) => r.includes('<w:vanish/>') === hidden)
+        .map((r) => /<w:t[^>]*>([^<]*)</.exec(r)?.[1] ?? '')
+        .join(' ');
+    for (const w of ['unseen', 'searchable', 'recognised', 'scan']) assert.ok(text(true).includes(w), `${w} is hidden: ${text(true)}`);
+    for (const w of ['Printed', 'report', 'closing']) assert.ok(text(false).includes(w), `${w} is shown: ${text(false)}`);
+    const rendered = await officeToPdf(docx, 'docx');
+    try {
+      const printed = tool('pdftotext', [rendered, '-']);
+      assert.ok(printed.includes('Printed title') && printed.includes('closing line'), printed);
+      assert.not.ok(/unseen|recognised/.test(printed), printed);
+      assert.match(tool('pdfinfo', [rendered]), /Pages:\s+2\n/);
+    } finally {
+      rmSync(dirname(rendered), { recursive: true, force: true });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -35,6 +35,7 @@ import {
   VerticalPositionRelativeFrom,
   WidthType,
 } from 'docx';
+import { ShapeRun } from 'docx/shapes';
 import { type Box, dividedPage, type Line, median, type PageLink, type PageModel, type TextBlock, textBlocks, type Word } from '../document/index.js';
 import { runningLines } from './docx-layout.js';
 import { colourHex, type RunStyle, runStyle, sameStyle } from './docx-style.js';
@@ -83,6 +84,8 @@ const HEADINGS = [
 ];
 const twips = (pt: number) => Math.round(pt * 20);
 const emu = (pt: number) => Math.round(pt * 12700);
+/** Points to the 96 dpi pixels docx sizes drawings in. */
+const px = (pt: number) => Math.max(1, (pt * 96) / 72);
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 /**
  * A row's glyph box starts about this many ems below the top of its line when LibreOffice and Word set the line
@@ -96,7 +99,7 @@ type Inline = TextRun | ExternalHyperlink;
 interface Marks {
   links: PageLink[];
   underlined: Set<Word>;
-  /** Words drawn invisibly (an OCR layer under a scan): hidden text in Word, not printed over the picture. */
+  /** Words drawn invisibly (an OCR layer, with its scan or without; hidden text): Word's hidden text, not printed. */
   invisible: Set<Word>;
 }
 
@@ -268,12 +271,21 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
     const pageLinks = links.filter((l) => l.page === page.page);
     const rects = art.get(page.page)?.rects ?? [];
     const words = page.lines.flatMap((l) => l.words);
-    const marks: Marks = { links: pageLinks, underlined: underlinedWords(words, rects), invisible: invisibleWords(words, art.get(page.page)?.invisible ?? []) };
-    const blocks = blocksByPage[pi]
+    const marks: Marks = {
+      links: pageLinks,
+      underlined: underlinedWords(words, rects),
+      invisible: invisibleWords(words, art.get(page.page)?.invisible ?? [], art.get(page.page)?.shown),
+    };
+    const own = blocksByPage[pi]
       .map((b) => (b.lines.some((l) => running.lines.has(l)) ? { ...b, lines: b.lines.filter((l) => !running.lines.has(l)) } : b))
       .filter((b) => b.lines.length) as TextBlock[];
-    // The text area holds the upright rows and the short turned ones set in table cells between the margins (heads,
-    // labels; not a stamp along the page's edge, which stays an upright frame).
+    // Rows set a quarter turn (a stamp along the margin, a label up a chart's axis, column heads set sideways) are
+    // text boxes turned as they are, at their place; in a table the page model found, they stay in its cells.
+    const turned = own.flatMap((b) => (b.kind === 'table' ? [] : b.lines.filter(isTurned)));
+    let blocks = turned.length
+      ? (own.map((b) => (b.kind === 'table' ? b : { ...b, lines: b.lines.filter((l) => !isTurned(l)) })).filter((b) => b.lines.length) as TextBlock[])
+      : own;
+    // The text area holds the upright rows and the short turned ones of the tables' cells between the margins.
     const inCells = (l: Line) => isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE;
     const body = blocks.flatMap((b) => b.lines).filter((l) => !l.vertical || inCells(l));
     const heads = page.lines.filter((l) => running.lines.has(l));
@@ -287,6 +299,11 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
     // Blocks side by side again and again (a grid the page model did not take for a table): LibreOffice loses
     // text among hundreds of frames, so such a page is written row by row, each row a frame, its pieces at tab stops.
     const beside = blocks.filter((b, i) => i > 0 && b.lines[0].box.y0 < blocks[i - 1].lines[blocks[i - 1].lines.length - 1].box.y1 - 0.5 * b.lines[0].size);
+    if (beside.length > 20) {
+      // Written row by row, the page has no table cells to turn its turned rows in: they are text boxes too.
+      turned.push(...blocks.flatMap((b) => (b.kind === 'table' ? b.lines.filter(isTurned) : [])));
+      blocks = blocks.map((b) => (b.kind === 'table' ? { ...b, lines: b.lines.filter((l) => !isTurned(l)) } : b)).filter((b) => b.lines.length);
+    }
     const children: (Paragraph | Table)[] = [];
     const col = { x0: left, x1: page.width - right };
     // Tables set in the flow lie between the margins.
@@ -312,18 +329,10 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
         pageTop = flowStart(grid.top, top);
       } else {
         for (const b of blocks) if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
-        // Rows set a quarter turn go into table cells that turn their text, where no table of the page is.
-        const turned = blocks.flatMap((b) =>
-          b.kind === 'table' ? [] : b.lines.filter((l) => inCells(l) && l.box.x0 >= marginLeft && l.box.x1 <= page.width - marginRight),
-        );
-        const bands = turnedBands(turned, marginLeft, marks).filter(
-          (band) => !tables.some((t) => t.top < band.top + band.height && band.top < t.top + t.height),
-        );
-        const inBands = new Set(bands.flatMap((band) => band.lines));
-        tables.push(...bands);
+        turned.push(...tables.flatMap((t) => t.turned ?? []));
         for (const b of blocks) {
           if (b.kind === 'table') continue;
-          for (const piece of framePieces(b.lines.filter((l) => !inBands.has(l)))) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col }));
+          for (const piece of framePieces(b.lines)) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col }));
         }
         pageTop = flowStart(Math.min(...tables.map((t) => t.top), ...blocks.flatMap((b) => (b.kind === 'table' ? [] : [b.lines[0].box.y0 - 2]))), top);
       }
@@ -362,6 +371,7 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
         }),
       );
     }
+    if (turned.length) pictures.push(turnedBoxes(turned, page, ratio, marks));
     if (pictures.length) {
       // A 1-twip paragraph carries them, so the text below does not move.
       children.unshift(...pictures);
@@ -626,19 +636,27 @@ const paragraphShapeProps = (s: ReturnType<typeof paragraphShape>) => ({
 
 /** A table set in the flow of a page whose text is in frames: built when placed, at `top`, `height` tall. */
 interface FlowTable {
+  /** Turned rows that are not the whole of a cell: set as text boxes over the table. */
+  turned?: Line[];
   table: () => Table;
   top: number;
   height: number;
 }
 
-/** Points from the page's side within which turned text is a stamp in the margin, not a head or a label. */
+/** Points from the page's side within which turned text is a stamp in the margin: it does not set the text area. */
 const EDGE = 36;
 
 /** A row set a quarter turn, up or down the page (column heads set sideways, labels along a chart's axis). */
 const isTurned = (l: Line) => !!l.dir && Math.abs(l.dir[1]) > 0.9 && l.words.length > 0;
 
+/** Han, kana and Hangul: scripts written without spaces, upright in vertical writing. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/** A turned row running up the page (bottom to top), not down it. */
+const isUp = (l: Line) => l.dir![1] < 0;
+
 /** Word's direction for a row turned a quarter: up the page (bottom to top) or down it (top to bottom). */
-const turnDirection = (l: Line) => (l.dir![1] < 0 ? TextDirection.BOTTOM_TO_TOP_LEFT_TO_RIGHT : TextDirection.TOP_TO_BOTTOM_RIGHT_TO_LEFT);
+const turnDirection = (l: Line) => (isUp(l) ? TextDirection.BOTTOM_TO_TOP_LEFT_TO_RIGHT : TextDirection.TOP_TO_BOTTOM_RIGHT_TO_LEFT);
 
 /** Turned rows of a cell as its paragraphs, in reading order (text running up the page reads from left to right). */
 function turnedParagraphs(lines: Line[], marks: Marks): Paragraph[] {
@@ -656,62 +674,94 @@ function turnedParagraphs(lines: Line[], marks: Marks): Paragraph[] {
 }
 
 /**
- * Turned rows whose heights overlap, as one table row at their height (Word turns text only in table cells and
- * text boxes, and LibreOffice does not float tables): a cell for each row at its x, running bottom to top (or top
- * to bottom) from where the row starts, empty cells between them. A row overlapping the one before it across is
- * left out (it stays an upright frame).
+ * The turned rows of a page as text boxes at their place, their text turned as on the page (Word's and
+ * LibreOffice's vert270 for rows running up the page, vert for rows running down it), all anchored in one 1 pt
+ * paragraph. Rows that follow each other across at a steady pitch, turned alike and in one size (a paragraph set
+ * sideways), share a box; its rows keep the PDF's breaks and each starts where it starts on the page. A box reaches
+ * a little past its longest row at the end the rows run to, and does not wrap, so a wider substitute font neither
+ * wraps a row nor moves it.
  */
-function turnedBands(lines: Line[], marginLeft: number, marks: Marks): (FlowTable & { lines: Line[] })[] {
-  const bands: Line[][] = [];
-  for (const l of [...lines].sort((a, b) => a.box.y0 - b.box.y0)) {
-    const band = bands[bands.length - 1];
-    if (band && l.box.y0 < Math.max(...band.map((r) => r.box.y1))) band.push(l);
-    else bands.push([l]);
+function turnedBoxes(lines: Line[], page: PageModel, ratio: number, marks: Marks): Paragraph {
+  const boxes: Line[][] = [];
+  // Rows running up the page read left to right; rows running down read right to left.
+  const across = (l: Line) => (isUp(l) ? l.box.x0 : -l.box.x1);
+  const follows = (box: Line[], l: Line) => {
+    const last = box[box.length - 1];
+    const step = across(l) - across(last);
+    const pitch = box.length > 1 ? across(box[1]) - across(box[0]) : step;
+    return (
+      isUp(l) === isUp(last) &&
+      Math.abs(l.size - last.size) < 0.1 * last.size &&
+      step > 0.8 * l.size &&
+      step < 2 * l.size &&
+      Math.abs(step - pitch) < 0.15 * pitch &&
+      l.box.y0 < last.box.y1 &&
+      last.box.y0 < l.box.y1
+    );
+  };
+  for (const l of [...lines].sort((p, q) => across(p) - across(q))) {
+    const box = boxes.find((b) => follows(b, l));
+    if (box) box.push(l);
+    else boxes.push([l]);
   }
-  return bands.map((band) => {
-    const rows: Line[] = [];
-    for (const l of band.sort((a, b) => a.box.x0 - b.box.x0)) if (!rows.length || l.box.x0 >= rows[rows.length - 1].box.x1) rows.push(l);
-    const y0 = Math.min(...rows.map((l) => l.box.y0)) - 1;
-    const y1 = Math.max(...rows.map((l) => l.box.y1)) + 1;
-    const x0 = Math.max(marginLeft, rows[0].box.x0 - 1);
-    const cells: { width: number; line?: Line }[] = [];
-    let x = x0;
-    for (const l of rows) {
-      if (l.box.x0 - x > 0.5) cells.push({ width: l.box.x0 - x });
-      const width = Math.max(1, l.box.x1 - Math.max(x, l.box.x0)) + 0.5;
-      cells.push({ width, line: l });
-      x = Math.max(x, l.box.x0) + width;
-    }
-    const table = () =>
-      new Table({
-        columnWidths: cells.map((c) => twips(c.width)),
-        width: { size: twips(cells.reduce((a, c) => a + c.width, 0)), type: WidthType.DXA },
-        indent: { size: twips(x0 - marginLeft), type: WidthType.DXA },
-        borders: TableBorders.NONE,
-        rows: [
-          new TableRow({
-            height: { value: twips(y1 - y0), rule: HeightRule.EXACT },
-            children: cells.map(({ width, line }) => {
-              const up = !!line && line.dir![1] < 0;
-              return new TableCell({
-                width: { size: twips(width), type: WidthType.DXA },
-                margins: { left: 0, right: 0, top: 0, bottom: 0 },
-                ...(line ? { textDirection: turnDirection(line) } : {}),
-                children: [
-                  new Paragraph({
-                    // Turned, a paragraph's left is the cell's bottom (or top): the row starts where it starts on the page.
-                    ...(line ? { indent: { left: twips(up ? y1 - line.box.y1 : line.box.y0 - y0) } } : {}),
-                    spacing: { before: 0, after: 0, line: twips(line ? width : 1), lineRule: LineRuleType.EXACT },
-                    children: line ? rowRuns(line.words, marks) : [],
-                  }),
-                ],
-              });
-            }),
+  const runs = boxes.map((rows) => {
+    const up = isUp(rows[0]);
+    const size = Math.max(...rows.map((l) => l.size));
+    const pitch = rows.length > 1 ? Math.abs(across(rows[rows.length - 1]) - across(rows[0])) / (rows.length - 1) : ratio * size;
+    // A row's glyphs sit at the foot of its exact line (as upright rows do): its top is on the left when it runs up.
+    const lead = Math.max(0, pitch - FONT_HEIGHT_EM * size);
+    const x0 = up ? rows[0].box.x0 - lead : rows[0].box.x1 + lead - rows.length * pitch;
+    const runY0 = Math.min(...rows.map((l) => l.box.y0));
+    const runY1 = Math.max(...rows.map((l) => l.box.y1));
+    const slack = Math.max(6, 0.1 * (runY1 - runY0));
+    // Up the page, rows start at the box's foot and run to its top; down the page, the other way.
+    const y0 = clamp(up ? runY0 - slack : runY0, 0, page.height);
+    const y1 = clamp(up ? runY1 : runY1 + slack, y0 + 1, Math.max(page.height, y0 + 1));
+    const start = (l: Line) => (up ? y1 - l.box.y1 : l.box.y0 - y0);
+    const starts = rows.map(start);
+    const aligned = starts.every((v) => Math.abs(v - starts[0]) < 0.5 * size);
+    const spacing = { before: 0, after: 0, line: twips(pitch), lineRule: LineRuleType.EXACT };
+    // One paragraph with the PDF's row breaks when its rows start together, else a paragraph per row at its start.
+    const paragraphs = aligned
+      ? [
+          new Paragraph({
+            indent: { left: twips(Math.max(0, starts[0])) },
+            spacing,
+            widowControl: false,
+            children: rows.flatMap((l, i) => [
+              ...(i ? [new TextRun({ break: 1 })] : []),
+              // Rows of CJK text are not parted by spaces (LibreOffice pushes a row ending in one far down its box).
+              ...rowRuns(l.words, marks, { trailingSpace: i + 1 < rows.length && !/-$/.test(l.text) && !CJK.test(l.text.slice(-1)) }),
+            ]),
           }),
-        ],
-      });
-    return { table, top: y0, height: y1 - y0, lines: rows };
+        ]
+      : rows.map((l, i) => new Paragraph({ indent: { left: twips(Math.max(0, starts[i])) }, spacing, widowControl: false, children: rowRuns(l.words, marks) }));
+    return new ShapeRun({
+      type: 'rectangle',
+      transformation: { width: px(rows.length * pitch), height: px(y1 - y0) },
+      fill: 'none',
+      line: 'none',
+      floating: {
+        horizontalPosition: { relative: HorizontalPositionRelativeFrom.PAGE, offset: emu(x0) },
+        verticalPosition: { relative: VerticalPositionRelativeFrom.PAGE, offset: emu(y0) },
+        allowOverlap: true,
+        wrap: { type: TextWrappingType.NONE },
+      },
+      textOptions: {
+        // CJK text running down the page is vertical writing: its characters stand upright, the rest is turned.
+        direction: up
+          ? 'bottomToTop'
+          : rows.every((l) => [...l.text].filter((c) => CJK.test(c)).length > 0.5 * l.text.length)
+            ? 'eastAsianVertical'
+            : 'topToBottom',
+        verticalAlignment: 'top',
+        margins: { top: 0, right: 0, bottom: 0, left: 0 },
+        wrap: false,
+      },
+      children: paragraphs,
+    });
   });
+  return new Paragraph({ spacing: { before: 0, after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: runs });
 }
 
 /**
@@ -849,6 +899,7 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
       ...(fill ? { shading: { type: ShadingType.CLEAR, color: 'auto', fill: colourHex(fill) } } : {}),
     };
   };
+  const loose: Line[] = [];
   const rows = cells.map((_r, ri) => {
     const children: TableCell[] = [];
     for (let c = 0; c < widths.length; ) {
@@ -869,7 +920,11 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
       const span = spans[ri][c]?.span ?? 1;
       const right = bounds[c + span];
       // Each row of the cell is a paragraph at its height: a tall cell holds a stretch of prose, top to bottom.
-      const lines = sameRowJoined(spans[ri][c]?.lines ?? []);
+      const all = sameRowJoined(spans[ri][c]?.lines ?? []);
+      // A cell's turned rows beside upright ones (a head set sideways over a label) are text boxes over it.
+      const mixed = all.some(isTurned) && !all.every(isTurned);
+      if (mixed) loose.push(...all.filter(isTurned));
+      const lines = mixed ? all.filter((l) => !isTurned(l)) : all;
       const rightAligned = lines.length > 0 && lines.every((l) => right - l.box.x1 < 6 && l.box.x0 - bounds[c] > 12);
       // A cell whose text is set a quarter turn turns it too.
       const turned = lines.length > 0 && lines.every(isTurned);
@@ -929,6 +984,7 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
         indent: { size: twips(Math.max(0, x0 - col.x0)), type: WidthType.DXA },
         rows,
       }),
+    turned: loose,
     top: tops[0],
     height: heights.reduce((a, h) => a + h, 0),
   };

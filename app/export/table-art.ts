@@ -30,20 +30,25 @@ export interface PageArt {
   images: DrawnImage[];
   /** Paths of any shape the page draws (curves and diagrams too, which `rects` leaves out). */
   paths: number;
-  /** Where glyphs drawn invisibly start (device space): the text layer OCR puts under a scan. */
+  /** Where glyphs drawn invisibly start (device space): the text layer OCR puts under a scan, hidden text. */
   invisible: Point[];
+  /** Where the other glyphs start, on pages that draw some invisibly (none elsewhere). */
+  shown: Point[];
   toUser: (p: Point) => Point;
 }
 
 /**
  * Line art and image placements of the pages, for cell fills and borders and for pictures (one MuPDF trace), and
- * on pages that place an image, where invisible text is (an OCR layer under a scan; a second trace of those pages
- * only, since the first does not keep the glyphs; a page it fails on keeps its text as it is).
+ * on pages that draw text invisibly (an OCR layer under a scan, or one whose scan is missing; hidden text), where
+ * that text is (a second trace of those pages only, since the first does not keep the glyphs; a page it fails on
+ * keeps its text as it is).
  */
 export async function readPageArt(path: string, pages: number[], ctx: EngineContext): Promise<Map<number, PageArt>> {
-  const [{ rects, images, paths }, geometry] = await Promise.all([traceDrawings(path, pages, ctx), pageGeometry(path, pages, ctx)]);
-  const scans = [...new Set(images.map((im) => im.page))].sort((a, b) => a - b);
-  const glyphs = scans.length ? await glyphColours(path, scans, ctx).catch(unlessUnreadable(new Map<number, TraceGlyph[]>())) : new Map<number, TraceGlyph[]>();
+  const [{ rects, images, paths, hiddenText }, geometry] = await Promise.all([traceDrawings(path, pages, ctx), pageGeometry(path, pages, ctx)]);
+  const hiding = [...hiddenText].sort((a, b) => a - b);
+  const glyphs = hiding.length
+    ? await glyphColours(path, hiding, ctx).catch(unlessUnreadable(new Map<number, TraceGlyph[]>()))
+    : new Map<number, TraceGlyph[]>();
   const on = <T extends { page: number }>(xs: T[], page: number) => xs.filter((x) => x.page === page);
   return new Map(
     geometry.map((g) => [
@@ -52,7 +57,9 @@ export async function readPageArt(path: string, pages: number[], ctx: EngineCont
         rects: on(rects, g.page),
         images: on(images, g.page),
         paths: paths.get(g.page) ?? 0,
-        invisible: (glyphs.get(g.page) ?? []).filter((gl) => gl.invisible).map(({ x, y }) => ({ x, y })),
+        // Spaces draw nothing either way (some producers set every space invisibly).
+        invisible: (glyphs.get(g.page) ?? []).filter((gl) => gl.invisible && !/^\s*$/u.test(gl.c)).map(({ x, y }) => ({ x, y })),
+        shown: (glyphs.get(g.page) ?? []).filter((gl) => !gl.invisible && !/^\s*$/u.test(gl.c)).map(({ x, y }) => ({ x, y })),
         toUser: deviceToUser(g),
       },
     ]),
@@ -216,10 +223,27 @@ export function underlinedWords(words: Word[], rules: Frame[]): Set<Word> {
   return out;
 }
 
-/** Words where glyphs drawn invisibly start (`origins`, in the words' frame): an OCR layer under a scan. */
-export function invisibleWords(words: Word[], origins: Point[]): Set<Word> {
-  if (!origins.length) return new Set();
-  return new Set(words.filter((w) => origins.some(({ x, y }) => x >= w.box.x0 - 1 && x <= w.box.x1 + 1 && y >= w.box.y0 - 1 && y <= w.box.y1 + 1)));
+/**
+ * Words drawn invisibly: more of the glyphs starting in their box are drawn invisibly (`hidden`, in the words'
+ * frame: an OCR layer under a scan or without one, hidden text) than visibly (`shown`). A word drawn both ways at
+ * one place stays visible.
+ */
+export function invisibleWords(words: Word[], hidden: Point[], shown: Point[] = []): Set<Word> {
+  if (!hidden.length) return new Set();
+  // Points in bands 8 pt high, so a word looks only at the glyphs of its own height (a page has thousands).
+  const bands = (at: Point[]) => {
+    const m = new Map<number, Point[]>();
+    for (const p of at) if (Number.isFinite(p.y)) (m.get(Math.floor(p.y / 8)) ?? m.set(Math.floor(p.y / 8), []).get(Math.floor(p.y / 8))!).push(p);
+    return m;
+  };
+  const [h, s] = [bands(hidden), bands(shown)];
+  const count = (w: Word, at: Map<number, Point[]>) => {
+    let n = 0;
+    for (let b = Math.floor((w.box.y0 - 1) / 8); b <= Math.floor((w.box.y1 + 1) / 8) && b - Math.floor((w.box.y0 - 1) / 8) < 1000; b++)
+      for (const { x, y } of at.get(b) ?? []) if (x >= w.box.x0 - 1 && x <= w.box.x1 + 1 && y >= w.box.y0 - 1 && y <= w.box.y1 + 1) n++;
+    return n;
+  };
+  return new Set(words.filter((w) => count(w, h) > count(w, s)));
 }
 
 /** A cell reaches over the columns its text crosses only up to the next filled one (both exporters' rule). */

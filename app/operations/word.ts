@@ -8,6 +8,20 @@ import { type PageArt, type PlacedImage, pagesToDocx, readPageArt } from '../exp
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 
+/**
+ * Pages that draw text invisibly with no picture under it (an OCR layer whose scan is missing, hidden text): the
+ * PDF shows none of it and neither does the Word page, which keeps it as hidden text. Said, so a blank-looking page
+ * is not taken for lost text.
+ */
+function hiddenTextWarning(art: Map<number, PageArt>): string | undefined {
+  const pages = [...art].filter(([, a]) => a.invisible.length && !a.images.length).map(([p]) => p);
+  if (!pages.length) return undefined;
+  const many = pages.length > 1;
+  return `Page${many ? 's' : ''} ${pages.join(', ')} draw${many ? '' : 's'} text invisibly with no picture under it (an OCR layer without its scan, or hidden text): it is kept as Word hidden text, searchable but not shown or printed unless Word is set to show hidden text.`;
+}
+
+const joinWarnings = (...ws: (string | undefined)[]) => ws.filter(Boolean).join(' ') || undefined;
+
 /** Pictures smaller than this (points) are rules, bullets or specks, not content. */
 const MIN_IMAGE_PT = 12;
 /** Images rendered per document at most (one pdftoppm each): a bound on time for image-heavy files. */
@@ -23,7 +37,7 @@ export default operation({
   tag: 'Conversion',
   summary: 'Convert a PDF to an editable Word document (.docx)',
   description:
-    "The PDF's look, as editable Word text, one Word page per PDF page: each PDF page is a new-page section with the page's size and orientation, and each text block a paragraph in a frame at its place on the page, so text never flows onto a page the PDF does not have, whatever fonts Word substitutes. Paragraphs keep their alignment, indents, exact line pitch and the PDF's line breaks (a paragraph is still one paragraph; one that goes on in the next column is two frames); a row Word's font sets wider than the PDF did is condensed to its width, and a wide gap inside a row is a tab. Runs keep font family (mapped to a family Word and LibreOffice have: Times New Roman, Arial, Courier New, Calibri, Cambria keep their names; TeX fonts become Times New Roman), size, bold, italic and colour. Headings keep their look and get the Heading 1-6 styles for navigation; bulleted and numbered lists are Word lists; tables are Word tables at their height on the page with the page's column widths and row heights, and where the PDF draws them (its line art) the rules are cell borders on the sides where they are drawn, filled rectangles behind cells are shading, vertical rules set the columns and the ruled grid merges cells (a header over a group of ruled columns spans them, a cell over rows no rule separates spans them vertically); tables without line art have no borders. A rule just under a run's baseline spanning its words underlines it (links too). A page whose blocks stand side by side again and again (a grid not recognised as a table) is written row by row at tab stops, except rows that two or more vertical rules run through, which are a ruled table as above. Text repeated at the top or bottom of the pages becomes the header or footer, a page number in it a PAGE field counting from the printed number; web links (URI link annotations) are hyperlinks. Images (rendered at 150 dpi, at most 60 per document) float behind the text at their size and place, and the page's line art (rules, shading, charts, diagrams) is one transparent picture behind everything. A table cell split top to bottom by a rule, whose sides are ruled into rows at their own heights, is read as two tables side by side. Sideways text in turned table cells stays turned; other sideways text (a margin stamp) is set upright in a frame at its place. Invisible text on pages that place an image (the OCR layer under a scan) is kept as Word hidden text, so it is searchable in Word but does not print over the picture. A page without text (a scan) keeps its image only: run /pdf-with-ocr-text first to get editable text, a warning says so.",
+    "The PDF's look, as editable Word text, one Word page per PDF page: each PDF page is a new-page section with the page's size and orientation, and each text block a paragraph in a frame at its place on the page, so text never flows onto a page the PDF does not have, whatever fonts Word substitutes. Paragraphs keep their alignment, indents, exact line pitch and the PDF's line breaks (a paragraph is still one paragraph; one that goes on in the next column is two frames); a row Word's font sets wider than the PDF did is condensed to its width, and a wide gap inside a row is a tab. Runs keep font family (mapped to a family Word and LibreOffice have: Times New Roman, Arial, Courier New, Calibri, Cambria keep their names; TeX fonts become Times New Roman), size, bold, italic and colour. Headings keep their look and get the Heading 1-6 styles for navigation; bulleted and numbered lists are Word lists; tables are Word tables at their height on the page with the page's column widths and row heights, and where the PDF draws them (its line art) the rules are cell borders on the sides where they are drawn, filled rectangles behind cells are shading, vertical rules set the columns and the ruled grid merges cells (a header over a group of ruled columns spans them, a cell over rows no rule separates spans them vertically); tables without line art have no borders. A rule just under a run's baseline spanning its words underlines it (links too). A page whose blocks stand side by side again and again (a grid not recognised as a table) is written row by row at tab stops, except rows that two or more vertical rules run through, which are a ruled table as above. Text repeated at the top or bottom of the pages becomes the header or footer, a page number in it a PAGE field counting from the printed number; web links (URI link annotations) are hyperlinks. Images (rendered at 150 dpi, at most 60 per document) float behind the text at their size and place, and the page's line art (rules, shading, charts, diagrams) is one transparent picture behind everything. A table cell split top to bottom by a rule, whose sides are ruled into rows at their own heights, is read as two tables side by side. Text set a quarter turn stays turned: in a table's cells, cells that turn their text (btLr/tbRl); elsewhere (a stamp along the margin, a label up a chart's axis, column heads set sideways), text boxes at its place that turn it (vert270/vert), a paragraph set sideways one box; text at other angles is set upright at its place. Text drawn invisibly (render mode 3: the OCR layer under a scan, one whose scan is missing, hidden text) is kept as Word hidden text, searchable in Word but neither shown nor printed, as in the PDF; a warning names the pages that draw it with no picture under it. A page without text (a scan) keeps its image only: run /pdf-with-ocr-text first to get editable text, a warning says so.",
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
@@ -73,7 +87,7 @@ export default operation({
     progress(0.8);
     const path = join(dir, 'document.docx');
     await writeFile(path, await pagesToDocx(model, [...behind, ...images], links, art));
-    return { files: [{ path, ext: 'docx' }], warning: noTextWarning(textlessPages(model), model.length) };
+    return { files: [{ path, ext: 'docx' }], warning: joinWarnings(noTextWarning(textlessPages(model), model.length), hiddenTextWarning(art)) };
   },
 });
 
