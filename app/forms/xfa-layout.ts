@@ -5,7 +5,9 @@ import { layOutXfa, type XfaField, XfaLayoutError, xfaLayoutAvailable } from '..
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
 import { popplerFormKind } from '../../engines/poppler.js';
-import { arrangePages } from '../../engines/qpdf-edit.js';
+import { encryptionOf } from '../../engines/qpdf.js';
+import { arrangePages, runJob, writePdf } from '../../engines/qpdf-edit.js';
+import { expectOutput } from '../../engines/run.js';
 import type { Limits } from '../config.js';
 import { invalidInput, limitExceeded } from '../errors.js';
 import { beyondWinAnsi, redrawUnicodeFields } from './form-appearance.js';
@@ -124,8 +126,14 @@ export interface XfaConversion {
 export async function xfaToAcroForm(pdf: string, output: string, run: XfaRun): Promise<XfaConversion> {
   const laid = await layOut(pdf, run);
   const merged = join(run.dir, 'xfa-pages.pdf');
-  await arrangePages(pdf, [{ path: laid.bare, pages: laid.pages.map((_, i) => i + 1) }], merged, ctxOf(run));
-  const doc = await PDFDocument.load(await readFile(merged), { updateMetadata: false, preserveXFA: true });
+  const ctx = ctxOf(run);
+  await arrangePages(pdf, [{ path: laid.bare, pages: laid.pages.map((_, i) => i + 1) }], merged, ctx);
+  // An encrypted form that opens without a password (owner restrictions only): pdf-lib edits a decrypted copy, and
+  // the result takes the original's encryption back (qpdf --copy-encryption).
+  const encrypted = (await encryptionOf(pdf, ctx)) === 'open';
+  const editable = encrypted ? join(run.dir, 'xfa-pages-decrypted.pdf') : merged;
+  if (encrypted) await writePdf(merged, editable, { decrypt: true }, ctx);
+  const doc = await PDFDocument.load(await readFile(editable), { updateMetadata: false, preserveXFA: true });
   doc.catalog.delete(PDFName.of('NeedsRendering'));
   const acro = doc.catalog.getAcroForm();
   acro?.dict.delete(PDFName.of('XFA'));
@@ -212,7 +220,12 @@ export async function xfaToAcroForm(pdf: string, output: string, run: XfaRun): P
       if (f.required) field.enableRequired();
     }
   }
-  await writeFile(output, await doc.save({ useObjectStreams: true }));
-  if (unicode) await redrawUnicodeFields(output);
+  const written = encrypted ? join(run.dir, 'xfa-acroform-decrypted.pdf') : output;
+  await writeFile(written, await doc.save({ useObjectStreams: true }));
+  if (unicode) await redrawUnicodeFields(written);
+  if (encrypted) {
+    await runJob({ inputFile: written, outputFile: output, copyEncryption: pdf, encryptionFilePassword: '' }, ctx);
+    await expectOutput('qpdf', output);
+  }
   return { path: output, pages: laid.pages.length, fields, widgets: laid.fields.length };
 }
