@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PDFDocument, PDFName, type PDFPage, rgb, StandardFonts } from '@cantoo/pdf-lib';
+import { PDFDocument, type PDFField, PDFName, type PDFPage, rgb, StandardFonts } from '@cantoo/pdf-lib';
 import { layOutXfa, type XfaField, XfaLayoutError, xfaLayoutAvailable } from '../../engines/chromium/xfa.js';
 import type { EngineContext } from '../../engines/context.js';
 import { EngineError } from '../../engines/errors.js';
@@ -114,6 +114,8 @@ export interface XfaConversion {
   fields: number;
   /** Widgets placed. */
   widgets: number;
+  /** Fields that could not be made (left out). */
+  skipped: string[];
 }
 
 /**
@@ -133,7 +135,9 @@ export async function xfaToAcroForm(pdf: string, output: string, run: XfaRun): P
   const encrypted = (await encryptionOf(pdf, ctx)) === 'open';
   const editable = encrypted ? join(run.dir, 'xfa-pages-decrypted.pdf') : merged;
   if (encrypted) await writePdf(merged, editable, { decrypt: true }, ctx);
-  const doc = await PDFDocument.load(await readFile(editable), { updateMetadata: false, preserveXFA: true });
+  const doc = await PDFDocument.load(await readFile(editable), { updateMetadata: false, preserveXFA: true }).catch(() => {
+    throw invalidInput('its laid-out XFA form could not be read back to add the AcroForm fields');
+  });
   doc.catalog.delete(PDFName.of('NeedsRendering'));
   const acro = doc.catalog.getAcroForm();
   acro?.dict.delete(PDFName.of('XFA'));
@@ -142,6 +146,7 @@ export async function xfaToAcroForm(pdf: string, output: string, run: XfaRun): P
   const pages = doc.getPages();
   let fields = 0;
   let unicode = false;
+  const skipped: string[] = [];
   const radios = new Map<string, ReturnType<typeof form.createRadioGroup>>();
   const used = new Set<string>();
   /** A name pdf-lib has not given out yet (a field split across pages is laid out twice). */
@@ -171,53 +176,74 @@ export async function xfaToAcroForm(pdf: string, output: string, run: XfaRun): P
       backgroundColor: undefined,
       textColor: undefined,
     };
-    if (f.type === 'radio') {
-      let group = radios.get(f.name);
-      if (!group) {
-        group = form.createRadioGroup(fresh(f.name));
-        radios.set(f.name, group);
-        fields++;
+    // A field pdf-lib cannot make (an option beyond Helvetica's WinAnsi in a choice) is left out and named in the warning.
+    let created: PDFField | undefined;
+    const make = () => {
+      if (f.type === 'radio') {
+        let group = radios.get(f.name);
+        if (!group) {
+          group = form.createRadioGroup(fresh(f.name));
+          created = group;
+          radios.set(f.name, group);
+          fields++;
+        }
+        const on = f.on || `${group.getOptions().length + 1}`;
+        group.addOptionToPage(on, page, place);
+        if (f.value.length) group.select(on);
+        if (f.readOnly) group.enableReadOnly();
+        if (f.required) group.enableRequired();
+        return;
       }
-      const on = f.on || `${group.getOptions().length + 1}`;
-      group.addOptionToPage(on, page, place);
-      if (f.value.length) group.select(on);
-      if (f.readOnly) group.enableReadOnly();
-      if (f.required) group.enableRequired();
-      continue;
-    }
-    fields++;
-    const name = fresh(f.name);
-    if (f.type === 'checkbox') {
-      const box = form.createCheckBox(name);
-      box.addToPage(page, place);
-      if (f.value.length) box.check();
-      if (f.readOnly) box.enableReadOnly();
-      if (f.required) box.enableRequired();
-    } else if (f.type === 'choice') {
-      const options = f.options ?? [];
-      const field = f.list ? form.createOptionList(name) : form.createDropdown(name);
-      field.addOptions(options);
-      if (f.multiSelect) field.enableMultiselect();
-      const selected = f.value.filter((v) => options.includes(v));
-      if (selected.length) field.select(f.multiSelect ? selected : selected[0]);
-      field.addToPage(page, place);
-      if (f.fontSize > 0) field.setFontSize(f.fontSize);
-      if (f.readOnly) field.enableReadOnly();
-      if (f.required) field.enableRequired();
-    } else {
-      const field = form.createTextField(name);
-      if (f.multiline) field.enableMultiline();
-      const value = f.value[0] ?? '';
-      field.addToPage(page, place);
-      if (value) field.setText(value);
-      if (f.fontSize > 0) field.setFontSize(f.fontSize);
-      // Helvetica draws WinAnsi only: such a value is drawn by redrawUnicodeFields after saving.
-      if (beyondWinAnsi(value)) {
-        unicode = true;
-        form.markFieldAsClean(field.ref);
+      fields++;
+      const name = fresh(f.name);
+      if (f.type === 'checkbox') {
+        const box = form.createCheckBox(name);
+        created = box;
+        box.addToPage(page, place);
+        if (f.value.length) box.check();
+        if (f.readOnly) box.enableReadOnly();
+        if (f.required) box.enableRequired();
+      } else if (f.type === 'choice') {
+        const options = f.options ?? [];
+        const field = f.list ? form.createOptionList(name) : form.createDropdown(name);
+        created = field;
+        field.addOptions(options);
+        if (f.multiSelect) field.enableMultiselect();
+        const selected = f.value.filter((v) => options.includes(v));
+        if (selected.length) field.select(f.multiSelect ? selected : selected[0]);
+        field.addToPage(page, place);
+        if (f.fontSize > 0) field.setFontSize(f.fontSize);
+        if (f.readOnly) field.enableReadOnly();
+        if (f.required) field.enableRequired();
+      } else {
+        const field = form.createTextField(name);
+        created = field;
+        if (f.multiline) field.enableMultiline();
+        const value = f.value[0] ?? '';
+        field.addToPage(page, place);
+        if (value) field.setText(value);
+        if (f.fontSize > 0) field.setFontSize(f.fontSize);
+        // Helvetica draws WinAnsi only: such a value is drawn by redrawUnicodeFields after saving.
+        if (beyondWinAnsi(value)) {
+          unicode = true;
+          form.markFieldAsClean(field.ref);
+        }
+        if (f.readOnly) field.enableReadOnly();
+        if (f.required) field.enableRequired();
       }
-      if (f.readOnly) field.enableReadOnly();
-      if (f.required) field.enableRequired();
+    };
+    try {
+      make();
+    } catch {
+      skipped.push(f.name);
+      if (f.type !== 'radio') fields--;
+      if (created && f.type !== 'radio') {
+        try {
+          form.removeField(created);
+        } catch {
+          /* left as it is: a field without a widget */
+        }
+      }
     }
   }
   const written = encrypted ? join(run.dir, 'xfa-acroform-decrypted.pdf') : output;
@@ -227,5 +253,5 @@ export async function xfaToAcroForm(pdf: string, output: string, run: XfaRun): P
     await runJob({ inputFile: written, outputFile: output, copyEncryption: pdf, encryptionFilePassword: '' }, ctx);
     await expectOutput('qpdf', output);
   }
-  return { path: output, pages: laid.pages.length, fields, widgets: laid.fields.length };
+  return { path: output, pages: laid.pages.length, fields, widgets: laid.fields.length - skipped.length, skipped };
 }

@@ -39,7 +39,9 @@ export default operation({
       const converted = await xfaToAcroForm(input.path, join(dir, 'acroform.pdf'), { dir, signal, timeoutMs, limits });
       return {
         files: [{ path: converted.path, name: `${outputName}.pdf` }],
-        warning: `The dynamic XFA form was laid out by pdf.js (${converted.pages} page${converted.pages === 1 ? '' : 's'}, ${converted.fields} field${converted.fields === 1 ? '' : 's'}); check the result against the form in an XFA viewer.`,
+        warning:
+          `The dynamic XFA form was laid out by pdf.js (${converted.pages} page${converted.pages === 1 ? '' : 's'}, ${converted.fields} field${converted.fields === 1 ? '' : 's'}); check the result against the form in an XFA viewer.` +
+          (converted.skipped.length ? ` Fields left out (they could not be made as AcroForm fields): ${converted.skipped.slice(0, 10).join(', ')}.` : ''),
       };
     }
 
