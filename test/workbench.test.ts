@@ -150,6 +150,7 @@ test('page editor: drag with the mouse, move and turn by keyboard, delete, pages
     await page.mouse.move(to.x + to.width / 2, to.y + to.height / 2, { steps: 10 });
     await shot(page, 'editor-dragging');
     await page.mouse.up();
+    assert.is(await page.$$eval('#sheet li.drop-before, #sheet li.drop-after, #sheet li.dragging', (l) => l.length), 0, 'no drop mark left');
     assert.equal(await order(), [
       '1: page 4 of text-4-pages-pdflatex.pdf',
       '2: page 1 of text-4-pages-pdflatex.pdf',
@@ -220,6 +221,56 @@ test('page editor: drag with the mouse, move and turn by keyboard, delete, pages
       'Before: text-4-pages-pdflatex.pdf (4 pages)',
       'After: text-4-pages-pdflatex_service_rotated-pdf.pdf (4 pages)',
     ]);
+  });
+});
+
+test('page editor on 100 pages: 60 tiles first, the arrow keys go on past them, moves and turns across the chunk', async () => {
+  const big = join(dir, 'hundred-editor.pdf');
+  tool('qpdf', ['--empty', '--pages', ...Array(7).fill(corpus('pdf/federal-register-15-pages.pdf')), '--', join(dir, 'many-editor.pdf')]);
+  tool('qpdf', ['--empty', '--pages', join(dir, 'many-editor.pdf'), '1-100', '--', big]);
+  await onPage(browser, `${served.base}/`, async (page) => {
+    await upload(page, big);
+    const id = await storedId(page, 'hundred-editor.pdf');
+    await (await page.waitForSelector(`details.doc[data-id="${id}"] .actions button`))!.click();
+    await page.waitForFunction(() => document.querySelectorAll('#sheet li').length === 60);
+    const more = () => page.$eval('#sheet + button', (b) => ((b as HTMLButtonElement).hidden ? '' : b.textContent));
+    assert.is(await more(), 'Show pages 61 to 100 of 100');
+    // Pictures only for the tiles near the viewport.
+    await page.$eval('#sheet', (e) => e.scrollIntoView());
+    await page.waitForFunction(() => document.querySelector<HTMLImageElement>('#sheet img')?.naturalWidth);
+    assert.is(await page.$eval('#sheet li:nth-child(60) img', (i) => i.getAttribute('src')), null, 'a far tile waits until it is scrolled to');
+
+    // The last tile shown, then Right: the next pages appear and the focus goes on to page 61.
+    await page.focus('#sheet li:nth-child(60)');
+    await page.keyboard.press('ArrowRight');
+    assert.is(await page.$$eval('#sheet li', (l) => l.length), 100);
+    assert.is(await more(), '');
+    assert.ok(await focused(page, '#sheet li:nth-child(61)'));
+    // Page 61 turned and moved before page 60; page 1 deleted.
+    await page.keyboard.press('r');
+    await page.keyboard.down('Alt');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.up('Alt');
+    assert.ok(await focused(page, '#sheet li:nth-child(60)'), 'the moved page keeps the focus');
+    await page.focus('#sheet li:nth-child(1)');
+    await page.keyboard.press('Delete');
+    const labels = await page.$$eval('#sheet li', (l) => l.map((li) => li.getAttribute('aria-label')));
+    assert.is(labels.length, 99);
+    assert.equal(labels.slice(57, 61), [
+      '58: page 59 of hundred-editor.pdf',
+      '59: page 61 of hundred-editor.pdf, turned 90°',
+      '60: page 60 of hundred-editor.pdf',
+      '61: page 62 of hundred-editor.pdf',
+    ]);
+    await page.click('#sheet-build');
+    assert.is(await finished(page), '');
+    const out = await resultFile(page, 'hundred-edited.pdf');
+    assert.match(tool('pdfinfo', [out]), /Pages:\s+99\n/);
+    const rot = rotations(out);
+    assert.equal([rot[58], rot.filter((r) => r).length], [90, 1]);
+    assert.is(pageText(out, 59), pageText(big, 61));
+    assert.is(pageText(out, 60), pageText(big, 60));
+    assert.is(pageText(out, 1), pageText(big, 2));
   });
 });
 
@@ -369,6 +420,58 @@ test('a signature box dragged on a turned page: the signing form is filled, the 
       JSON.stringify({ ink, box: { left, top, right, bottom } }),
     );
     assert.ok(ink.right - ink.left > (right - left) / 2, 'the appearance fills the box, not a corner of it');
+  });
+});
+
+test('a redaction box dragged on the preview removes what is under it, and only there', async () => {
+  const GDOCS = corpus('pdf/google-docs-export.pdf'); // A4, 596 x 842: "Beautiful is better than ugly." first
+  const words = [...tool('pdftotext', ['-bbox', GDOCS, '-']).matchAll(/<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</g)];
+  const at = (w: string) =>
+    words
+      .find((m) => m[5] === w)!
+      .slice(1, 5)
+      .map(Number);
+  const [x0, y0] = at('Beautiful');
+  const [, , x1, y1] = at('ugly.');
+  const count = (text: string, w: string) =>
+    norm(text)
+      .split(' ')
+      .filter((x) => x === w).length;
+  await onPage(browser, `${served.base}/`, async (page) => {
+    await upload(page, GDOCS);
+    const id = await storedId(page, 'google-docs-export.pdf');
+    await (await page.waitForSelector(`details.doc[data-id="${id}"] ol.pages li:nth-child(1) button`))!.click();
+    await page.waitForFunction(() => document.querySelector<HTMLImageElement>('#stage-img')!.naturalWidth > 0);
+    await page.click('#tools input[value=redaction]');
+    await page.$eval('#stage', (e) => e.scrollIntoView({ block: 'center' }));
+    const r = (await (await page.$('#stage-img'))!.boundingBox())!;
+    // From a point above-left of the first word to one below-right of the last, dragged with the mouse.
+    const a = [(x0 - 2) / 596, (y0 - 1) / 842];
+    const b = [(x1 + 2) / 596, (y1 + 1) / 842];
+    await page.mouse.move(r.x + r.width * a[0], r.y + r.height * a[1]);
+    await page.mouse.down();
+    await page.mouse.move(r.x + r.width * b[0], r.y + r.height * b[1], { steps: 8 });
+    await page.mouse.up();
+    assert.equal(await page.$$eval('#placed li', (l) => l.map((e) => e.firstChild?.textContent)), ['Redaction box on page 1']);
+    assert.is(await page.$$eval('#marks .mark.redaction', (l) => l.length), 1);
+    await shot(page, 'redaction-box');
+    await page.click('#place-apply');
+    assert.is(await finished(page), '');
+    const out = await resultFile(page, 'redacted.pdf');
+    const before = tool('pdftotext', [GDOCS, '-']);
+    const after = tool('pdftotext', [out, '-']);
+    assert.not.match(after, /Beautiful|ugly/);
+    // "better" is on many lines: only the one in the box is gone.
+    assert.is(count(after, 'better'), count(before, 'better') - 1);
+    assert.match(norm(after), /Explicit is better than implicit\. Simple is better than complex\./);
+    // The box is filled black where it was drawn.
+    const png = execFileSync('pdftoppm', ['-png', '-r', '72', '-f', '1', '-l', '1', out]);
+    const { data, info } = await sharp(png).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const px = (x: number, y: number) => [
+      ...data.subarray((Math.round(y) * info.width + Math.round(x)) * 3, (Math.round(y) * info.width + Math.round(x)) * 3 + 3),
+    ];
+    assert.equal(px((x0 + x1) / 2, (y0 + y1) / 2), [0, 0, 0]);
+    assert.equal(px(x1 + 30, (y0 + y1) / 2), [255, 255, 255], 'the box ends where it was drawn');
   });
 });
 

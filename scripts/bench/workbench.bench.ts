@@ -25,6 +25,12 @@ try {
     await page.goto(`${served.base}/`);
     await page.waitForSelector('#op-list input[type=radio]');
     const input = await page.$('#file-pick');
+    // Where the time goes: when each API answer arrived, from the moment the file was chosen.
+    const answers: string[] = [];
+    page.on('response', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (['/upload', '/pdf-info', '/png'].includes(path)) answers.push(`${path.slice(1)} ${Date.now() - t0}`);
+    });
     const t0 = Date.now();
     await input!.uploadFile(big);
     await page.waitForSelector('details.doc ol.pages li');
@@ -41,6 +47,7 @@ try {
     );
     const visible = Date.now() - t0;
     const shown = await page.$$eval('details.doc ol.pages img', (l) => l.filter((i) => (i as HTMLImageElement).naturalWidth > 0).length);
+    const timeline = answers.join(', ');
     await page.click('details.doc > button');
     for (let i = 1; i <= 100; i += 10) {
       await page.$eval(`details.doc ol.pages li:nth-child(${i})`, (e) => e.scrollIntoView());
@@ -52,6 +59,49 @@ try {
     }
     const all = Date.now() - t0;
     console.log(`run ${run}: thumbnails in view ${visible} ms (${shown} drawn by then), all 100 (scrolling through) ${all} ms`);
+    console.log(`  answers until then (ms): ${timeline}`);
+
+    // The page editor on the same 100 pages: time until its tiles in view are drawn, how many tiles and pictures it
+    // made, and what one keyboard move (Alt+Right: the sheet re-laid) and one turn cost in the page's main thread.
+    const e0 = Date.now();
+    await page.click('details.doc .actions button');
+    await page.waitForSelector('#sheet li');
+    await page.waitForFunction(
+      () => {
+        const inView = [...document.querySelectorAll<HTMLImageElement>('#sheet img')].filter((i) => {
+          const r = i.getBoundingClientRect();
+          return r.bottom > 0 && r.top < innerHeight && r.width > 0;
+        });
+        return inView.length > 0 && inView.every((i) => i.complete && i.naturalWidth > 0);
+      },
+      { polling: 20 },
+    );
+    const editorVisible = Date.now() - e0;
+    const tiles = await page.$$eval('#sheet li', (l) => l.length);
+    const pictures = await page.$$eval('#sheet img', (l) => l.length);
+    const cost = (key: string, alt: boolean) =>
+      page.evaluate(
+        (k, a) => {
+          const li = document.querySelector<HTMLElement>('#sheet li')!;
+          li.focus();
+          document.body.getBoundingClientRect();
+          const t = performance.now();
+          li.dispatchEvent(new KeyboardEvent('keydown', { key: k, altKey: a, bubbles: true }));
+          const script = performance.now() - t;
+          document.body.getBoundingClientRect(); // the style and layout the change caused
+          return [script, performance.now() - t];
+        },
+        key,
+        alt,
+      );
+    const moves = [];
+    for (let i = 0; i < 5; i++) moves.push(await cost('ArrowRight', true));
+    const turns = [];
+    for (let i = 0; i < 5; i++) turns.push(await cost('r', false));
+    const ms = (l: number[][]) => l.map(([a, b]) => `${a.toFixed(1)}+${(b - a).toFixed(1)}`).join(', ');
+    console.log(
+      `run ${run}: editor: tiles in view ${editorVisible} ms after "Edit pages" (${tiles} tiles, ${pictures} pictures); a move ${ms(moves)} ms, a turn ${ms(turns)} ms (script + style and layout)`,
+    );
     await page.close();
   }
 } finally {

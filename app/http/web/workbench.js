@@ -23,8 +23,14 @@ import { api, byId, extension, h, ids, post, runJob } from './lib.js';
 
 /** Pages shown per document before "Show more pages": a 2000-page file must not make 2000 tiles at once. */
 const PAGE_CHUNK = 60;
-/** Pages per /png request: one engine start renders a row or two of thumbnails. */
-const RENDER_BATCH = 8;
+/**
+ * Pages per /png request. A request costs about 0.3 s whatever it holds (1 page 0.3 s, 8 pages 0.35-0.5 s, 24 pages
+ * 0.6-0.8 s on the 2-core machine under load) and the server runs them about one at a time, so fewer, larger
+ * requests draw the first screen sooner: a screenful (1280x900) is about 35 thumbnails, and the first 40 pages of a
+ * document are asked for at once (scripts/bench/workbench.bench.ts: 2.0-2.1 s to the first screen of a 100-page
+ * file, load 9 on 2 cores; with 8 per request and only what was in view, 2.1-3.6 s).
+ */
+const RENDER_BATCH = 40;
 /** /png requests in flight: more would only share the server's cores and finish the first rows later. */
 const RENDERING = 2;
 /** Thumbnails are rendered at their shown width (7rem) in device pixels. */
@@ -163,13 +169,15 @@ export function initWorkbench(hooks) {
   );
 
   /**
-   * An image that shows a page once it comes near the viewport.
-   * @param {string} id @param {number} page @param {number} dpi @param {string} alt
+   * An image that shows a page once it comes near the viewport, or at once (`eager`: the first pages of a document
+   * just chosen, which are what is looked at next, are asked for in one request before any layout or scrolling).
+   * @param {string} id @param {number} page @param {number} dpi @param {string} alt @param {boolean} [eager]
    */
-  function pageImage(id, page, dpi, alt) {
+  function pageImage(id, page, dpi, alt, eager = false) {
     const img = h('img', { alt, 'data-id': id, 'data-page': String(page), 'data-dpi': String(dpi), class: 'loading', draggable: 'false' });
     const url = rendered.get(`${id}:${page}:${dpi}`);
     if (url) show(img, url);
+    else if (eager) want(img, id, page, dpi);
     else observer.observe(img);
     return img;
   }
@@ -305,7 +313,7 @@ export function initWorkbench(hooks) {
         const showMore = () => {
           const upto = Math.min(b.length, shown + PAGE_CHUNK);
           for (let p = shown + 1; p <= upto; p++) {
-            const img = pageImage(f.id, p, dpi, '');
+            const img = pageImage(f.id, p, dpi, '', p <= RENDER_BATCH);
             shape(img, b[p - 1]);
             const open = h(
               'button',
@@ -346,6 +354,7 @@ export function initWorkbench(hooks) {
     const b = await pageBoxes(f.id);
     const pages = b.map((x) => ({ key: ++serial, file: f, page: x.page, rot: 0 }));
     sheet = replace ? pages : [...sheet, ...pages];
+    if (replace) sheetShown = 0;
     ui.editor.hidden = false;
     renderSheet();
     say(`${replace ? 'The editor holds' : 'Added'} ${pages.length} pages of ${f.name}${replace ? '' : `; ${sheet.length} pages in all`}.`);
@@ -355,64 +364,145 @@ export function initWorkbench(hooks) {
   /** @param {Sheet} s */
   const sheetName = (s) => (s.file ? `page ${s.page} of ${s.file.name}` : 'blank page');
 
+  /**
+   * The editor's tiles by page key. A tile is made once, when it is first shown; a move, turn or delete re-orders
+   * and relabels the tiles instead of making all of them again, and its picture stays (scripts/bench/workbench.bench.ts,
+   * 100 pages: a keyboard move 3-10 ms, a turn 1-3 ms, where remaking every tile took 100-195 and 47-80 ms). Large documents are shown PAGE_CHUNK tiles at a time ("Show pages 61 to 120 of 400"), pictures
+   * rendered only as they come near the viewport.
+   * @type {Map<number, { li: HTMLElement, cap: HTMLElement, frame: HTMLElement, img?: HTMLImageElement, box?: PageBox, rot: number }>}
+   */
+  const tiles = new Map();
+  /** How many of the sheet's pages have tiles in the list (the rest behind "Show pages ..."). */
+  let sheetShown = 0;
+  /** The page with the list's tab stop. @type {number | undefined} */
+  let sheetCurrent;
+  const sheetMore = h('button', { type: 'button', class: 'secondary', hidden: true }, []);
+  ui.sheet.after(sheetMore);
+  ui.sheet.addEventListener('focusin', (e) => {
+    const li = e.target instanceof Element ? /** @type {HTMLElement | null} */ (e.target.closest('#sheet > li')) : null;
+    if (li) sheetCurrent = Number(li.dataset.key);
+  });
+
   /** @param {number} [focusKey] */
   function renderSheet(focusKey) {
-    ui.sheet.replaceChildren(...sheet.map((s, i) => sheetTile(s, i)));
+    const keys = new Set(sheet.map((s) => s.key));
+    for (const k of tiles.keys()) if (!keys.has(k)) tiles.delete(k);
+    // The page being worked on is always shown, however far it was moved.
+    const at = sheet.findIndex((s) => s.key === (focusKey ?? sheetCurrent));
+    sheetShown = Math.min(sheet.length, Math.max(sheetShown, PAGE_CHUNK, at + 1));
+    // Only the tiles out of place are moved: a tile kept in the list keeps its focus and costs no new layout.
+    let node = ui.sheet.firstElementChild;
+    for (const li of sheet.slice(0, sheetShown).map((s, i) => tileOf(s, i))) {
+      if (node === li) node = node.nextElementSibling;
+      else ui.sheet.insertBefore(li, node);
+    }
+    while (node) {
+      const next = node.nextElementSibling;
+      node.remove();
+      node = next;
+    }
+    sheetMore.hidden = sheetShown >= sheet.length;
+    sheetMore.textContent = `Show pages ${sheetShown + 1} to ${Math.min(sheet.length, sheetShown + PAGE_CHUNK)} of ${sheet.length}`;
     ui.build.disabled = !sheet.length;
-    const current = /** @type {HTMLElement | null} */ (ui.sheet.querySelector(`[data-key="${focusKey}"]`) ?? ui.sheet.firstElementChild);
+    const key = focusKey ?? sheetCurrent;
+    const current = /** @type {HTMLElement | null} */ (
+      (key !== undefined && tiles.get(key)?.li.isConnected ? tiles.get(key)?.li : null) ?? ui.sheet.firstElementChild
+    );
+    for (const li of ui.sheet.children) if (li !== current) li.setAttribute('tabindex', '-1');
     current?.setAttribute('tabindex', '0');
+    sheetCurrent = current ? Number(current.dataset.key) : undefined;
     if (focusKey !== undefined) current?.focus();
   }
 
-  /** @param {Sheet} s @param {number} i */
-  function sheetTile(s, i) {
+  sheetMore.addEventListener('click', () => {
+    const first = sheetShown;
+    sheetShown = Math.min(sheet.length, sheetShown + PAGE_CHUNK);
+    renderSheet(sheet[first]?.key);
+  });
+
+  /** The tile of a page, made on first use, labelled with its place. @param {Sheet} s @param {number} i */
+  function tileOf(s, i) {
+    let t = tiles.get(s.key);
+    if (!t) {
+      t = sheetTile(s);
+      tiles.set(s.key, t);
+    }
+    const label = `${i + 1}: ${sheetName(s)}${s.rot ? `, turned ${s.rot}°` : ''}`;
+    if (t.li.getAttribute('aria-label') !== label) t.li.setAttribute('aria-label', label);
+    const cap = `${i + 1} · ${s.file ? `${s.file.name} p. ${s.page}` : 'blank'}`;
+    if (t.cap.textContent !== cap) t.cap.textContent = cap;
+    if (!s.file && s.size) t.frame.style.aspectRatio = `${s.size[0]} / ${s.size[1]}`;
+    if (t.rot !== s.rot) {
+      t.rot = s.rot;
+      turnTile(t);
+    }
+    return t.li;
+  }
+
+  /** Shapes a tile's frame and picture for its turn. @param {{ frame: HTMLElement, img?: HTMLImageElement, box?: PageBox, rot: number }} t */
+  function turnTile(t) {
+    if (!t.img || !t.box) return;
+    t.img.classList.remove('rot0', 'rot90', 'rot180', 'rot270');
+    t.img.classList.add(`rot${t.rot}`);
+    shape(t.frame, t.box, t.rot);
+  }
+
+  /** @param {Sheet} s */
+  function sheetTile(s) {
     const name = sheetName(s);
     const frame = h('div', { class: 'frame' });
+    /** @type {{ li: HTMLElement, cap: HTMLElement, frame: HTMLElement, img?: HTMLImageElement, box?: PageBox, rot: number }} */
+    const tile = { li: h('li'), cap: h('span', { class: 'cap', 'aria-hidden': 'true' }), frame, rot: s.rot };
     if (s.file) {
       const file = s.file;
       void pageBoxes(file.id).then((b) => {
         const img = pageImage(file.id, s.page, dpiFor(b, THUMB_PX), '');
-        img.classList.add(`rot${s.rot}`);
         const [w, hgt] = seenSize(b[s.page - 1]);
         // Turned a quarter, the picture's width becomes the frame's height (see the style sheet).
         img.style.setProperty('--fit', String(w / hgt));
-        shape(frame, b[s.page - 1], s.rot);
+        Object.assign(tile, { img, box: b[s.page - 1] });
+        turnTile(tile);
         frame.append(img);
       });
-    } else {
-      frame.classList.add('blank');
-      if (s.size) frame.style.aspectRatio = `${s.size[0]} / ${s.size[1]}`;
-    }
-    const label = `${i + 1}: ${name}${s.rot ? `, turned ${s.rot}°` : ''}`;
+    } else frame.classList.add('blank');
     /** @param {string} text @param {string} aria @param {() => void} act */
     const button = (text, aria, act) => {
       const b = h('button', { type: 'button', class: 'secondary tiny', 'aria-label': `${aria} ${name}`, title: aria }, [text]);
       b.addEventListener('click', act);
       return b;
     };
-    const li = h('li', { tabindex: '-1', 'data-key': String(s.key), 'aria-label': label, 'aria-roledescription': 'movable page' }, [
+    const li = h('li', { tabindex: '-1', 'data-key': String(s.key), 'aria-roledescription': 'movable page' }, [
       frame,
-      h('span', { class: 'cap', 'aria-hidden': 'true' }, [`${i + 1} · ${s.file ? `${s.file.name} p. ${s.page}` : 'blank'}`]),
+      tile.cap,
       h('span', { class: 'tools' }, [
-        button('←', 'Move earlier:', () => move(s, i - 1)),
+        button('←', 'Move earlier:', () => move(s, sheet.indexOf(s) - 1)),
         button('↻', 'Turn clockwise:', () => turn(s, 90)),
         button('↺', 'Turn counter-clockwise:', () => turn(s, 270)),
         button('✕', 'Delete', () => remove(s)),
-        button('→', 'Move later:', () => move(s, i + 1)),
+        button('→', 'Move later:', () => move(s, sheet.indexOf(s) + 1)),
       ]),
     ]);
     li.addEventListener('keydown', (e) => {
       if (e.target !== li) return;
+      const i = sheet.indexOf(s);
       const step = e.key === 'ArrowLeft' || e.key === 'ArrowUp' ? -1 : e.key === 'ArrowRight' || e.key === 'ArrowDown' ? 1 : 0;
       if (step && (e.altKey || e.ctrlKey)) move(s, i + step);
-      else if (step || e.key === 'Home' || e.key === 'End') roam(ui.sheet, e, 'li');
-      else if (e.key === 'r' || e.key === 'R') turn(s, e.shiftKey ? 270 : 90);
+      else if (step || e.key === 'Home' || e.key === 'End') {
+        roam(ui.sheet, e, 'li');
+        // At the last tiles shown, going on shows the next pages rather than stopping.
+        if (document.activeElement === li && (step > 0 || e.key === 'End') && sheetShown < sheet.length) {
+          sheetShown = Math.min(sheet.length, sheetShown + PAGE_CHUNK);
+          renderSheet(s.key);
+          roam(ui.sheet, e, 'li');
+        }
+      } else if (e.key === 'r' || e.key === 'R') turn(s, e.shiftKey ? 270 : 90);
       else if (e.key === 'Delete' || e.key === 'Backspace') remove(s);
       else return;
       e.preventDefault();
     });
     li.addEventListener('pointerdown', (e) => drag(e, s, li));
-    return li;
+    tile.li = li;
+    return tile;
   }
 
   /** @param {Sheet} s @param {number} to */
@@ -469,6 +559,8 @@ export function initWorkbench(hooks) {
       li.removeEventListener('pointercancel', onUp);
       li.classList.remove('dragging');
       li.style.translate = '';
+      // Tiles outlive a drop (they are re-ordered, not made again): the drop mark goes.
+      over?.classList.remove('drop-before', 'drop-after');
       if (over) move(s, [...ui.sheet.children].indexOf(over));
       else if (moving) renderSheet(s.key);
     };
@@ -755,31 +847,15 @@ export function initWorkbench(hooks) {
     }
     const redactions = marks.filter((m) => m.kind === 'redaction');
     if (redactions.length) {
-      // The API redacts text, not areas: the words under each box are found with their coordinates and redacted by
-      // their text (every place they occur).
-      const words = await post('/extracted-text', {
-        id: file.id,
-        pages: [...new Set(redactions.map((m) => m.page))].join(','),
-        word_coordinates: 'on',
-        full_text: 'off',
-      }).catch((err) => (hooks.showError(err), undefined));
-      if (!words) return;
-      const values = new Set();
-      for (const w of /** @type {{ text: string, page: number, coordinates: Record<string, { x: number, y: number }> }[]} */ (words.words ?? [])) {
-        const cx = (w.coordinates.topLeft.x + w.coordinates.bottomRight.x) / 2;
-        const cy = (w.coordinates.topLeft.y + w.coordinates.bottomRight.y) / 2;
-        for (const m of redactions) {
-          if (m.page !== w.page) continue;
-          const [ax, ay] = toUser(b[m.page - 1], m.fx, m.fy);
-          const [bx, by] = toUser(b[m.page - 1], m.fx + m.fw, m.fy + m.fh);
-          if (cx >= Math.min(ax, bx) && cx <= Math.max(ax, bx) && cy >= Math.min(ay, by) && cy <= Math.max(ay, by)) values.add(w.text);
-        }
-      }
-      if (!values.size) return say('No text lies under the redaction boxes: nothing to redact there (scans need OCR first).');
-      steps.push(
-        { operation: '/pdf-with-redacted-text-preview', fields: { redactions: [...values].map((value) => ({ type: 'literal', value })) } },
-        { operation: '/pdf-with-redacted-text-applied', fields: {} },
-      );
+      // Area redactions: everything under each box goes (text, image pixels), in the coordinates /pdf-with-added-shapes
+      // takes; then the marks are applied.
+      const areas = redactions.map((m) => {
+        const [x1, y1] = seen(m, m.fx, m.fy + m.fh);
+        const [x2, y2] = seen(m, m.fx + m.fw, m.fy);
+        const value = { page: m.page, x: Math.min(x1, x2), y: Math.min(y1, y2), width: round(Math.abs(x2 - x1)), height: round(Math.abs(y2 - y1)) };
+        return { type: 'area', value };
+      });
+      steps.push({ operation: '/pdf-with-redacted-text-preview', fields: { redactions: areas } }, { operation: '/pdf-with-redacted-text-applied', fields: {} });
     }
     const sign = marks.find((m) => m.kind === 'signature');
     let input = file.id;
@@ -980,6 +1056,7 @@ export function initWorkbench(hooks) {
   ui.build.addEventListener('click', () => void buildSheet());
   ui.clear.addEventListener('click', () => {
     sheet = [];
+    sheetShown = 0;
     renderSheet();
     say('The editor is empty.');
   });
