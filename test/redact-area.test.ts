@@ -156,11 +156,15 @@ test('a /Rotate 90 page with an offset crop box: the box is read on the page as 
   // the words' height: the lines are 13.8 points apart and MuPDF removes every glyph whose font box (16 points of
   // Times, ascent to descent) touches the area, so a box reaching the line below would take its letters too.
   const area = { page: 2, x: second.x0 - 1, y: 580 - page.y1 + 2, width: page.x1 - second.x0 + 2, height: page.y1 - page.y0 - 4 };
-  const { file: marked } = await preview(input, [{ type: 'area', value: area }]);
+  const { file: marked, body } = await preview(input, [{ type: 'area', value: area }]);
+  assert.is(body.warning, undefined);
   assert.equal(
     redactAnnots(marked).map((a) => [a.page, a.contents]),
     [[2, 'second page.']],
   );
+  // Drawn to the words' full height, the box meets the font boxes of the line below: the preview says which letters.
+  const tall = await preview(input, [{ type: 'area', value: { ...area, y: area.y - 3, height: area.height + 6 } }]);
+  assert.match(tall.body.warning!, /^redactions\[0\]\.value \(page 2\) also meets "e here\." outside the box: applying removes every character/);
   const { file } = await apply(marked, { rgb_color: '255, 0, 0' });
   const p2 = tool('pdftotext', ['-f', '2', '-l', '2', file, '-']);
   assert.not.match(p2, /second page/);

@@ -5,7 +5,7 @@ import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { decodedText, inputError, selectPages } from '../document/index.js';
 import { json, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { type Area, areaInUserSpace, areaQuad, findMarks, PRESETS, redactionsSchema, type TextRedaction, textInArea } from '../redact/index.js';
+import { type Area, areaInUserSpace, areaQuad, findMarks, PRESETS, redactionsSchema, type TextRedaction, textInArea, touchedOutside } from '../redact/index.js';
 
 export default operation({
   path: '/pdf-with-redacted-text-preview',
@@ -13,7 +13,7 @@ export default operation({
   summary: 'Mark the text to redact with redaction annotations',
   description:
     `redactions: [{"type": "literal|regex|preset|area", "value": ...}]. literal: the exact text (case-sensitive; any white space matches any white space, line breaks included). regex: an RE2 pattern (no look-around or back-references; (?i) for case-insensitive). preset: one of ${PRESETS.join(', ')}. ` +
-    'area: a box on one page, {"page": 2, "x": 72, "y": 100, "width": 200, "height": 40} (also as a JSON string), in PDF points from the lower-left corner of the page as seen (trim box, else crop box, after /Rotate), the coordinates /pdf-with-added-shapes and /pdf-with-added-image take: (x, y) is its lower-left corner. Everything under the box is marked, text or not (images, drawings, scanned pages); a page the document lacks, or a box reaching more than a point past the page (its crop box), is a 400 naming the field. ' +
+    'area: a box on one page, {"page": 2, "x": 72, "y": 100, "width": 200, "height": 40} (also as a JSON string), in PDF points from the lower-left corner of the page as seen (trim box, else crop box, after /Rotate), the coordinates /pdf-with-added-shapes and /pdf-with-added-image take: (x, y) is its lower-left corner. Everything under the box is marked, text or not (images, drawings, scanned pages); a page the document lacks, or a box reaching more than a point past the page (its crop box), is a 400 naming the field; characters outside an area whose font boxes reach into it (applying removes them too) are named in the warning. ' +
     'Every match or area becomes a standard /Redact annotation (one quad per line a match covers, the matched text as its comment; an area one rectangle with the text under it as its comment) drawn as a translucent red box; the page content is left as it is. Send the output to /pdf-with-redacted-text-applied to remove the marked content: text, and image pixels under the marks. Text is read as MuPDF reads it: scanned pages need /pdf-with-ocr-text first for literal, regex and preset redactions.',
   inputs: pdfInput(),
   fields: { redactions: json(redactionsSchema), output: output() },
@@ -61,6 +61,21 @@ export default operation({
     await markRedactions(input.path, path, plan, ctx).catch((err) => {
       throw inputError(err);
     });
+    // Letters of a neighbouring line whose font box reaches into an area would be removed with it: say which.
+    const touched = areas.flatMap((a, i) => {
+      const text = touchedOutside(
+        boxes[i].rect,
+        geometry[a.area.page - 1],
+        stext.find((p) => p.page === a.area.page),
+      );
+      return text ? [`${a.field} (page ${a.area.page}) also meets "${text}" outside the box`] : [];
+    });
+    if (touched.length) {
+      return {
+        files: [{ path, name }],
+        warning: `${touched.join('; ')}: applying removes every character whose font box (ascent to descent) meets a mark, so these go too. Draw the box within the lines' height to keep them.`,
+      };
+    }
     return { files: [{ path, name }] };
   },
 });

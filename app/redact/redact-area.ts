@@ -168,6 +168,44 @@ export function textInArea(rect: Box, g: AreaPage, page: StextPage | undefined):
   return lines.join(' ');
 }
 
+/**
+ * Characters outside the area (their centre outside it) whose box meets it, as "text, text" by line: applying removes
+ * every character whose font box (ascent to descent, often taller than the line spacing) meets a mark, so these go
+ * too. The preview names them, so that the box can be drawn again within the lines' height.
+ */
+export function touchedOutside(rect: Box, g: AreaPage, page: StextPage | undefined): string {
+  if (!page) return '';
+  const [x0, y0, x1, y1] = toDevice(rect, g);
+  const runs: string[] = [];
+  for (const line of page.lines) {
+    let s = '';
+    for (const span of line.spans) {
+      for (const ch of span.chars) {
+        const q = ch.quad;
+        const [qx0, qy0, qx1, qy1] = [
+          Math.min(q[0], q[2], q[4], q[6]),
+          Math.min(q[1], q[3], q[5], q[7]),
+          Math.max(q[0], q[2], q[4], q[6]),
+          Math.max(q[1], q[3], q[5], q[7]),
+        ];
+        const cx = (qx0 + qx1) / 2;
+        const cy = (qy0 + qy1) / 2;
+        const inside = cx >= x0 && cx <= x1 && cy >= y0 && cy <= y1;
+        const meets = qx0 < x1 && x0 < qx1 && qy0 < y1 && y0 < qy1;
+        s += meets && !inside ? ch.c : ' ';
+      }
+    }
+    runs.push(
+      ...s
+        .split(/\s{2,}/)
+        .map((r) => r.trim())
+        .filter((r) => r && /\S/.test(r)),
+    );
+  }
+  const text = runs.join(', ');
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
 /** The one quad (ul ur ll lr, user space) of an area mark. */
 export function areaQuad([x0, y0, x1, y1]: Box): Quad {
   return [x0, y1, x1, y1, x0, y0, x1, y0];

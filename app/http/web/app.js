@@ -403,7 +403,8 @@ async function execute(path, body, what = path) {
   try {
     const result = await runJob(path, body, (p) => (ui.progress.value = p));
     await showResult(result);
-    ui.status.textContent = `${what} finished.`;
+    // A warning (nothing matched, letters next to a redaction box...) is part of the answer: it is read out with it.
+    ui.status.textContent = `${what} finished.${typeof result.warning === 'string' ? ` ${result.warning}` : ''}`;
     return result;
   } catch (err) {
     ui.status.textContent = '';
