@@ -285,9 +285,10 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
     let blocks = turned.length
       ? (own.map((b) => (b.kind === 'table' ? b : { ...b, lines: b.lines.filter((l) => !isTurned(l)) })).filter((b) => b.lines.length) as TextBlock[])
       : own;
-    // The text area holds the upright rows and the short turned ones of the tables' cells between the margins.
-    const inCells = (l: Line) => isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE;
-    const body = blocks.flatMap((b) => b.lines).filter((l) => !l.vertical || inCells(l));
+    // The text area holds the upright rows and the short turned ones between the margins (heads, labels; not a stamp
+    // along the page's edge), whether in a table's cells or in text boxes: tables in the flow lie in it.
+    const inArea = (l: Line) => isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE;
+    const body = own.flatMap((b) => b.lines).filter((l) => !l.vertical || inArea(l));
     const heads = page.lines.filter((l) => running.lines.has(l));
     const top = heads.filter((l) => l.box.y1 < page.height / 2);
     const feet = heads.filter((l) => l.box.y1 >= page.height / 2);
