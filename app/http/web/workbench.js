@@ -26,9 +26,9 @@ const PAGE_CHUNK = 60;
 /**
  * Pages per /png request. A request costs about 0.3 s whatever it holds (1 page 0.3 s, 8 pages 0.35-0.5 s, 24 pages
  * 0.6-0.8 s on the 2-core machine under load) and the server runs them about one at a time, so fewer, larger
- * requests draw the first screen sooner: a screenful (1280x900) is about 35 thumbnails, and the first 40 pages of a
- * document are asked for at once (scripts/bench/workbench.bench.ts: 2.0-2.1 s to the first screen of a 100-page
- * file, load 9 on 2 cores; with 8 per request and only what was in view, 2.1-3.6 s).
+ * requests draw the first screen sooner: a screenful (1280x900) is about 35-42 thumbnails, and the first 40 pages
+ * of the document just chosen are asked for at once (scripts/bench/workbench.bench.ts, 100-page file, load 7-9 on 2
+ * cores: 1.6-2.4 s to the first screen; with 8 per request and only what was in view, 2.1-4.3 s).
  */
 const RENDER_BATCH = 40;
 /** /png requests in flight: more would only share the server's cores and finish the first rows later. */
@@ -283,14 +283,21 @@ export function initWorkbench(hooks) {
     const files = pdfs();
     const keep = new Set(files.map((f) => f.id));
     for (const [id, el] of docViews) if (!keep.has(id)) el.remove(), docViews.delete(id);
-    for (const f of files) if (!docViews.has(f.id)) docViews.set(f.id, docView(f));
+    // The first new document (the file just chosen, a result, or the top of the list after a reload) has its first
+    // pages asked for at once; the others wait until they are scrolled to.
+    let eager = true;
+    for (const f of files) {
+      if (docViews.has(f.id)) continue;
+      docViews.set(f.id, docView(f, eager));
+      eager = false;
+    }
     ui.docs.replaceChildren(...files.map((f) => /** @type {HTMLElement} */ (docViews.get(f.id))));
     renderBatchFiles();
     renderImages();
   }
 
-  /** @param {StoredFile} f */
-  function docView(f) {
+  /** @param {StoredFile} f @param {boolean} [eager] its first pages rendered at once, not only when scrolled to */
+  function docView(f, eager = false) {
     const count = h('span', { class: 'meta' }, ['reading…']);
     const grid = h('ol', { class: 'pages', 'aria-label': `Pages of ${f.name}` });
     const edit = h('button', { type: 'button', class: 'secondary' }, ['Edit pages', h('span', { class: 'sr' }, [` of ${f.name}`])]);
@@ -313,7 +320,7 @@ export function initWorkbench(hooks) {
         const showMore = () => {
           const upto = Math.min(b.length, shown + PAGE_CHUNK);
           for (let p = shown + 1; p <= upto; p++) {
-            const img = pageImage(f.id, p, dpi, '', p <= RENDER_BATCH);
+            const img = pageImage(f.id, p, dpi, '', eager && p <= RENDER_BATCH);
             shape(img, b[p - 1]);
             const open = h(
               'button',
