@@ -243,11 +243,12 @@ test('valid invoices of every category give no finding from any pattern', async 
     ['G with a charge', { lines: [{ cat: 'G', amount: '700.00' }], acs: [{ charge: true, cat: 'G', amount: '25.00' }], buyerCountry: 'US' }],
     ['O with an allowance and no VAT identifiers', { ...O_OK, acs: [{ charge: false, cat: 'O', amount: '8.00' }] }],
     [
-      'L (IGIC) at 7 % and 0 %',
+      // BR-AF-05 wants an IGIC line rate above 0 (the artefacts' test; BR-AG-05 allows 0 for IPSI).
+      'L (IGIC) at 7 % and 3 %',
       {
         lines: [
           { cat: 'L', amount: '100.00' },
-          { cat: 'L', rate: '0', amount: '40.00' },
+          { cat: 'L', rate: '3', amount: '40.00' },
         ],
         sellerCountry: 'ES',
       },
@@ -350,7 +351,7 @@ test(
         ],
         edit: (t) => t.filter((x) => x.cat !== 'L'),
       },
-      ['BR-IG-01'],
+      ['BR-AF-01'],
     ],
     [
       'M line without an M breakdown',
@@ -361,7 +362,7 @@ test(
         ],
         edit: (t) => t.filter((x) => x.cat !== 'M'),
       },
-      ['BR-IP-01'],
+      ['BR-AG-01'],
     ],
   ]),
 );
@@ -392,7 +393,8 @@ test(
         ],
         sellerVat: null,
       },
-      ['BR-Z-03', 'BR-Z-04', 'BR-O-11', 'BR-O-13', 'BR-O-14'],
+      // BR-O-12 is BR-O-11's test in the artefacts (any breakdown or line tax of another category).
+      ['BR-Z-03', 'BR-Z-04', 'BR-O-11', 'BR-O-12', 'BR-O-13', 'BR-O-14'],
     ],
     [
       'E line, allowance and charge',
@@ -472,7 +474,7 @@ test(
         sellerVat: null,
         sellerCountry: 'ES',
       },
-      ['BR-IG-02', 'BR-IG-03', 'BR-IG-04'],
+      ['BR-AF-02', 'BR-AF-03', 'BR-AF-04'],
     ],
     [
       'M, no seller identifiers',
@@ -485,7 +487,7 @@ test(
         sellerVat: null,
         sellerCountry: 'ES',
       },
-      ['BR-IP-02', 'BR-IP-03', 'BR-IP-04'],
+      ['BR-AG-02', 'BR-AG-03', 'BR-AG-04'],
     ],
   ]),
 );
@@ -589,7 +591,7 @@ test(
         ],
         sellerCountry: 'ES',
       },
-      ['BR-IG-05', 'BR-IG-06', 'BR-IG-07'],
+      ['BR-AF-05', 'BR-AF-06', 'BR-AF-07'],
     ],
     [
       'M without a rate',
@@ -601,7 +603,8 @@ test(
         sellerCountry: 'ES',
         edit: (t) => t.map((x) => (x.rate === null ? { ...x, rate: '0' } : x)),
       },
-      ['BR-IP-05'],
+      // BR-AG-08 as its text says: the 0 % breakdown wants the lines at 0 %, and this one has no rate.
+      ['BR-AG-05', 'BR-AG-08'],
     ],
   ]),
 );
@@ -644,12 +647,12 @@ test(
     [
       'L',
       { lines: [{ cat: 'L', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, basis: '200.00', amount: '14.00' })) },
-      ['BR-IG-08'],
+      ['BR-AF-08'],
     ],
     [
       'M',
       { lines: [{ cat: 'M', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, basis: '200.00', amount: '8.00' })) },
-      ['BR-IP-08'],
+      ['BR-AG-08'],
     ],
   ]),
 );
@@ -661,9 +664,9 @@ test(
     ['S 1.00 off', { lines: [{ cat: 'S', amount: '12.35' }], edit: (t) => t.map((x) => ({ ...x, amount: '3.35' })) }, ['BR-S-09']],
     ['S 1.01 off (BR-CO-17 too)', { lines: [{ cat: 'S', amount: '12.35' }], edit: (t) => t.map((x) => ({ ...x, amount: '1.34' })) }, ['BR-CO-17', 'BR-S-09']],
     [
-      'S with a wrong taxable amount: -08 and BR-CO-17, not -09',
+      'S with a wrong taxable amount: -08, -09 and BR-CO-17 (-09 reads the taxable amount given)',
       { lines: [{ cat: 'S', amount: '100.00' }], edit: (t) => t.map((x) => ({ ...x, basis: '90.00' })) },
-      ['BR-CO-17', 'BR-S-08'],
+      ['BR-CO-17', 'BR-S-08', 'BR-S-09'],
     ],
     ['Z with tax', { lines: [{ cat: 'Z', amount: '10.00' }], edit: (t) => t.map((x) => ({ ...x, amount: '1.90' })) }, ['BR-CO-17', 'BR-Z-09']],
     ['E with tax', { lines: [{ cat: 'E', amount: '10.00' }], edit: (t) => t.map((x) => ({ ...x, amount: '1.90' })) }, ['BR-CO-17', 'BR-E-09']],
@@ -675,8 +678,15 @@ test(
     ['K with tax', { ...K_OK, edit: (t) => t.map((x) => ({ ...x, amount: '1.90' })) }, ['BR-CO-17', 'BR-IC-09']],
     ['G with tax', { lines: [{ cat: 'G', amount: '10.00' }], edit: (t) => t.map((x) => ({ ...x, amount: '1.90' })) }, ['BR-CO-17', 'BR-G-09']],
     ['O with tax (no rate, so no BR-CO-17)', { ...O_OK, edit: (t) => t.map((x) => ({ ...x, amount: '1.90' })) }, ['BR-O-09']],
-    ['L', { lines: [{ cat: 'L', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, amount: '8.10' })) }, ['BR-CO-17', 'BR-IG-09']],
-    ['M', { lines: [{ cat: 'M', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, amount: '-4.00' })) }, ['BR-CO-17', 'BR-IP-09']],
+    // An L or M breakdown gets its family's rules, not BR-CO-17 (the artefacts' first matching rule); -09 is the
+    // rule's text (the artefacts test true()): the tax within 1 of the taxable amount times the rate, signs aside.
+    ['L', { lines: [{ cat: 'L', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, amount: '8.10' })) }, ['BR-AF-09']],
+    ['M', { lines: [{ cat: 'M', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, amount: '5.10' })) }, ['BR-AG-09']],
+    [
+      'M with the sign of a credit',
+      { lines: [{ cat: 'M', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, amount: '-4.00' })) },
+      [],
+    ],
   ]),
 );
 
@@ -688,12 +698,12 @@ test(
     [
       'L with a reason text',
       { lines: [{ cat: 'L', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, reason: 'Because' })) },
-      ['BR-IG-10'],
+      ['BR-AF-10'],
     ],
     [
       'M with a reason text',
       { lines: [{ cat: 'M', amount: '100.00' }], sellerCountry: 'ES', edit: (t) => t.map((x) => ({ ...x, reason: 'Because' })) },
-      ['BR-IP-10'],
+      ['BR-AG-10'],
     ],
     [
       'E without a reason',
@@ -713,7 +723,8 @@ test(
       { lines: [{ cat: 'G', amount: '100.00' }], edit: (t) => t.map((x) => ({ ...x, reason: undefined, reasonCode: undefined })) },
       ['BR-G-10'],
     ],
-    ['O with a blank reason', { ...O_OK, edit: (t) => t.map((x) => ({ ...x, reason: ' ', reasonCode: undefined })) }, ['BR-O-10']],
+    // The artefacts ask for the element: a blank one is there.
+    ['O with a blank reason', { ...O_OK, edit: (t) => t.map((x) => ({ ...x, reason: ' ', reasonCode: undefined })) }, []],
   ]),
 );
 
@@ -740,12 +751,20 @@ test(
       },
       ['BR-O-11', 'BR-O-12'],
     ],
-    ['O line, S allowance', { ...O_OK, acs: [{ charge: false, cat: 'S', amount: '10.00' }], sellerTaxId: '201/113/40209' }, ['BR-O-11', 'BR-O-13']],
-    ['O line, E charge', { ...O_OK, acs: [{ charge: true, cat: 'E', amount: '10.00' }], sellerTaxId: '201/113/40209' }, ['BR-O-11', 'BR-O-14']],
+    [
+      'O line, S allowance',
+      { ...O_OK, acs: [{ charge: false, cat: 'S', amount: '10.00' }], sellerTaxId: '201/113/40209' },
+      ['BR-O-11', 'BR-O-12', 'BR-O-13', 'BR-O-14'],
+    ],
+    [
+      'O line, E charge',
+      { ...O_OK, acs: [{ charge: true, cat: 'E', amount: '10.00' }], sellerTaxId: '201/113/40209' },
+      ['BR-O-11', 'BR-O-12', 'BR-O-13', 'BR-O-14'],
+    ],
     [
       'O line and an empty Z breakdown',
       { ...O_OK, edit: (t) => [...t, { cat: 'Z', rate: '0', basis: '0.00', amount: '0.00' }], sellerTaxId: '201/113/40209' },
-      ['BR-O-11'],
+      ['BR-O-11', 'BR-O-12', 'BR-Z-01'],
     ],
   ]),
 );
@@ -812,7 +831,11 @@ test('findings name the breakdown and show the given and computed amounts', asyn
   );
   const s08 = f.find((x) => x.id === 'BR-S-08');
   assert.ok(s08, JSON.stringify(f));
-  assert.is(s08.location, '/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement/ram:ApplicableTradeTax[2]');
+  // The artefacts' context of the S breakdown rules is its category code.
+  assert.is(
+    s08.location,
+    '/rsm:CrossIndustryInvoice/rsm:SupplyChainTradeTransaction/ram:ApplicableHeaderTradeSettlement/ram:ApplicableTradeTax[2]/ram:CategoryCode',
+  );
   assert.match(s08.message, /^\[BR-S-08\] .*at 7 %, 50\.00 given, 55\.25 computed\.$/);
   const line = (
     await en16931Findings(

@@ -4,6 +4,9 @@
  * hybrid PDF/A-3 that carries the XML (embedding, XMP, reading it back).
  */
 export * from './cii.js';
+export * as decimal from './decimal.js';
+export { checkCodeLists, checkEn16931, type RuleFinding } from './en16931.js';
+export { CODE_LISTS } from './en16931-code-lists.js';
 export * from './facturx.js';
 export * from './hybrid.js';
 export * from './profiles.js';

@@ -65,6 +65,3 @@ const ENGINES_DIR =
     .find((d) => existsSync(join(d, 'xsd/factur-x-1.07.3/Factur-X_1.07.3_EN16931.xsd'))) ?? fileURLToPath(new URL('../../engines/', import.meta.url));
 
 export const schemaPath = (p: Profile) => join(ENGINES_DIR, 'xsd/factur-x-1.07.3', `Factur-X_1.07.3_${p.xsd}.xsd`);
-
-/** The EN 16931 business rules for CII as ISO Schematron (every profile; MINIMUM and BASIC WL guard their rules). */
-export const RULES_SCHEMA = join(ENGINES_DIR, 'schematron/en16931-cii.sch');

@@ -1,16 +1,19 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
-import { checkSchematron } from '../../engines/schematron.js';
 import { validateSchema } from '../../engines/xmllint.js';
 import { AppError, limitExceeded } from '../errors.js';
-import { countLines, type InvoiceHeader, MAX_INVOICE_BYTES, readInvoiceHeader } from './cii.js';
-import { PROFILES, RULES_SCHEMA, schemaPath } from './profiles.js';
+import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
+import { countLines, type InvoiceHeader, MAX_INVOICE_BYTES, readInvoiceHeader, refuseDoctype } from './cii.js';
+import { checkEn16931, type RuleFinding } from './en16931.js';
+import { PROFILES, schemaPath } from './profiles.js';
 
 /**
- * Validation of one CII invoice: the Factur-X XSD of its profile (xmllint) and the EN 16931 business rules
- * (engines/schematron/en16931-cii.sch through xsltproc), side by side.
+ * Validation of one CII invoice: the Factur-X XSD of its profile (xmllint) and, side by side, the EN 16931 business
+ * rules and CII syntax binding (en16931.ts, in-process; a large invoice in a worker thread).
  */
+
+const RULES_WORKER = threadModule('./rules-worker', import.meta.url);
 
 export interface Finding {
   /** The rule: `BR-CO-15`, `XSD` (schema), `FX-*` (Factur-X PDF checks). */
@@ -21,15 +24,19 @@ export interface Finding {
   message: string;
 }
 
-/** The business rules' findings: the schematron's failed asserts ('warning' and 'information' flags do not fail the invoice). */
-export async function businessRules(file: string, ctx: EngineContext): Promise<Finding[]> {
-  return (await checkSchematron(file, RULES_SCHEMA, ctx)).map((f) => ({
-    id: f.id,
-    severity: f.flag === 'warning' || f.flag === 'information' ? 'warning' : 'fatal',
-    location: f.location,
-    message: f.text,
-  }));
+/** The EN 16931 findings of the invoice XML `xml` (warnings do not fail the invoice); large ones in a thread. */
+export async function businessRules(xml: string, ctx: Pick<EngineContext, 'signal'> & { path?: string }): Promise<Finding[]> {
+  refuseDoctype(xml);
+  const found: RuleFinding[] =
+    Buffer.byteLength(xml) <= INLINE_BYTES || !ctx.path
+      ? checkEn16931(xml)
+      : await runInThread<RuleFinding[]>(RULES_WORKER, { path: ctx.path }, { what: 'invoice', signal: ctx.signal });
+  return found.map((f) => ({ id: f.id, severity: f.flag, location: f.location, message: f.message }));
 }
+
+/** The findings of the invoice file at `file`. */
+export const businessRulesOfFile = async (file: string, ctx: Pick<EngineContext, 'signal'>): Promise<Finding[]> =>
+  businessRules(await readFile(file, 'utf8'), { ...ctx, path: file });
 
 export interface Report {
   status: 'VALID' | 'INVALID';
@@ -76,9 +83,14 @@ export async function validateInvoice(
   if (lines > maxLines) throw limitExceeded(`The invoice's ${lines} lines`, 'INVOICE_MAX_LINES', maxLines);
   const path = join(ctx.cwd, 'invoice-check.xml');
   await writeFile(path, xml);
-  const rules = businessRules(path, ctx);
-  rules.catch(() => {}); // not awaited when the schema run shows the XML is not well-formed
-  const schema = await validateSchema(path, schemaPath(header.profile ?? PROFILES.EXTENDED), ctx);
+  // xmllint runs in its own process while the rules run here (or in a thread, for a large invoice).
+  const schemaRun = validateSchema(path, schemaPath(header.profile ?? PROFILES.EXTENDED), ctx);
+  schemaRun.catch(() => {});
+  const rules = businessRules(xml, { signal: ctx.signal, path }).then(
+    (found) => ({ found }),
+    (error: unknown) => ({ error }),
+  );
+  const schema = await schemaRun;
   if (!schema.wellFormed) {
     const e = schema.errors[0];
     throw new AppError('invalid_input', `The invoice XML is not well-formed: ${e.message}${e.line === null ? '' : ` (line ${e.line})`}`);
@@ -93,7 +105,9 @@ export async function validateInvoice(
     });
   }
   for (const e of schema.errors) findings.push({ id: 'XSD', severity: 'fatal', location: e.line === null ? '/' : `line ${e.line}`, message: e.message });
-  findings.push(...(await rules));
+  const checked = await rules;
+  if ('error' in checked) throw checked.error;
+  findings.push(...checked.found);
   return { header, findings, path };
 }
 

@@ -150,7 +150,7 @@ export default operation({
     output: output(),
   },
   output: 'file',
-  engines: ['xmllint', 'xsltproc', 'ghostscript', 'qpdf', 'chromium', 'poppler'],
+  engines: ['xmllint', 'ghostscript', 'qpdf', 'chromium', 'poppler'],
   cost: ({ fields, inputs }) => (inputs.pdf_file?.length && !fields.regenerate_pdf ? { lane: 'cpu', processes: 1 } : { lane: 'browser' }),
   run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName, limits }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
