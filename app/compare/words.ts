@@ -2,7 +2,7 @@ import type { EngineContext } from '../../engines/context.js';
 import { popplerPageWords } from '../../engines/poppler.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { type PageFrame, pageFrames } from '../compose/index.js';
-import { displayedSize, inputError, type Point, pagesTime } from '../document/index.js';
+import { displayedSize, inputError, pagesTime, seenPoint, userPoint } from '../document/index.js';
 import { AppError } from '../errors.js';
 
 /** Words one comparison reads from each document (about 400 pages of prose): the diff's time grows with them. */
@@ -57,7 +57,9 @@ export async function documentWords(path: string, which: string, ctx: EngineCont
         const [a, b] = [
           { x: w.box[0], y: shown.height - w.box[3] },
           { x: w.box[2], y: shown.height - w.box[1] },
-        ].map((p) => seen(user(p, mediaBox, rotate), trimBox, rotate));
+        ]
+          .map((p) => seenPoint(userPoint(p, mediaBox, rotate), trimBox, rotate))
+          .map((p) => ({ x: round(p.x), y: round(p.y) }));
         words.push({ text, page, rect: [Math.min(a.x, b.x), Math.min(a.y, b.y), Math.max(a.x, b.x), Math.max(a.y, b.y)] });
       }
     }
@@ -71,26 +73,4 @@ export async function documentWords(path: string, which: string, ctx: EngineCont
   return { words, frames, textless };
 }
 
-const turn = (rotate: number) => (((Math.round(rotate / 90) * 90) % 360) + 360) % 360;
-const sides = ([x0, y0, x1, y1]: Rect) => [Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)];
 const round = (n: number) => Math.round(n * 1000) / 1000;
-
-/** A point of PDF user space on the page as seen through `box`: its lower-left corner turned by /Rotate to the origin. */
-function seen(p: Point, box: Rect, rotate: number): Point {
-  const [left, bottom, right, top] = sides(box);
-  const r = turn(rotate);
-  if (r === 90) return { x: round(p.y - bottom), y: round(right - p.x) };
-  if (r === 180) return { x: round(right - p.x), y: round(top - p.y) };
-  if (r === 270) return { x: round(top - p.y), y: round(p.x - left) };
-  return { x: round(p.x - left), y: round(p.y - bottom) };
-}
-
-/** The inverse of seen: a point on the page as seen through `box` in PDF user space. */
-function user(p: Point, box: Rect, rotate: number): Point {
-  const [left, bottom, right, top] = sides(box);
-  const r = turn(rotate);
-  if (r === 90) return { x: right - p.y, y: bottom + p.x };
-  if (r === 180) return { x: right - p.x, y: top - p.y };
-  if (r === 270) return { x: left + p.y, y: top - p.x };
-  return { x: left + p.x, y: bottom + p.y };
-}

@@ -119,6 +119,39 @@ export function deviceToUser(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'r
   };
 }
 
+/** A quarter-turn count of /Rotate as 0, 90, 180 or 270 (negative and odd values normalised as viewers do). */
+export const quarterTurn = (rotate: number) => (((Math.round((rotate || 0) / 90) * 90) % 360) + 360) % 360;
+/** A box with its corners in order: left, bottom, right, top. */
+export const orderedBox = ([x0, y0, x1, y1]: [number, number, number, number]): [number, number, number, number] => [
+  Math.min(x0, x1),
+  Math.min(y0, y1),
+  Math.max(x0, x1),
+  Math.max(y0, y1),
+];
+
+/**
+ * A point of PDF user space on the page as seen through `box` (the coordinates the placing endpoints take): the
+ * box's lower-left corner as seen, after /Rotate, is the origin.
+ */
+export function seenPoint(p: Point, box: [number, number, number, number], rotate: number): Point {
+  const [left, bottom, right, top] = orderedBox(box);
+  const r = quarterTurn(rotate);
+  if (r === 90) return { x: p.y - bottom, y: right - p.x };
+  if (r === 180) return { x: right - p.x, y: top - p.y };
+  if (r === 270) return { x: top - p.y, y: p.x - left };
+  return { x: p.x - left, y: p.y - bottom };
+}
+
+/** The inverse of seenPoint: a point on the page as seen through `box`, in PDF user space. */
+export function userPoint(p: Point, box: [number, number, number, number], rotate: number): Point {
+  const [left, bottom, right, top] = orderedBox(box);
+  const r = quarterTurn(rotate);
+  if (r === 90) return { x: right - p.y, y: bottom + p.x };
+  if (r === 180) return { x: right - p.x, y: top - p.y };
+  if (r === 270) return { x: left + p.y, y: top - p.x };
+  return { x: left + p.x, y: bottom + p.y };
+}
+
 /** The displayed size of the page in device space (points): the box, turned by /Rotate, scaled by /UserUnit. */
 export function displayedSize(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | 'rotate' | 'userUnit'>): { width: number; height: number } {
   const [x0, y0, x1, y1] = pageBox(geo);

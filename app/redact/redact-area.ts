@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Quad, StextPage } from '../../engines/mupdf-stext.js';
+import { orderedBox, type Point, quarterTurn, seenPoint, userPoint } from '../document/index.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -51,37 +52,8 @@ export interface AreaPage {
   rotate: number;
 }
 
-interface Point {
-  x: number;
-  y: number;
-}
-
 /** A box sent up to this far past the page's edge is cut at the edge (a client's rounding); further is refused. */
 const EDGE_SLACK = 1;
-
-const turn = (rotate: number) => (((Math.round(rotate / 90) * 90) % 360) + 360) % 360;
-const sides = ([x0, y0, x1, y1]: Box): Box => [Math.min(x0, x1), Math.min(y0, y1), Math.max(x0, x1), Math.max(y0, y1)];
-const round = (n: number) => Math.round(n * 1000) / 1000;
-
-/** A point of PDF user space on the page as seen through `box`: its lower-left corner turned by /Rotate to the origin. */
-function seen(p: Point, box: Box, rotate: number): Point {
-  const [left, bottom, right, top] = sides(box);
-  const r = turn(rotate);
-  if (r === 90) return { x: p.y - bottom, y: right - p.x };
-  if (r === 180) return { x: right - p.x, y: top - p.y };
-  if (r === 270) return { x: top - p.y, y: p.x - left };
-  return { x: p.x - left, y: p.y - bottom };
-}
-
-/** The inverse of seen: a point on the page as seen through `box` in PDF user space. */
-function user(p: Point, box: Box, rotate: number): Point {
-  const [left, bottom, right, top] = sides(box);
-  const r = turn(rotate);
-  if (r === 90) return { x: right - p.y, y: bottom + p.x };
-  if (r === 180) return { x: right - p.x, y: top - p.y };
-  if (r === 270) return { x: left + p.y, y: top - p.x };
-  return { x: left + p.x, y: bottom + p.y };
-}
 
 const bounds = (points: Point[]): Box => [
   Math.min(...points.map((p) => p.x)),
@@ -90,6 +62,7 @@ const bounds = (points: Point[]): Box => [
   Math.max(...points.map((p) => p.y)),
 ];
 
+const round = (n: number) => Math.round(n * 1000) / 1000;
 const fmt = (n: number) => String(Math.round(n * 100) / 100);
 
 /**
@@ -109,8 +82,8 @@ export function areaInUserSpace(area: Area, pages: AreaPage[], field: string): B
     { x: area.x, y: area.y },
     { x: area.x + area.width, y: area.y + area.height },
   ];
-  const [x0, y0, x1, y1] = bounds(corners.map((p) => user(p, g.trimBox, g.rotate)));
-  const [cx0, cy0, cx1, cy1] = sides(g.cropBox);
+  const [x0, y0, x1, y1] = bounds(corners.map((p) => userPoint(p, g.trimBox, g.rotate)));
+  const [cx0, cy0, cx1, cy1] = orderedBox(g.cropBox);
   const cut = [Math.max(x0, cx0), Math.max(y0, cy0), Math.min(x1, cx1), Math.min(y1, cy1)].map(round) as Box;
   const off = x0 < cx0 - EDGE_SLACK || y0 < cy0 - EDGE_SLACK || x1 > cx1 + EDGE_SLACK || y1 > cy1 + EDGE_SLACK;
   if (off || cut[0] >= cut[2] || cut[1] >= cut[3]) {
@@ -126,11 +99,11 @@ export function areaInUserSpace(area: Area, pages: AreaPage[], field: string): B
 
 /** The crop box's corners on the page as seen from the trim box's origin: where a box may lie. */
 function cropSeen(crop: Box, g: AreaPage): Point[] {
-  const [a, b, c, d] = sides(crop);
+  const [a, b, c, d] = orderedBox(crop);
   return [
     { x: a, y: b },
     { x: c, y: d },
-  ].map((p) => seen(p, g.trimBox, g.rotate));
+  ].map((p) => seenPoint(p, g.trimBox, g.rotate));
 }
 
 /**
@@ -138,12 +111,12 @@ function cropSeen(crop: Box, g: AreaPage): Point[] {
  * y down), where the characters' quads are.
  */
 function toDevice([x0, y0, x1, y1]: Box, g: AreaPage): Box {
-  const crop = sides(g.cropBox);
-  const tall = turn(g.rotate) % 180 ? crop[2] - crop[0] : crop[3] - crop[1];
+  const crop = orderedBox(g.cropBox);
+  const tall = quarterTurn(g.rotate) % 180 ? crop[2] - crop[0] : crop[3] - crop[1];
   const pts = [
     { x: x0, y: y0 },
     { x: x1, y: y1 },
-  ].map((p) => seen(p, crop, g.rotate));
+  ].map((p) => seenPoint(p, crop, g.rotate));
   return bounds(pts.map((p) => ({ x: p.x, y: tall - p.y })));
 }
 
