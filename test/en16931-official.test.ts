@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decimal as D } from '../app/invoice/index.js';
+import { businessRulesOfFile, checkEn16931, decimal as D } from '../app/invoice/index.js';
 import { edit, en16931Findings, fatalIds, invoiceXml } from './zugferd-fixtures.js';
 
 /**
@@ -168,6 +170,29 @@ test('departures from the artefacts, from the rule text: BR-AF-08 reads the brea
   );
   assert.equal(await ids(noTerms), []);
   assert.equal(await warnings(noTerms), ['BR-CO-25']);
+});
+
+test('a large invoice (over 1 MB) is checked in a worker thread, with the same findings as in-process', async () => {
+  const xml = BASE;
+  const first = xml.indexOf('<ram:IncludedSupplyChainTradeLineItem>');
+  const end = xml.indexOf('</ram:IncludedSupplyChainTradeLineItem>') + '</ram:IncludedSupplyChainTradeLineItem>'.length;
+  const lines = Array.from({ length: 1500 }, () => xml.slice(first, end)).join('\n');
+  const big = xml.slice(0, first) + lines + xml.slice(end);
+  assert.ok(big.length > 1024 * 1024, String(big.length));
+  const dir = mkdtempSync(join(tmpdir(), 'quire-en16931-big-'));
+  try {
+    const file = join(dir, 'big.xml');
+    writeFileSync(file, big);
+    const threaded = await businessRulesOfFile(file, {});
+    const inline = checkEn16931(big);
+    assert.ok(threaded.length > 0 && threaded.some((f) => f.id === 'BR-CO-10'));
+    assert.equal(
+      threaded.map((f) => [f.id, f.location]),
+      inline.map((f) => [f.id, f.location]),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
