@@ -228,7 +228,7 @@ test('a value filled into the XFA data survives /pdf-with-acroforms and /exporte
   assert.match(xfdf, /<field name="form1\[0\]">/);
 });
 
-test('/png, /extracted-text and /flattened-forms-pdf read a dynamic XFA form as laid out, saying so', async () => {
+test('/png, /extracted-text, /flattened-forms-pdf and /rasterized-pdf read a dynamic XFA form as laid out, saying so', async () => {
   const png = await post('/png', { file: { file: EMAIL }, resolution: '200', color_model: 'gray' });
   assert.match(png.warning!, /dynamic XFA form/);
   const image = await t.download(String((png.outputUrl as string[])[0]));
@@ -253,6 +253,19 @@ test('/png, /extracted-text and /flattened-forms-pdf read a dynamic XFA form as 
   const flatText = tool('pdftotext', ['-layout', out, '-']);
   for (const word of ['Full name', 'Ada Lovelace', 'Germany', 'I agree']) assert.ok(flatText.includes(word), word);
   assert.match(tool('pdfinfo', [out]), /Form:\s+none/);
+
+  // /rasterized-pdf bakes the laid-out page, not the placeholder, into its image.
+  const raster = await post('/rasterized-pdf', { file: { file: EMAIL } });
+  assert.match(raster.warning!, /dynamic XFA form/);
+  const page = join(tmp, 'raster');
+  tool('pdftoppm', ['-png', '-r', '150', '-gray', '-f', '1', '-l', '1', '-singlefile', await download(raster), page]);
+  const rasterOcr = execFileSync('tesseract', [`${page}.png`, '-'], {
+    encoding: 'utf8',
+    env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  assert.match(rasterOcr, /Text Field/);
+  assert.not.match(rasterOcr, /Please wait/);
 
   // An ordinary PDF is read as it is, without the warning.
   const plain = await post('/extracted-text', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } });

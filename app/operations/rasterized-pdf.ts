@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { rasterizePdf } from '../../engines/ghostscript-raster.js';
+import { readableXfa } from '../forms/index.js';
 import { output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import { openForRendering } from '../render/index.js';
@@ -11,16 +12,17 @@ export default operation({
   path: '/rasterized-pdf',
   tag: 'Optimisation, colour and page geometry',
   summary: 'Flatten every page to an image',
-  description: `Each page becomes one anti-aliased RGB image at ${RESOLUTION} dpi (lossless Flate) on a page of the same size as displayed (a /Rotate is baked into the image); no text, vectors, links or form fields remain.`,
+  description: `Each page becomes one anti-aliased RGB image at ${RESOLUTION} dpi (lossless Flate) on a page of the same size as displayed (a /Rotate is baked into the image); no text, vectors, links or form fields remain. A dynamic XFA form is rasterized as pdf.js lays it out from its template and data (said in warning), not as its placeholder page.`,
   inputs: pdfInput(),
   fields: { output: output() },
   output: 'file',
   engines: ['ghostscript', 'mupdf', 'qpdf'],
-  run: async ({ input, dir, signal, timeoutMs, outputName }) => {
+  run: async ({ input, dir, signal, timeoutMs, outputName, limits }) => {
+    const { path: source, warning } = await readableXfa(input.path, { dir, signal, timeoutMs, limits });
     // The same checks as the image converters: 401 for a password, 400 for a file MuPDF cannot open.
-    await openForRendering(input.path, { cwd: dir, signal, timeoutMs });
+    await openForRendering(source, { cwd: dir, signal, timeoutMs });
     const path = join(dir, 'rasterized.pdf');
-    await rasterizePdf(input.path, path, { resolution: RESOLUTION }, { cwd: dir, signal, timeoutMs });
-    return { files: [{ path, name: `${outputName}.pdf` }] };
+    await rasterizePdf(source, path, { resolution: RESOLUTION }, { cwd: dir, signal, timeoutMs });
+    return { files: [{ path, name: `${outputName}.pdf` }], warning };
   },
 });
