@@ -30,6 +30,17 @@ test('official example CII-BR-CO-10-RoundingIssue.xml: valid (the artefacts repo
   assert.equal(await ids(edit(xml, '<ram:LineTotalAmount>-0.01</ram:LineTotalAmount>', '<ram:LineTotalAmount>-0.02</ram:LineTotalAmount>')), ['BR-CO-10']);
 });
 
+test('official example CII_business_example_Z.xml (zero rated, a negative line): valid; its Z rules still bite', async () => {
+  const xml = readFileSync(new URL('./en16931-official/CII_business_example_Z.xml', import.meta.url), 'utf8');
+  assert.equal(await en16931Findings(xml), []);
+  // Z taxable amount 2.00 off (more than BR-Z-08's 1.00), and a line at 5 % (BR-Z-05).
+  assert.equal(await ids(edit(xml, '<ram:BasisAmount>11693.87</ram:BasisAmount>', '<ram:BasisAmount>11695.87</ram:BasisAmount>')), ['BR-Z-08']);
+  assert.equal(
+    await ids(edit(xml, '<ram:RateApplicablePercent>0.00</ram:RateApplicablePercent>', '<ram:RateApplicablePercent>5</ram:RateApplicablePercent>')),
+    ['BR-Z-05'],
+  );
+});
+
 test('BR-CO-09: the VAT identifier prefix is an ISO 3166-1 alpha-2 code (or EL), not just two capitals', async () => {
   const vat = (id: string) => ids(edit(BASE, '<ram:ID schemeID="VA">DE123456789</ram:ID>', `<ram:ID schemeID="VA">${id}</ram:ID>`));
   for (const ok of ['DE123456789', 'EL123456789', 'GR123456789', 'XI123456789', '1A123456789']) assert.equal(await vat(ok), [], ok);
