@@ -41,6 +41,18 @@ test('official example CII_business_example_Z.xml (zero rated, a negative line):
   );
 });
 
+test('official example XRechnung-O.xml (not subject to VAT, line charges): valid; an S line beside the O breakdown is not', async () => {
+  const xml = readFileSync(new URL('./en16931-official/XRechnung-O.xml', import.meta.url), 'utf8');
+  assert.equal(await en16931Findings(xml), []);
+  const sLine = edit(
+    xml,
+    '<ram:CategoryCode>O</ram:CategoryCode>\n        </ram:ApplicableTradeTax>',
+    '<ram:CategoryCode>S</ram:CategoryCode>\n          <ram:RateApplicablePercent>19</ram:RateApplicablePercent>\n        </ram:ApplicableTradeTax>',
+  );
+  // BR-O-12 is BR-O-11's test in the artefacts; one S line and no S breakdown count 1 < 2 for BR-S-01.
+  assert.equal(await ids(sLine), ['BR-O-08', 'BR-O-11', 'BR-O-12', 'BR-S-01']);
+});
+
 test('BR-CO-09: the VAT identifier prefix is an ISO 3166-1 alpha-2 code (or EL), not just two capitals', async () => {
   const vat = (id: string) => ids(edit(BASE, '<ram:ID schemeID="VA">DE123456789</ram:ID>', `<ram:ID schemeID="VA">${id}</ram:ID>`));
   for (const ok of ['DE123456789', 'EL123456789', 'GR123456789', 'XI123456789', '1A123456789']) assert.equal(await vat(ok), [], ok);
