@@ -3,9 +3,9 @@ import * as assert from 'uvu/assert';
 import { edit, en16931Findings, fatalIds, invoiceXml, MINIMUM } from './zugferd-fixtures.js';
 
 /**
- * The core EN 16931 rules of engines/schematron/en16931-cii-model.sch (BR-01..BR-65, BR-CO-*, BR-DEC-*), run with
- * the whole schema by xsltproc: each rule fires on an invoice crafted to break it (the exact fatal ids of that
- * invoice, whichever pattern they come from), and valid variants (every optional group, BT-111 beside BT-110,
+ * The core EN 16931 rules (app/invoice/en16931.ts: BR-01..BR-65, BR-CO-*, BR-DEC-* as CEN's CII artefacts 1.3.16
+ * test them), run with all the rules: each rule fires on an invoice crafted to break it (the exact fatal ids of that
+ * invoice, whichever pattern they come from, as the artefacts give them), and valid variants (every optional group, BT-111 beside BT-110,
  * half-cent rounding, a credit note, MINIMUM and BASIC WL) have no finding at all.
  */
 

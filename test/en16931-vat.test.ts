@@ -3,9 +3,9 @@ import * as assert from 'uvu/assert';
 import { ciiHead, en16931Findings, fatalIds, invoiceXml } from './zugferd-fixtures.js';
 
 /**
- * The VAT category rules of engines/schematron/en16931-cii-vat.sch (BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O,
- * BR-IG, BR-IP, BR-B), run through the whole EN 16931 schema on invoices built here: each valid variant has no
- * finding from any pattern, each broken one exactly the fatal ids listed.
+ * The VAT category rules (app/invoice/en16931.ts: BR-S, BR-Z, BR-E, BR-AE, BR-IC, BR-G, BR-O, BR-AF, BR-AG, BR-B as
+ * CEN's CII artefacts 1.3.16 test them), run with all the EN 16931 rules on invoices built here: each valid variant
+ * has no finding at all, each broken one exactly the fatal ids listed.
  */
 
 interface Line {

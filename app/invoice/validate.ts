@@ -24,7 +24,7 @@ export interface Finding {
   /** The rule: `BR-CO-15`, `XSD` (schema), `FX-*` (Factur-X PDF checks). */
   id: string;
   severity: 'fatal' | 'warning';
-  /** XPath of the element checked (the schematron's context), or `line N` for schema errors. */
+  /** XPath of the element the rule checks (its context), or `line N` for schema errors. */
   location: string;
   message: string;
 }
