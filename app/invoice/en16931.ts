@@ -43,7 +43,8 @@ import { at, atSteps, type El, find, first, has, NS, norm, parseTree, steps, tex
  * Departures, each from the rule's text: BR-AF-08 / BR-AG-08 read the breakdown's own rate and BR-AF-09 / BR-AG-09
  * check tax = taxable amount x rate (the artefacts read a rate where there is none, or test true()); BR-CO-25 is a
  * warning (1.3.16 no longer checks it); Factur-X MINIMUM and BASIC WL invoices, which are not complete EN 16931
- * invoices, are not held to the rules on content those profiles do not carry (PROFILE_EXEMPT).
+ * invoices, are not held to the rules on content those profiles do not carry (profileExempt); BR-CO-27 (not both
+ * an IBAN and a proprietary id) is kept for credit transfers although 1.3.16 dropped it.
  */
 
 export type { RuleFinding };
