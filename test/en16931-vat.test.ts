@@ -594,6 +594,21 @@ test(
       ['BR-AF-05', 'BR-AF-06', 'BR-AF-07'],
     ],
     [
+      'M at -1 %',
+      {
+        lines: [
+          { cat: 'M', amount: '100.00' },
+          { cat: 'M', rate: '-1', amount: '10.00' },
+        ],
+        acs: [
+          { charge: false, cat: 'M', rate: '-1', amount: '1.00' },
+          { charge: true, cat: 'M', rate: '-1', amount: '2.00' },
+        ],
+        sellerCountry: 'ES',
+      },
+      ['BR-AG-05', 'BR-AG-06', 'BR-AG-07'],
+    ],
+    [
       'M without a rate',
       {
         lines: [
@@ -725,6 +740,7 @@ test(
     ],
     // The artefacts ask for the element: a blank one is there.
     ['O with a blank reason', { ...O_OK, edit: (t) => t.map((x) => ({ ...x, reason: ' ', reasonCode: undefined })) }, []],
+    ['O without a reason', { ...O_OK, edit: (t) => t.map((x) => ({ ...x, reason: undefined, reasonCode: undefined })) }, ['BR-O-10']],
   ]),
 );
 
