@@ -12,7 +12,6 @@ export const TOOLS = {
   chromium: { bin: 'chromium', args: ['--version'], pkg: 'chromium', pattern: /Chromium (\S+)/ },
   openssl: { bin: 'openssl', args: ['version'], pkg: 'openssl', pattern: /OpenSSL (\S+)/ },
   xmllint: { bin: 'xmllint', args: ['--version'], pkg: 'libxml2-utils', pattern: /using libxml version (\S+)/ },
-  xsltproc: { bin: 'xsltproc', args: ['--version'], pkg: 'xsltproc', pattern: /libxslt (\d+)/ },
   zbar: { bin: 'zbarimg', args: ['--version'], pkg: 'zbar-tools', pattern: /(\d+\.\d+(?:\.\d+)?)/ },
   unpaper: { bin: 'unpaper', args: ['--version'], pkg: 'unpaper', pattern: /(\d+\.\d+(?:\.\d+)?)/ },
 } as const;

@@ -130,6 +130,23 @@ test('/validated-zugferd: XRechnung CII, by the identifiers of XRechnung 3.0 and
   }
 });
 
+test('/validated-zugferd: a specification identifier that names no Factur-X profile (ZUGFeRD 1 comfort, as in CEN examples) is a warning, not a failure', async () => {
+  const comfort = invoiceXml({ guideline: 'urn:ferd:CrossIndustryDocument:invoice:1p0:comfort' });
+  const report = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('comfort.xml', comfort) } }));
+  assert.is(report.status, 'VALID', JSON.stringify(report.findings));
+  assert.is(report.profile, null);
+  const f = report.findings.find((x: { id: string }) => x.id === 'FX-PROFILE');
+  assert.is(f?.severity, 'warning');
+  // Its rules still apply: a wrong total fails it as any other.
+  const wrong = await expectOk(
+    await t.form('/validated-zugferd', {
+      file: { file: xmlFile('comfort-wrong.xml', invoiceXml({ guideline: 'urn:ferd:CrossIndustryDocument:invoice:1p0:comfort', grandTotal: '1725.00' })) },
+    }),
+  );
+  assert.is(wrong.status, 'INVALID');
+  assert.ok(ids(wrong.findings).includes('BR-CO-15'));
+});
+
 test('/validated-zugferd: a wrong total fails with BR-CO-15 (XML); a missing seller name BR-06; an unknown element the XSD', async () => {
   const wrong = await expectOk(await t.form('/validated-zugferd', { file: { file: xmlFile('wrong.xml', invoiceXml({ grandTotal: '1725.00' })) } }));
   assert.is(wrong.status, 'INVALID');

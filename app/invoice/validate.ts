@@ -101,12 +101,14 @@ export async function validateInvoice(
     throw new AppError('invalid_input', `The invoice XML is not well-formed: ${e.message}${e.line === null ? '' : ` (line ${e.line})`}`);
   }
   const findings: Finding[] = [];
+  // EN 16931 sets no value for BT-24 (CEN's own examples carry ZUGFeRD 1's ids), so an unknown one does not fail the
+  // invoice: it is checked against the EXTENDED schema and the rules, and named.
   if (header.guideline && !header.profile) {
     findings.push({
       id: 'FX-PROFILE',
-      severity: 'fatal',
+      severity: 'warning',
       location: '/rsm:CrossIndustryInvoice/rsm:ExchangedDocumentContext/ram:GuidelineSpecifiedDocumentContextParameter/ram:ID',
-      message: `The specification identifier (BT-24) ${header.guideline} names no Factur-X / ZUGFeRD profile (MINIMUM, BASIC WL, BASIC, EN16931, EXTENDED, XRECHNUNG).`,
+      message: `The specification identifier (BT-24) ${header.guideline} names no Factur-X / ZUGFeRD profile (MINIMUM, BASIC WL, BASIC, EN16931, EXTENDED, XRECHNUNG): checked against the EXTENDED schema and the EN 16931 rules.`,
     });
   }
   for (const e of schema.errors) findings.push({ id: 'XSD', severity: 'fatal', location: e.line === null ? '/' : `line ${e.line}`, message: e.message });

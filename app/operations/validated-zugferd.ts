@@ -23,8 +23,8 @@ export default operation({
     "the rule checks. Departures from the artefacts, each from the rule text: BR-AF-08 / BR-AG-08 use the breakdown's own rate, " +
     'BR-AF-09 / BR-AG-09 check tax = taxable amount x rate (within 1), BR-CO-27 (IBAN or proprietary id, not both) applies to credit ' +
     'transfers, BR-CO-25 is a warning (1.3.16 removed it); MINIMUM and BASIC WL are not held to the rules on lines, VAT breakdown and the ' +
-    'content those profiles do not carry. An unknown ' +
-    'profile is `FX-PROFILE`. For PDFs also (`pdf`: pdfaPart, conformanceLevel, documentFileName, ' +
+    'content those profiles do not carry. A specification ' +
+    'identifier (BT-24) that names no Factur-X profile is the warning `FX-PROFILE` (EN 16931 does not fix it); such an invoice is checked against the EXTENDED schema. For PDFs also (`pdf`: pdfaPart, conformanceLevel, documentFileName, ' +
     'documentType, afRelationship as declared): `FX-XML` no embedded invoice, `FX-PDFA` no PDF/A-3 claim in the XMP, `FX-AF` file not an ' +
     "associated file of the catalog (/AF, /AFRelationship; a relationship other than the profile's is a warning), `FX-XMP` Factur-X XMP " +
     "properties missing or disagreeing with the file name or the XML's profile. PDF/A conformance itself is not validated (veraPDF is not " +
