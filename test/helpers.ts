@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../app/config.js';
 import { createDeps } from '../app/deps.js';
@@ -112,6 +113,52 @@ export const pdfImages = (pdf: string): PdfImage[] =>
       xppi: Number(c[12]),
       yppi: Number(c[13]),
     }));
+
+/**
+ * Compares the first embedded image of two PDFs (extracted with pdfimages into `scratch`): the mean absolute
+ * difference per RGB channel (0-255) over the image's columns x0 to x1, so a redaction test can tell pixels
+ * replaced under a mark from pixels kept beside it.
+ */
+export async function imageColumnsDiff(before: string, after: string, scratch: string): Promise<(x0: number, x1: number) => number> {
+  const pixels = async (pdf: string) => {
+    const prefix = `img-${basename(pdf, '.pdf')}-${Math.random().toString(36).slice(2)}`;
+    tool('pdfimages', ['-png', '-f', '1', '-l', '1', pdf, join(scratch, prefix)]);
+    const png = readdirSync(scratch).find((f) => f.startsWith(`${prefix}-`));
+    if (!png) throw new Error(`no image in ${pdf}`);
+    return sharp(join(scratch, png)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  };
+  const a = await pixels(before);
+  const b = await pixels(after);
+  assert.is(b.info.width, a.info.width, 'the image keeps its width');
+  return (x0, x1) => {
+    let sum = 0;
+    let n = 0;
+    for (let y = 0; y < a.info.height; y++)
+      for (let x = x0; x < x1; x++)
+        for (let c = 0; c < 3; c++) {
+          const o = (y * a.info.width + x) * 3 + c;
+          sum += Math.abs(a.data[o] - b.data[o]);
+          n++;
+        }
+    return sum / n;
+  };
+}
+
+/** RGB of the pixel at (x, y) points from the top-left of `page` as displayed (its crop box, rendered at 50 dpi into `scratch`). */
+export async function pixelAt(file: string, page: number, x: number, y: number, scratch: string): Promise<number[]> {
+  const prefix = join(scratch, `px-${page}-${Math.random().toString(36).slice(2)}`);
+  tool('pdftoppm', ['-r', '50', '-cropbox', '-f', String(page), '-l', String(page), '-png', '-singlefile', file, prefix]);
+  const { data, info } = await sharp(`${prefix}.png`).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const o = (Math.round((y * 50) / 72) * info.width + Math.round((x * 50) / 72)) * info.channels;
+  return [data[o], data[o + 1], data[o + 2]];
+}
+
+/** Asserts two RGB colours agree within 12 per channel (anti-aliasing and JPEG noise). */
+export const nearColour = (a: number[], b: number[], what: string) =>
+  assert.ok(
+    a.every((v, i) => Math.abs(v - b[i]) <= 12),
+    `${what}: ${a} vs ${b}`,
+  );
 
 export interface PdfWord {
   text: string;

@@ -1,11 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, pdfText, pdfWord, startApp, type TestApp, tool } from './helpers.js';
+import { corpus, imageColumnsDiff, nearColour, pixelAt as pagePixel, pdfText, pdfWord, startApp, type TestApp, tool } from './helpers.js';
 
 // Area redactions: a box drawn on the page (type "area") instead of a text looked for.
 
@@ -64,19 +63,8 @@ function shownWords(file: string, page: number): { text: string; x0: number; y0:
   }));
 }
 
-/** RGB at (x, y) points from the top-left of the displayed page (pdftoppm renders the crop box as seen). */
-async function pixelAt(file: string, page: number, x: number, y: number): Promise<number[]> {
-  const prefix = join(scratch, `px-${page}-${Math.random().toString(36).slice(2)}`);
-  tool('pdftoppm', ['-r', '50', '-cropbox', '-f', String(page), '-l', String(page), '-png', '-singlefile', file, prefix]);
-  const { data, info } = await sharp(`${prefix}.png`).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const o = (Math.round((y * 50) / 72) * info.width + Math.round((x * 50) / 72)) * info.channels;
-  return [data[o], data[o + 1], data[o + 2]];
-}
-const near = (a: number[], b: number[], what: string) =>
-  assert.ok(
-    a.every((v, i) => Math.abs(v - b[i]) <= 12),
-    `${what}: ${a} vs ${b}`,
-  );
+const pixelAt = (file: string, page: number, x: number, y: number) => pagePixel(file, page, x, y, scratch);
+const near = nearColour;
 const count = (text: string, word: string) => text.split(/\s+/).filter((w) => w === word).length;
 
 test('a box over one line: those words are removed, the same words elsewhere stay', async () => {
@@ -108,26 +96,7 @@ test('a box over part of an image: those pixels are blanked in the image and pai
   const area = { page: 1, x: 140, y: 400, width: 157, height: 220 };
   const { file: marked } = await preview(JPEG, [{ type: 'area', value: JSON.stringify(area) }]);
   const { file } = await apply(marked, { rgb_color: '0, 0, 255' });
-  const pixels = async (pdf: string, name: string) => {
-    tool('pdfimages', ['-png', pdf, join(scratch, name)]);
-    const png = readdirSync(scratch).find((f) => f.startsWith(`${name}-`))!;
-    return sharp(join(scratch, png)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  };
-  const a = await pixels(JPEG, 'orig');
-  const b = await pixels(file, 'redacted');
-  assert.is(b.info.width, a.info.width);
-  const diff = (x0: number, x1: number) => {
-    let sum = 0;
-    let n = 0;
-    for (let y = 0; y < a.info.height; y++)
-      for (let x = x0; x < x1; x++)
-        for (let c = 0; c < 3; c++) {
-          const o = (y * a.info.width + x) * 3 + c;
-          sum += Math.abs(a.data[o] - b.data[o]);
-          n++;
-        }
-    return sum / n;
-  };
+  const diff = await imageColumnsDiff(JPEG, file, scratch);
   // The image's own pixels are replaced under the box (not only covered), the rest is kept.
   assert.ok(diff(0, 140) > 30, `left part replaced: ${diff(0, 140)}`);
   assert.ok(diff(160, 300) < 5, `right part kept: ${diff(160, 300)}`);

@@ -1,12 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { findSpans, type Preset } from '../app/redact/index.js';
-import { corpus, pdfText, startApp, type TestApp, tool } from './helpers.js';
+import { corpus, imageColumnsDiff, nearColour, pixelAt as pagePixel, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 const scratch = mkdtempSync(join(tmpdir(), 'quire-redact-'));
@@ -108,21 +107,8 @@ const quadBox = (q: number[]) =>
     ]),
   );
 
-/** RGB of the pixel at PDF-unit position (x, y) measured from the top-left of the displayed page. */
-async function pixelAt(file: string, page: number, x: number, y: number): Promise<number[]> {
-  const prefix = join(scratch, `px-${page}-${Math.random().toString(36).slice(2)}`);
-  tool('pdftoppm', ['-r', '50', '-f', String(page), '-l', String(page), '-png', '-singlefile', file, prefix]);
-  const { data, info } = await sharp(`${prefix}.png`).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  const px = Math.round((x * 50) / 72);
-  const py = Math.round((y * 50) / 72);
-  const o = (py * info.width + px) * info.channels;
-  return [data[o], data[o + 1], data[o + 2]];
-}
-const near = (a: number[], b: number[], what: string) =>
-  assert.ok(
-    a.every((v, i) => Math.abs(v - b[i]) <= 12),
-    `${what}: ${a} vs ${b}`,
-  );
+const pixelAt = (file: string, page: number, x: number, y: number) => pagePixel(file, page, x, y, scratch);
+const near = nearColour;
 
 // ---------------------------------------------------------------- matching (pure)
 
@@ -286,26 +272,7 @@ test('apply: image pixels under a redaction area are replaced, the rest of the i
   const marked = join(scratch, 'jpeg-marked.pdf');
   writeFileSync(marked, await doc.save());
   const { file } = await apply(marked, { rgb_color: '0, 0, 255' });
-  const pixels = async (pdf: string, name: string) => {
-    tool('pdfimages', ['-png', pdf, join(scratch, name)]);
-    const png = readdirSync(scratch).find((f) => f.startsWith(`${name}-`))!;
-    return sharp(join(scratch, png)).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  };
-  const a = await pixels(JPEG, 'orig');
-  const b = await pixels(file, 'redacted');
-  assert.is(b.info.width, a.info.width);
-  const diff = (x0: number, x1: number) => {
-    let sum = 0;
-    let n = 0;
-    for (let y = 0; y < a.info.height; y++)
-      for (let x = x0; x < x1; x++)
-        for (let c = 0; c < 3; c++) {
-          const o = (y * a.info.width + x) * 3 + c;
-          sum += Math.abs(a.data[o] - b.data[o]);
-          n++;
-        }
-    return sum / n;
-  };
+  const diff = await imageColumnsDiff(JPEG, file, scratch);
   assert.ok(diff(0, 140) > 30, `left half replaced: ${diff(0, 140)}`);
   assert.ok(diff(160, 300) < 5, `right half kept: ${diff(160, 300)}`);
   assert.match(pdfText(file), /Lorem ipsum/);
