@@ -54,6 +54,50 @@ export function countPaths(xml: string): Map<number, number> {
   return out;
 }
 
+/** Where one filled or stroked path lies on a displayed page: the box of its points, in the trace's device space. */
+export interface DrawnPath {
+  page: number;
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
+/** Every path the pages draw, of any shape (a curve lies within its control points, so their box holds it). */
+export async function drawnPaths(input: string, pages: number[], ctx: EngineContext): Promise<DrawnPath[]> {
+  const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
+  return parsePathBoxes(r.stdout);
+}
+
+export function parsePathBoxes(xml: string): DrawnPath[] {
+  const out: DrawnPath[] = [];
+  let page = 0;
+  let cur: { m: number[]; pts: [number, number][] } | null = null;
+  const attr = (s: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(s)?.[1];
+  const re = /<(page|fill_path|stroke_path|\/fill_path|\/stroke_path|moveto|lineto|curveto)\b([^>]*)>/g;
+  for (let m = re.exec(xml); m; m = re.exec(xml)) {
+    const [, tag, rest] = m;
+    if (tag === 'page') page = Number(attr(rest, 'number') ?? 0);
+    else if (tag === 'fill_path' || tag === 'stroke_path') cur = { m: nums(attr(rest, 'transform')), pts: [] };
+    else if (tag === '/fill_path' || tag === '/stroke_path') {
+      if (cur?.pts.length) {
+        const [a, b, c, d, e, f] = cur.m.length === 6 ? cur.m : [1, 0, 0, 1, 0, 0];
+        const xs = cur.pts.map(([x, y]) => x * a + y * c + e);
+        const ys = cur.pts.map(([x, y]) => x * b + y * d + f);
+        out.push({ page, x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) });
+      }
+      cur = null;
+    } else if (cur) {
+      for (const k of ['', '1', '2', '3']) {
+        const x = attr(rest, `x${k}`);
+        const y = attr(rest, `y${k}`);
+        if (x !== undefined && y !== undefined) cur.pts.push([Number(x), Number(y)]);
+      }
+    }
+  }
+  return out;
+}
+
 const nums = (s: string | undefined) => (s ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
 
 /** Device colours to sRGB the naive way (no profiles): enough to tell shading from white and black. */

@@ -159,6 +159,18 @@ test('text and area redactions together; an area on a page without text still ma
   );
 });
 
+test('an area over vector drawings says they are painted over, not removed; one over empty paper or text does not', async () => {
+  const VECTOR = corpus('pdf/vector-art-no-fonts.pdf'); // A4, shapes in the upper half, text drawn as curves below
+  const over = await preview(VECTOR, [{ type: 'area', value: { page: 1, x: 150, y: 480, width: 200, height: 150 } }]);
+  assert.match(over.body.warning ?? '', /redactions\[0\]\.value \(page 1\) lies over \d+ vector drawings.*\/rasterized-pdf/);
+  const blank = await preview(VECTOR, [{ type: 'area', value: { page: 1, x: 100, y: 20, width: 300, height: 60 } }]);
+  assert.not.match(blank.body.warning ?? '', /vector/);
+  assert.is(redactAnnots(blank.file).length, 1);
+  // A page's full-size background fill is not a drawing under the box.
+  const text = await preview(GDOCS, [{ type: 'area', value: { page: 1, x: 60, y: 700, width: 200, height: 30 } }]);
+  assert.not.match(text.body.warning ?? '', /vector/);
+});
+
 test('bad areas -> 400 naming the field', async () => {
   const bad = async (value: unknown, pattern: RegExp) =>
     assert.match(

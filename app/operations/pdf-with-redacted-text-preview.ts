@@ -1,11 +1,23 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { drawnPaths } from '../../engines/mupdf-paths.js';
 import { markRedactions, type RedactionMarks } from '../../engines/mupdf-redact.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { decodedText, inputError, selectPages } from '../document/index.js';
 import { json, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
-import { type Area, areaInUserSpace, areaQuad, findMarks, PRESETS, redactionsSchema, type TextRedaction, textInArea, touchedOutside } from '../redact/index.js';
+import {
+  type Area,
+  areaInUserSpace,
+  areaQuad,
+  findMarks,
+  PRESETS,
+  pathsUnder,
+  redactionsSchema,
+  type TextRedaction,
+  textInArea,
+  touchedOutside,
+} from '../redact/index.js';
 
 export default operation({
   path: '/pdf-with-redacted-text-preview',
@@ -13,7 +25,7 @@ export default operation({
   summary: 'Mark the text to redact with redaction annotations',
   description:
     `redactions: [{"type": "literal|regex|preset|area", "value": ...}]. literal: the exact text (case-sensitive; any white space matches any white space, line breaks included). regex: an RE2 pattern (no look-around or back-references; (?i) for case-insensitive). preset: one of ${PRESETS.join(', ')}. ` +
-    'area: a box on one page, {"page": 2, "x": 72, "y": 100, "width": 200, "height": 40} (also as a JSON string), in PDF points from the lower-left corner of the page as seen (trim box, else crop box, after /Rotate), the coordinates /pdf-with-added-shapes and /pdf-with-added-image take: (x, y) is its lower-left corner. Everything under the box is marked, text or not (images, drawings, scanned pages); a page the document lacks, or a box reaching more than a point past the page (its crop box), is a 400 naming the field; characters outside an area whose font boxes reach into it (applying removes them too) are named in the warning. ' +
+    'area: a box on one page, {"page": 2, "x": 72, "y": 100, "width": 200, "height": 40} (also as a JSON string), in PDF points from the lower-left corner of the page as seen (trim box, else crop box, after /Rotate), the coordinates /pdf-with-added-shapes and /pdf-with-added-image take: (x, y) is its lower-left corner. Everything under the box is marked, text or not (images, drawings, scanned pages); a page the document lacks, or a box reaching more than a point past the page (its crop box), is a 400 naming the field; characters outside an area whose font boxes reach into it (applying removes them too) are named in the warning, and so is an area over vector drawings (applying paints over them but does not remove them: send the applied result to /rasterized-pdf if they must not survive). ' +
     'Every match or area becomes a standard /Redact annotation (one quad per line a match covers, the matched text as its comment; an area one rectangle with the text under it as its comment) drawn as a translucent red box; the page content is left as it is. Send the output to /pdf-with-redacted-text-applied to remove the marked content: text, and image pixels under the marks. Text is read as MuPDF reads it: scanned pages need /pdf-with-ocr-text first for literal, regex and preset redactions.',
   inputs: pdfInput(),
   fields: { redactions: json(redactionsSchema), output: output() },
@@ -70,12 +82,29 @@ export default operation({
       );
       return text ? [`${a.field} (page ${a.area.page}) also meets "${text}" outside the box`] : [];
     });
-    if (touched.length) {
-      return {
-        files: [{ path, name }],
-        warning: `${touched.join('; ')}: applying removes every character whose font box (ascent to descent) meets a mark, so these go too. Draw the box within the lines' height to keep them.`,
-      };
+    const warnings = touched.length
+      ? [
+          `${touched.join('; ')}: applying removes every character whose font box (ascent to descent) meets a mark, so these go too. Draw the box within the lines' height to keep them.`,
+        ]
+      : [];
+    // MuPDF 1.21 removes text and image pixels under a mark but only paints over line art: say where some lies.
+    if (areas.length) {
+      const traced = await drawnPaths(input.path, [...new Set(boxes.map((b) => b.page))], ctx).catch(() => null);
+      const drawn = areas.flatMap((a, i) => {
+        const n = traced
+          ? pathsUnder(
+              boxes[i].rect,
+              geometry[a.area.page - 1],
+              traced.filter((p) => p.page === a.area.page),
+            )
+          : 0;
+        return n ? [`${a.field} (page ${a.area.page}) lies over ${n} vector drawing${n === 1 ? '' : 's'}`] : [];
+      });
+      if (drawn.length)
+        warnings.push(
+          `${drawn.join('; ')}: applying paints over vector drawings but does not remove them from the file (the MuPDF of Debian 12 cannot); if they must not survive, send the applied result to /rasterized-pdf.`,
+        );
     }
-    return { files: [{ path, name }] };
+    return { files: [{ path, name }], warning: warnings.length ? warnings.join(' ') : undefined };
   },
 });

@@ -120,6 +120,17 @@ function toDevice([x0, y0, x1, y1]: Box, g: AreaPage): Box {
   return bounds(pts.map((p) => ({ x: p.x, y: tall - p.y })));
 }
 
+/**
+ * How many of the page's drawn paths (their boxes, in the trace's device space) meet the area, leaving out fills
+ * of (nearly) the whole page: a background, not a drawing anyone redacts.
+ */
+export function pathsUnder(rect: Box, g: AreaPage, paths: { x0: number; y0: number; x1: number; y1: number }[]): number {
+  const [x0, y0, x1, y1] = toDevice(rect, g);
+  const [cx0, cy0, cx1, cy1] = orderedBox(g.cropBox);
+  const page = (cx1 - cx0) * (cy1 - cy0);
+  return paths.filter((p) => p.x0 < x1 && x0 < p.x1 && p.y0 < y1 && y0 < p.y1 && (p.x1 - p.x0) * (p.y1 - p.y0) < 0.9 * page).length;
+}
+
 /** The text whose characters' centres lie in the area (reading order as MuPDF gave it): the mark's comment. */
 export function textInArea(rect: Box, g: AreaPage, page: StextPage | undefined): string {
   if (!page) return '';
