@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PDFDocument } from '@cantoo/pdf-lib';
+import { PDFDocument, StandardFonts } from '@cantoo/pdf-lib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { findSpans, type Preset } from '../app/redact/index.js';
@@ -324,3 +324,37 @@ test('JSON body: id input and redactions as real JSON, values as loose types', a
 });
 
 test.run();
+
+test('a text redaction keeps the letters of a tightly set neighbouring line, except over an image (scans: pixels first)', async () => {
+  // rotation-2-pages.pdf sets its two lines so close that their font boxes overlap: a full-height mark of the second
+  // line took "This is my first page w" of the first.
+  const { file: marked } = await preview(ROTATION, [{ type: 'literal', value: 'This is the second line' }]);
+  const { file } = await apply(marked);
+  const text = pdfText(file);
+  assert.match(text, /This is my first page with normal layout\./);
+  assert.not.match(text, /second line/);
+  assert.match(text, /on the page\./);
+
+  // The same two lines over a picture: the mark keeps the characters' whole height, so no strip of the redacted
+  // words' pixels survives (the neighbour's overlapping letters go with it, the safe side).
+  const lines = async (withImage: boolean) => {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([300, 200]);
+    if (withImage) page.drawImage(await doc.embedJpg(readFileSync(corpus('images/hopper.jpg'))), { x: 0, y: 0, width: 300, height: 200 });
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    page.drawText('Upper line of text', { x: 20, y: 110, size: 20, font });
+    page.drawText('Lower secret words', { x: 20, y: 93, size: 20, font });
+    const path = join(scratch, `tight-${withImage}.pdf`);
+    writeFileSync(path, await doc.save());
+    const { file: m } = await preview(path, [{ type: 'literal', value: 'Lower secret words' }]);
+    const [mark] = annotations(m).filter((a) => a.subtype === '/Redact');
+    const box = quadBox(mark.quads);
+    return { height: box[3] - box[1], text: pdfText((await apply(m)).file) };
+  };
+  const plain = await lines(false);
+  assert.match(plain.text, /Upper line of text/);
+  assert.not.match(plain.text, /secret/);
+  const scan = await lines(true);
+  assert.not.match(scan.text, /secret/);
+  assert.ok(scan.height > plain.height + 2, `full height over the image: ${scan.height} vs ${plain.height}`);
+});

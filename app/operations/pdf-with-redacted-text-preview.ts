@@ -1,6 +1,6 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { drawnPaths } from '../../engines/mupdf-paths.js';
+import { drawnPaths, traceDrawings } from '../../engines/mupdf-paths.js';
 import { markRedactions, type RedactionMarks } from '../../engines/mupdf-redact.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { decodedText, inputError, selectPages } from '../document/index.js';
@@ -11,6 +11,7 @@ import {
   areaInUserSpace,
   areaQuad,
   findMarks,
+  overImages,
   PRESETS,
   pathsUnder,
   redactionsSchema,
@@ -49,10 +50,25 @@ export default operation({
       throw inputError(err);
     });
     progress(0.5);
+    const found = new Map(stext.map((page) => [page.page, texts.length ? findMarks(page, texts) : []]));
+    // Marks narrowed to spare a neighbouring line keep their full height over images (scans): one trace of those pages.
+    const narrowed = [...found].filter(([, marks]) => marks.some((m) => m.full)).map(([page]) => page);
+    const images = narrowed.length
+      ? (
+          await traceDrawings(input.path, narrowed, ctx).catch((err) => {
+            throw inputError(err);
+          })
+        ).images
+      : [];
     const plan: RedactionMarks[] = stext.map((page) => ({
       page: page.page,
       marks: [
-        ...(texts.length ? findMarks(page, texts) : []),
+        ...(found.get(page.page) ?? []).map((m) =>
+          overImages(
+            m,
+            images.filter((im) => im.page === page.page),
+          ),
+        ),
         ...boxes
           .filter((b) => b.page === page.page)
           .map((b) => ({ quads: [areaQuad(b.rect)], text: textInArea(b.rect, geometry[b.page - 1], page), user: true })),

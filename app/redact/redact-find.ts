@@ -232,9 +232,12 @@ const charsOf = (line: StextLine) => line.spans.flatMap((s) => s.chars);
 
 /**
  * The quads (device space, one per line touched) that cover text[start, end): an oriented box along each
- * line's direction around the characters in the span, white space at either end left out.
+ * line's direction around the characters in the span, white space at either end left out. `quads` stop short of
+ * other lines' characters: MuPDF removes every character whose font box (ascent to descent) meets a mark, and in
+ * tightly set text those boxes reach into the next line, so a full-height quad took letters of the line above or
+ * below. `full` holds the quads at the characters' whole height where any was narrowed (for pixels: see Mark).
  */
-export function spanQuads(page: StextPage, pt: PageText, span: Span): Quad[] {
+export function spanQuads(page: StextPage, pt: PageText, span: Span): { quads: Quad[]; full?: Quad[] } {
   const byLine = new Map<number, number[]>();
   for (let i = span.start; i < span.end; i++) {
     const a = pt.at[i];
@@ -243,6 +246,8 @@ export function spanQuads(page: StextPage, pt: PageText, span: Span): Quad[] {
     if (list[list.length - 1] !== a[1]) list.push(a[1]);
   }
   const quads: Quad[] = [];
+  const full: Quad[] = [];
+  let narrowed = false;
   for (const [li, idx] of byLine) {
     const line = page.lines[li];
     const chars = charsOf(line);
@@ -253,21 +258,70 @@ export function spanQuads(page: StextPage, pt: PageText, span: Span): Quad[] {
       maxD = -Infinity,
       minN = Infinity,
       maxN = -Infinity;
+    const own: [number, number][] = [];
     for (const i of idx) {
       const q = chars[i].quad;
+      let c0 = Infinity;
+      let c1 = -Infinity;
       for (let k = 0; k < 8; k += 2) {
         const d = q[k] * dx + q[k + 1] * dy;
         const n = q[k] * nx + q[k + 1] * ny;
         minD = Math.min(minD, d);
         maxD = Math.max(maxD, d);
-        minN = Math.min(minN, n);
-        maxN = Math.max(maxN, n);
+        c0 = Math.min(c0, n);
+        c1 = Math.max(c1, n);
       }
+      minN = Math.min(minN, c0);
+      maxN = Math.max(maxN, c1);
+      own.push([c0, c1]);
     }
     const p = (d: number, n: number) => [round(d * dx + n * nx), round(d * dy + n * ny)];
-    quads.push([...p(minD, minN), ...p(maxD, minN), ...p(minD, maxN), ...p(maxD, maxN)] as Quad);
+    const quad = (lo: number, hi: number) => [...p(minD, lo), ...p(maxD, lo), ...p(minD, hi), ...p(maxD, hi)] as Quad;
+    let [lo, hi] = clearOfOtherLines(page, li, [dx, dy], [minD, maxD], [minN, maxN]);
+    // Every character of the match must still meet the band (a smaller letter set low or high in the line too).
+    if (own.some(([c0, c1]) => c1 <= lo || c0 >= hi)) [lo, hi] = [minN, maxN];
+    quads.push(quad(lo, hi));
+    full.push(quad(minN, maxN));
+    if (lo !== minN || hi !== maxN) narrowed = true;
   }
-  return quads;
+  return narrowed ? { quads, full } : { quads };
+}
+
+/** How far a quad may keep off another line's character box: boxes that only touch do not count as meeting. */
+const CLEARANCE = 0.05;
+
+/**
+ * The band [lo, hi] across line `li` (along its normal) that meets no character box of another line within the
+ * span [d0, d1] along it; the whole [n0, n1] when narrowing would keep less than half of it (letters set so close
+ * that the marks could not cover the line's own characters surely: removing more is the safe side).
+ */
+function clearOfOtherLines(page: StextPage, li: number, [dx, dy]: [number, number], [d0, d1]: [number, number], [n0, n1]: [number, number]): [number, number] {
+  const [nx, ny] = [-dy, dx];
+  const mid = (n0 + n1) / 2;
+  let lo = n0;
+  let hi = n1;
+  page.lines.forEach((other, oi) => {
+    if (oi === li) return;
+    for (const ch of charsOf(other)) {
+      const q = ch.quad;
+      let cd0 = Infinity;
+      let cd1 = -Infinity;
+      let cn0 = Infinity;
+      let cn1 = -Infinity;
+      for (let k = 0; k < 8; k += 2) {
+        const d = q[k] * dx + q[k + 1] * dy;
+        const n = q[k] * nx + q[k + 1] * ny;
+        cd0 = Math.min(cd0, d);
+        cd1 = Math.max(cd1, d);
+        cn0 = Math.min(cn0, n);
+        cn1 = Math.max(cn1, n);
+      }
+      if (cd1 <= d0 || cd0 >= d1 || cn1 <= lo || cn0 >= hi) continue;
+      if ((cn0 + cn1) / 2 < mid) lo = Math.max(lo, cn1 + CLEARANCE);
+      else hi = Math.min(hi, cn0 - CLEARANCE);
+    }
+  });
+  return hi - lo >= (n1 - n0) / 2 ? [lo, hi] : [n0, n1];
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -276,6 +330,24 @@ export interface Mark {
   /** Device space (MuPDF's page space), ul ur ll lr per line. */
   quads: Quad[];
   text: string;
+  /**
+   * The quads at the characters' whole height, where `quads` were narrowed to spare another line's letters. Where an
+   * image lies under the mark (a scan under its OCR text), these are the ones to mark: applying blanks the pixels
+   * under the mark, and a narrowed one would leave strips of the redacted words' picture.
+   */
+  full?: Quad[];
+}
+
+/** The mark at full height where any of its quads meets an image (device-space boxes, as the trace gives them). */
+export function overImages(mark: Mark, images: { x0: number; y0: number; x1: number; y1: number }[]): Mark {
+  if (!mark.full) return mark;
+  const meets = mark.full.some((q) => {
+    const xs = [q[0], q[2], q[4], q[6]];
+    const ys = [q[1], q[3], q[5], q[7]];
+    const [x0, y0, x1, y1] = [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+    return images.some((im) => im.x0 < x1 && x0 < im.x1 && im.y0 < y1 && y0 < im.y1);
+  });
+  return { quads: meets ? mark.full : mark.quads, text: mark.text };
 }
 
 /** Every match of every redaction on one page; a span found by two redactions is marked once. */
@@ -288,8 +360,8 @@ export function findMarks(page: StextPage, redactions: TextRedaction[]): Mark[] 
       const key = `${span.start}:${span.end}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      const quads = spanQuads(page, pt, span);
-      if (quads.length) marks.push({ quads, text: pt.text.slice(span.start, span.end).replace(/\s+/g, ' ').trim() });
+      const { quads, full } = spanQuads(page, pt, span);
+      if (quads.length) marks.push({ quads, full, text: pt.text.slice(span.start, span.end).replace(/\s+/g, ' ').trim() });
     }
   }
   return marks;
