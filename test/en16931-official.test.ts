@@ -53,6 +53,15 @@ test('official example XRechnung-O.xml (not subject to VAT, line charges): valid
   assert.equal(await ids(sLine), ['BR-O-08', 'BR-O-11', 'BR-O-12', 'BR-S-01']);
 });
 
+test('official examples CII_example2/3.xml: fatal ids as the artefacts give them (example 2 carries three tax point dates)', async () => {
+  // Release 1.3.16: CII-SR-461 is count(ram:ApplicableTradeTax/ram:TaxPointDate) <= 1 in the header settlement.
+  const expected: Record<string, string[]> = { 'CII_example2.xml': ['CII-SR-461'], 'CII_example3.xml': [] };
+  for (const [file, fatal] of Object.entries(expected)) {
+    const xml = readFileSync(new URL(`./en16931-official/${file}`, import.meta.url), 'utf8');
+    assert.equal(await ids(xml), fatal, file);
+  }
+});
+
 test('BR-CO-09: the VAT identifier prefix is an ISO 3166-1 alpha-2 code (or EL), not just two capitals', async () => {
   const vat = (id: string) => ids(edit(BASE, '<ram:ID schemeID="VA">DE123456789</ram:ID>', `<ram:ID schemeID="VA">${id}</ram:ID>`));
   for (const ok of ['DE123456789', 'EL123456789', 'GR123456789', 'XI123456789', '1A123456789']) assert.equal(await vat(ok), [], ok);
