@@ -199,8 +199,9 @@ export function effOnlyEncrypted(opts: {
 /**
  * A page whose lower part is filled with a tiling pattern of `step`-point cells: every engine draws each cell, so
  * the cost grows with 1/step². Measured at 72 dpi (MuPDF 1.21, Poppler 22.12, Ghostscript 10.0): step 0.2 takes
- * MuPDF ~4 s, Poppler over 30 s and Ghostscript ~0.8 s; step 0.01 takes each of them over 30 s. Its text
- * ("Tiny tiles") costs nothing to read.
+ * MuPDF ~4 s, Poppler over 30 s and Ghostscript ~0.8 s; step 0.01 takes each of them over 30 s, so step 0.001
+ * takes each over 50 minutes here and over 5 on a machine ten times faster. Its text ("Tiny tiles") costs nothing
+ * to read.
  */
 export function tinyTiles(step: number): Buffer {
   return pdfFromObjects([
@@ -217,16 +218,37 @@ export function tinyTiles(step: number): Buffer {
 }
 
 /**
- * A page that shows `n` one-point glyphs (a Flate content stream of a few kilobytes): every text engine reads each
- * one, ~0.65 s per million in MuPDF's stext and in pdftotext alike (MuPDF 1.21, Poppler 22.12).
+ * Work no machine finishes: a page whose content draws a form that draws the next form ten times, `depth` levels
+ * down, so every engine interprets 10^depth copies of the innermost form from a file of ~2 KB. The engines do
+ * not cache forms (MuPDF 1.21, Poppler 22.12, Ghostscript 10.0's pdfwrite): measured per innermost copy, MuPDF's
+ * text ~13 us and drawing a full-page fill ~0.7 ms, Poppler's text ~37 us, pdfwrite ~90 us. At depth 9 that is
+ * hours of work here, still minutes on a machine ten times faster, with memory flat throughout (nothing is kept
+ * per copy). So a budget test built on it cuts the engine whatever the machine, and a test that waits for the
+ * cut waits only for the budget.
+ *
+ * `inner`: 'empty' (q Q: nothing to keep, only interpreting), 'fill' (a blue fill of the area). `annotation`:
+ * the forms are the appearance of an annotation without the Print flag instead of the page content. Viewers
+ * (MuPDF, Poppler) draw such an annotation; Ghostscript draws pages as printed and leaves it out, so only
+ * MuPDF and Poppler spin on that page.
  */
-export function manyGlyphs(n: number): Buffer {
-  const content = deflateSync(Buffer.from(`BT /F1 12 Tf 72 700 Td (Many glyphs) Tj ET BT /F1 1 Tf 72 600 Td ${'(x) Tj '.repeat(n)}ET`));
+export function nestedForms(depth: number, opts: { inner?: 'empty' | 'fill'; annotation?: boolean } = {}): Buffer {
+  const area = '0 0 612 600';
+  const first = 7;
+  const forms: [string, Buffer][] = [];
+  // Object first + i is the form i levels above the innermost one counted from the top: first is the outermost.
+  for (let level = depth; level >= 0; level--) {
+    const body = level === 0 ? (opts.inner === 'fill' ? `0 0 1 rg ${area} re f` : 'q Q') : '/X Do '.repeat(10);
+    const resources = level === 0 ? '<< >>' : `<< /XObject << /X ${first + depth - level + 1} 0 R >> >>`;
+    forms.push([`<< /Type /XObject /Subtype /Form /BBox [${area}] /Resources ${resources} >>`, Buffer.from(body)]);
+  }
+  const title = opts.annotation ? 'Heavy annotation' : 'Nested forms';
   return pdfFromObjects([
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    ['<< /Filter /FlateDecode >>', content],
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> /XObject << /X ${first} 0 R >> >>${opts.annotation ? ' /Annots [6 0 R]' : ''} >>`,
+    ['<< >>', Buffer.from(`BT /F1 24 Tf 72 700 Td (${title}) Tj ET${opts.annotation ? '' : ' /X Do'}`)],
     '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    `<< /Type /Annot /Subtype /Square /Rect [${area}] /F 0 /AP << /N ${first} 0 R >> >>`,
+    ...forms,
   ]);
 }
