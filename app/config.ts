@@ -39,6 +39,7 @@ const schema = z.object({
   TEXT_PAGE_SECONDS: int(1).default(5),
   OCR_PAGE_SECONDS: int(1).default(180),
   WRITE_PAGE_SECONDS: int(1).default(30),
+  JOB_MAX_MEMORY_MB: int(64).default(2048),
   MAX_STREAM_MB: int(1).default(256),
   MAX_OBJECTS: int(1000).default(2_000_000),
   MAX_IMAGE_PIXELS: int(1).default(100_000_000),
@@ -191,6 +192,8 @@ export interface Limits {
   ocrPageMs: number;
   /** Time Ghostscript may spend rewriting one page (pdfwrite); a page past it ends the job with a 422. */
   writePageMs: number;
+  /** V8 heap of the thread running one job of an operation declared with `thread`; past it the job ends with a 422. */
+  jobMaxMemoryMb: number;
   /** Decompressed bytes of one stream parsed inside the Node process. */
   maxStreamBytes: number;
   /** Objects of one PDF parsed inside the Node process. */
@@ -263,6 +266,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       textPageMs: d.TEXT_PAGE_SECONDS * 1000,
       ocrPageMs: d.OCR_PAGE_SECONDS * 1000,
       writePageMs: d.WRITE_PAGE_SECONDS * 1000,
+      jobMaxMemoryMb: d.JOB_MAX_MEMORY_MB,
       maxStreamBytes: d.MAX_STREAM_MB * 1024 * 1024,
       maxObjects: d.MAX_OBJECTS,
       maxImagePixels: d.MAX_IMAGE_PIXELS,

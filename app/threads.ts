@@ -1,4 +1,4 @@
-import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { parentPort, type ResourceLimits, Worker, workerData } from 'node:worker_threads';
 import { AppError, type ErrorCode } from './errors.js';
 
 /**
@@ -22,10 +22,10 @@ export const INLINE_BYTES = 256 * 1024;
 export const threadModule = (name: string, callerUrl: string) => new URL(`${name}${callerUrl.endsWith('.ts') ? '.ts' : '.js'}`, callerUrl);
 
 // Node 20 does not carry tsx's loader hooks into worker threads: a bootstrap registers tsx there first.
-function startWorker(module: URL, data: unknown): Worker {
-  if (!module.pathname.endsWith('.ts')) return new Worker(module, { workerData: data });
+export function startWorker(module: URL, data: unknown, opts: { resourceLimits?: ResourceLimits } = {}): Worker {
+  if (!module.pathname.endsWith('.ts')) return new Worker(module, { workerData: data, ...opts });
   const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(module.href)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: data });
+  return new Worker(bootstrap, { eval: true, workerData: data, ...opts });
 }
 
 /** Runs `module` (written with `serveThread`) on `data` in a new worker thread; only plain data crosses. */

@@ -49,6 +49,20 @@ const listeners: RunListener[] = [];
 export function onRun(listener: RunListener): void {
   listeners.push(listener);
 }
+/** Tells the observers of this thread about a process that ended in another (a job run in a worker thread). */
+export function reportRun(event: Parameters<RunListener>[0]): void {
+  for (const l of listeners) l(event);
+}
+
+/**
+ * Observers of process groups as they start and end: a job run in a worker thread reports its engines' groups to
+ * the main thread, which kills them when the thread dies without killing them itself (out of memory).
+ */
+type GroupListener = (pid: number, running: boolean) => void;
+const groupListeners: GroupListener[] = [];
+export function onProcessGroup(listener: GroupListener): void {
+  groupListeners.push(listener);
+}
 
 const priority = new AsyncLocalStorage<number>();
 
@@ -59,6 +73,9 @@ const priority = new AsyncLocalStorage<number>();
 export function withPriority<T>(niceness: number, fn: () => Promise<T>): Promise<T> {
   return priority.run(niceness, fn);
 }
+
+/** The niceness withPriority set for the caller, to carry it into a worker thread. */
+export const currentPriority = (): number | undefined => priority.getStore();
 
 /**
  * The only place that starts processes: an argument array (never a shell string), the job dir as cwd and
@@ -116,6 +133,7 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     stripFinalNewline: false,
     maxBuffer: opts.maxBuffer ?? MAX_BUFFER,
   });
+  if (child.pid) for (const l of groupListeners) l(child.pid, true);
   const niceness = priority.getStore();
   if (niceness && child.pid) {
     try {
@@ -153,6 +171,7 @@ function start(tool: string, args: string[], opts: RunOptions, buffer: boolean):
     const stderr = (rawStderr instanceof Uint8Array ? Buffer.from(rawStderr).toString('utf8') : String(rawStderr ?? '')).slice(-STDERR_TAIL).trim();
     const exitCode = result.exitCode ?? -1;
     budget?.stop();
+    if (child.pid) for (const l of groupListeners) l(child.pid, false);
     for (const l of listeners) l({ tool, args, exitCode: result.exitCode, ms: Date.now() - started, stderr });
 
     if (budget?.stalledPage !== undefined && !opts.signal?.aborted) {

@@ -97,6 +97,12 @@ export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
   cost?: Cost | ((req: { fields: z.infer<z.ZodObject<S>>; inputs: Record<string, StoredFile[]> }) => Cost);
   /** Default output name; default `[input name]_service_<path>`. */
   defaultName?: (inputName: string | undefined) => string;
+  /**
+   * `import.meta.url` of the module declaring it, for operations whose JavaScript memory grows with the document
+   * (page models, office formats): each job runs in a worker thread whose heap is capped (JOB_MAX_MEMORY_MB,
+   * app/jobs/operation-thread.ts), so a document past the cap ends its own job with a 422, not the process.
+   */
+  thread?: string;
   /** Extra checks across fields (zod checks one field at a time). */
   check?: (fields: z.infer<z.ZodObject<S>>) => void;
   run: (ctx: RunContext<z.infer<z.ZodObject<S>>>) => Promise<OperationResult>;

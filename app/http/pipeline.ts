@@ -4,12 +4,13 @@ import { TOOLS } from '../../engines/tools.js';
 import { withReadBudgets, withRepairedInputs } from '../document/index.js';
 import { AppError, outOfRange, TEXT } from '../errors.js';
 import type { JobContext } from '../jobs/index.js';
+import { runOperationInThread } from '../jobs/operation-thread.js';
 import { resourceUrl } from '../store/index.js';
 import { extensionOf, stripExtension } from '../store/names.js';
 import { type Body, discardUploads, readBody } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
 import { resolveInputs } from './inputs.js';
-import type { InputFile, Operation, OperationResult, StoredFile } from './operation.js';
+import type { InputFile, Operation, OperationResult, RunContext, StoredFile } from './operation.js';
 import { webhookOf } from './webhooks.js';
 
 /** `Request-Type: requestId` (spec) or `Response-Type: requestId` (the n8n node) asks for polling. */
@@ -187,7 +188,7 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
         (pathOf) => {
           const swapped = Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map((f) => ({ ...f, path: pathOf(f.path) }))]));
           const first = Object.values(swapped).flat()[0];
-          return op.run({
+          const ctx: RunContext<unknown> = {
             fields,
             inputs: swapped,
             input: first,
@@ -200,7 +201,8 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
             concurrency: deps.config.concurrency,
             limits,
             llm: deps.config.llm,
-          });
+          };
+          return op.thread ? runOperationInThread(op.thread, op.path, ctx, limits.jobMaxMemoryMb) : op.run(ctx as RunContext<typeof fields>);
         },
         { cwd: job.dir, signal: job.signal, timeoutMs: deps.config.maxProcessMs },
         { writesPdf: (r) => (r.files ?? []).some((f) => /\.pdf$/i.test(f.name ?? (f.ext ? `.${f.ext}` : f.path))) },

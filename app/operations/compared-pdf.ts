@@ -15,6 +15,7 @@ export default operation({
   fields: { output: output() },
   output: 'file',
   engines: ['qpdf', 'poppler'],
+  thread: import.meta.url,
   // Both documents are read at once (a pdftotext each), then aligned in a worker thread.
   cost: { lane: 'cpu', processes: 2 },
   run: async ({ inputs, dir, signal, timeoutMs, outputName, progress }) => {

@@ -16,6 +16,7 @@ export default operation({
   output: 'file',
   produces: ['xlsx'],
   engines: ['qpdf', 'mupdf'],
+  thread: import.meta.url,
   run: async ({ input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);

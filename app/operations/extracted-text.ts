@@ -24,6 +24,7 @@ export default operation({
   output: 'json-or-file',
   produces: ['txt', 'json'],
   engines: ['qpdf', 'mupdf'],
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     // A dynamic XFA form is read as laid out, not as its placeholder page.

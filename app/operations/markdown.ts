@@ -20,6 +20,7 @@ export default operation({
   output: 'json-or-file',
   produces: ['md'],
   engines: ['qpdf', 'mupdf'],
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const selected = await selectPages(input.path, fields.pages, ectx);

@@ -31,6 +31,7 @@ export default operation({
   fields: { rgb_color: rgbColor.optional().default([0, 0, 0]).meta({ type: 'string', default: '0, 0, 0' }), output: output() },
   output: 'file',
   engines: ['qpdf', 'mupdf'],
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     await selectPages(input.path, '1-last', ctx);

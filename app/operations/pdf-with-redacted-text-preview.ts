@@ -32,6 +32,7 @@ export default operation({
   fields: { redactions: json(redactionsSchema), output: output() },
   output: 'file',
   engines: ['qpdf', 'mupdf', 'poppler'],
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ctx);

@@ -17,6 +17,7 @@ export default operation({
   output: 'file',
   produces: ['pptx'],
   engines: ['qpdf', 'mupdf', 'ghostscript'],
+  thread: import.meta.url,
   run: async ({ input, dir, signal, timeoutMs, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);

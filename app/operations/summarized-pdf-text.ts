@@ -182,6 +182,7 @@ export default operation({
   output: 'json-or-file',
   produces: ['md'],
   engines: ['qpdf', 'mupdf'],
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
     if (llm) plan(llm.contextTokens, fields.target_word_count);
     else if (!isExtractiveFormat(fields.summary_format)) {

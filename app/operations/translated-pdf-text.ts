@@ -93,6 +93,7 @@ export default operation({
   output: 'json-or-file',
   produces: ['txt'],
   engines: ['qpdf', 'mupdf'],
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, progress, llm }) => {
     const lang = outputLanguage(fields.output_language);
     const format = fields.output_format as 'plaintext' | 'markdown';

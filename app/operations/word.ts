@@ -43,6 +43,7 @@ export default operation({
   output: 'file',
   produces: ['docx'],
   engines: ['qpdf', 'mupdf', 'poppler', 'ghostscript'],
+  thread: import.meta.url,
   run: async ({ input, dir, signal, timeoutMs, progress }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);

@@ -1,0 +1,46 @@
+import { parentPort } from 'node:worker_threads';
+import { onProcessGroup, onRun, withPriority } from '../../engines/run.js';
+import { type ReadBudgets, withReadBudgets } from '../document/index.js';
+import type { Operation, RunContext } from '../http/operation.js';
+import { serializeError, type ThreadReply } from './operation-thread.js';
+
+/** The thread side of runOperationInThread: one job at a time, as long as the thread lives. */
+const port = parentPort!;
+const reply = (m: ThreadReply) => port.postMessage(m);
+onProcessGroup((group, running) => reply({ group, running }));
+onRun((ran) => reply({ ran }));
+
+let current: AbortController | undefined;
+
+interface RunMessage {
+  module: string;
+  path: string;
+  ctx: Omit<RunContext<unknown>, 'signal' | 'progress'>;
+  budgets: ReadBudgets;
+  niceness?: number;
+}
+
+async function find(module: string, path: string): Promise<Operation> {
+  const exported = Object.values(await import(module)).flat() as Operation[];
+  const op = exported.find((o) => o?.path === path);
+  if (!op) throw new Error(`${module} declares no operation ${path}`);
+  return op;
+}
+
+port.on('message', async (m: { run?: RunMessage; abort?: true }) => {
+  if (m.abort) return current?.abort(new Error('cancelled'));
+  if (!m.run) return;
+  const { module, path, ctx, budgets, niceness } = m.run;
+  const controller = new AbortController();
+  current = controller;
+  try {
+    const op = await find(module, path);
+    const work = () =>
+      withReadBudgets(budgets, () => op.run({ ...ctx, signal: controller.signal, progress: (progress) => reply({ progress }) } as RunContext<never>));
+    reply({ result: await (niceness ? withPriority(niceness, work) : work()) });
+  } catch (err) {
+    reply({ error: serializeError(err) });
+  } finally {
+    current = undefined;
+  }
+});

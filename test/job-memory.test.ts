@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { corpus, expectError, expectOk, startApp, type TestApp, tool } from './helpers.js';
+
+/**
+ * A job whose JavaScript memory grows with the document runs in a thread with a capped heap (JOB_MAX_MEMORY_MB):
+ * past the cap it ends with a 422 naming the setting, and the process, other jobs and other clients carry on.
+ */
+const test = suite('job-memory');
+let t: TestApp;
+let scratch: string;
+let big: string;
+
+test.before(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'quire-memory-'));
+  // 300 pages of text (the 15-page register 20 times): a Word document of the 15 pages alone needs more than
+  // 64 MB of heap, of these 300 pages many times 128 MB; one short page needs a few.
+  big = join(scratch, 'register-300.pdf');
+  const register = corpus('pdf/federal-register-15-pages.pdf');
+  tool('qpdf', ['--empty', '--pages', ...Array(20).fill(register), '--', big]);
+  t = await startApp({ JOB_MAX_MEMORY_MB: '128' });
+});
+test.after(async () => {
+  await t.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+test('a document past JOB_MAX_MEMORY_MB ends its own job with a 422; a concurrent small job, the process and /health carry on', async () => {
+  const pid = process.pid;
+  const [heavy, small] = await Promise.all([
+    t.form('/word', { file: { file: big } }),
+    t.form('/extracted-text', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }),
+  ]);
+  await expectError(heavy, 422, /exceeded the limit JOB_MAX_MEMORY_MB=128/);
+  assert.match(String((await expectOk(small)).fullText), /^Lorem ipsum dolor sit amet/);
+  // The same process, answering: the thread died, not the server.
+  assert.is(process.pid, pid);
+  assert.is((await t.request('/health')).status, 200);
+  // The other operations of the same kind go on in fresh threads.
+  const after = await expectOk(await t.form('/markdown', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }));
+  assert.match(String(after.outputUrl ?? after.markdown ?? JSON.stringify(after)), /.+/);
+});
+
+test('the same document is read within the default cap', async () => {
+  const app = await startApp();
+  try {
+    const text = await expectOk(await app.form('/extracted-text', { file: { file: big }, full_text: 'by_page' }));
+    const pages = text.fullText.pages as { page: number; text: string }[];
+    assert.is(pages.length, 300);
+    assert.match(pages[299].text, /Federal Register/);
+  } finally {
+    await app.close();
+  }
+});
+
+test.run();
