@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, pdfPages, pdfText, sleep, startApp, type TestApp, tool, uploadId } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, pdfText, startApp, type TestApp, tool, until, uploadId } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-flatten-'));
@@ -210,10 +210,14 @@ test('flatten endpoints: encrypted input 401, broken 400, file and id 400, polli
   await fails(await t.form('/flattened-layers-pdf', { file: { file: FORM }, id }), 400, /only accept a File or an ID/);
   const r = await okBody(await t.json('/flattened-annotations-pdf', { id }, { 'Response-Type': 'requestId' }));
   let status: Record<string, any> = { status: 'pending' };
-  for (let i = 0; i < 100 && status.status === 'pending'; i++) {
-    await sleep(100);
-    status = (await (await t.request(`/request-status/${r.requestId}`)).json()) as Record<string, any>;
-  }
+  await until(
+    'the flatten settles',
+    async () => {
+      status = (await (await t.request(`/request-status/${r.requestId}`)).json()) as Record<string, any>;
+      return status.status !== 'pending';
+    },
+    60_000,
+  );
   assert.is(status.status, 'completed', JSON.stringify(status));
   assert.is(status.inputId, id);
 });

@@ -6,7 +6,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { staticXfaForm } from './fixtures.js';
-import { corpus, startApp, type TestApp, tool } from './helpers.js';
+import { corpus, startApp, type TestApp, tool, until } from './helpers.js';
 
 let t: TestApp;
 let tmp: string;
@@ -207,11 +207,14 @@ test('JSON by id and polling', async () => {
   const res = await t.json('/exported-form-data', { id: up.files[0].id, data_format: 'xfdf', output: 'mine' }, { 'Request-Type': 'requestId' });
   const { requestId } = (await res.json()) as { requestId: string };
   let status: Record<string, unknown> = {};
-  for (let i = 0; i < 100; i++) {
-    status = (await (await t.request(`/request-status/${requestId}`)).json()) as Record<string, unknown>;
-    if (status.status !== 'pending') break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(
+    'the export settles',
+    async () => {
+      status = (await (await t.request(`/request-status/${requestId}`)).json()) as Record<string, unknown>;
+      return status.status !== 'pending';
+    },
+    60_000,
+  );
   assert.is(status.status, 'completed', JSON.stringify(status));
   assert.is((await info(status.outputId as string)).name, 'mine.xfdf');
 });

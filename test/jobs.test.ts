@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { int } from '../app/http/fields.js';
 import { type Operation, operation, pdfInput } from '../app/http/operation.js';
 import { run } from '../engines/run.js';
-import { corpus, sleep, startApp, UUID_V4, until } from './helpers.js';
+import { corpus, startApp, UUID_V4, until } from './helpers.js';
 
 /** Running, and not a zombie (a killed orphan stays a zombie until an init that may not reap it does). */
 const alive = (pid: number) => {
@@ -24,7 +24,7 @@ const slow = operation({
   tag: 'test',
   summary: 'sleeps in a child process group',
   inputs: {},
-  fields: { seconds: int(0, 60, 1), tag: z.string().optional() },
+  fields: { seconds: int(0, 3600, 1), tag: z.string().optional() },
   output: 'json',
   engines: [],
   run: async ({ fields, dir, signal, progress }) => {
@@ -53,21 +53,23 @@ const failing = operation({
 test('polling: Request-Type answers {requestId} at once, then pending with progress, then completed', async () => {
   const t = await startApp({}, { operations: [slow] });
   try {
-    const res = await t.json('/test-slow', { seconds: 1 }, { 'Request-Type': 'requestId' });
+    const res = await t.json('/test-slow', { seconds: 3 }, { 'Request-Type': 'requestId' });
     assert.is(res.status, 200);
     const { requestId } = await res.json();
     assert.match(requestId, UUID_V4);
     let pending: { progress?: number } | undefined;
-    await until('the job reports its progress', async () => (pending = await (await t.request(`/request-status/${requestId}`)).json()).progress === 0.5, 5000);
+    // Progress 0.5 stays up for the engine's 3 s of sleep, wall-clock seconds on any machine: far longer than one
+    // poll.
+    await until(
+      'the job reports its progress',
+      async () => (pending = await (await t.request(`/request-status/${requestId}`)).json()).progress === 0.5,
+      60_000,
+    );
     assert.equal(pending, { status: 'pending', requestId, progress: 0.5 });
-    let done: Record<string, unknown> | undefined;
-    for (let i = 0; i < 40; i++) {
-      done = await (await t.request(`/request-status/${requestId}`)).json();
-      if (done.status !== 'pending') break;
-      await sleep(100);
-    }
-    assert.is(done.status, 'completed');
-    assert.is(done.slept, 1);
+    let done: Record<string, unknown> = {};
+    await until('the job settles', async () => (done = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
+    assert.is(done.status, 'completed', JSON.stringify(done));
+    assert.is(done.slept, 3);
     // The n8n node's check, also with Response-Type.
     const n8n = await t.request('/request-status/00000000-0000-0000-0000-000000000000');
     assert.is(n8n.status, 404);
@@ -84,13 +86,9 @@ test('polling survives a restart: a finished request is still answered, an inter
   try {
     const a = await startApp({}, { operations: [slow], dataDir });
     const { requestId } = await (await a.json('/test-slow', { seconds: 0 }, { 'Request-Type': 'requestId' })).json();
-    let done: Record<string, unknown> | undefined;
-    for (let i = 0; i < 40; i++) {
-      done = await (await a.request(`/request-status/${requestId}`)).json();
-      if (done.status !== 'pending') break;
-      await sleep(50);
-    }
-    assert.is(done.status, 'completed');
+    let done: Record<string, unknown> = {};
+    await until('the job settles', async () => (done = await (await a.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
+    assert.is(done.status, 'completed', JSON.stringify(done));
     await a.close();
     const b = await startApp({}, { operations: [slow], dataDir });
     try {
@@ -117,7 +115,7 @@ test('polling a failed job shows failed with the client error, never the engine 
       await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }, { 'Request-Type': 'requestId' })
     ).json();
     let st = await (await t.request(`/request-status/${requestId}`)).json();
-    await until('the job ends', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 10_000);
+    await until('the job ends', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
     assert.is(st.status, 'failed');
     assert.is(st.status === 'failed' && st.error, 'Uploaded file is not valid input for this route');
     assert.not.match(JSON.stringify(st), /secret|\/etc/);
@@ -131,7 +129,8 @@ test('polling a failed job shows failed with the client error, never the engine 
 test('queue: CONCURRENCY running, QUEUE_MAX waiting, then 429 with Retry-After', async () => {
   const t = await startApp({ CONCURRENCY: '1', QUEUE_MAX: '1' }, { operations: [slow] });
   try {
-    const a = await (await t.json('/test-slow', { seconds: 2 }, { 'Request-Type': 'requestId' })).json();
+    // Still running at the checks below on any machine (the close cuts it after its 1 s grace).
+    const a = await (await t.json('/test-slow', { seconds: 600 }, { 'Request-Type': 'requestId' })).json();
     const b = await (await t.json('/test-slow', { seconds: 0 }, { 'Request-Type': 'requestId' })).json();
     assert.ok(a.requestId && b.requestId);
     assert.equal(t.deps.jobs.stats.running, 1);
@@ -146,19 +145,22 @@ test('queue: CONCURRENCY running, QUEUE_MAX waiting, then 429 with Retry-After',
 });
 
 test('timeout: MAX_PROCESS_SECONDS stops the job, kills the engine process group, removes the temp dir', async () => {
-  const t = await startApp({ MAX_PROCESS_SECONDS: '1' }, { operations: [slow] });
+  // The pid must be read while the job runs: 5 s against ~0.1 s here to start the engine, write the pid and see it
+  // (one poll of 0.1 s of that).
+  const t = await startApp({ MAX_PROCESS_SECONDS: '5' }, { operations: [slow] });
   try {
-    const { requestId } = await (await t.json('/test-slow', { seconds: 30 }, { 'Request-Type': 'requestId' })).json();
+    // 600 s: a grandchild seen gone within the 60 s waits below was killed, not finished.
+    const { requestId } = await (await t.json('/test-slow', { seconds: 600 }, { 'Request-Type': 'requestId' })).json();
     const work = join(t.dataDir, 'work', requestId);
-    await until('the engine writes its pid', () => existsSync(join(work, 'pid')) && readFileSync(join(work, 'pid'), 'utf8').endsWith('\n'), 5000);
+    await until('the engine writes its pid', () => existsSync(join(work, 'pid')) && readFileSync(join(work, 'pid'), 'utf8').endsWith('\n'), 60_000);
     const pid = Number(readFileSync(join(work, 'pid'), 'utf8'));
     assert.ok(alive(pid));
     let st = await (await t.request(`/request-status/${requestId}`)).json();
-    await until('the limit stops the job', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 10_000);
+    await until('the limit stops the job', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
     assert.is(st.status, 'failed');
     assert.is(st.status === 'failed' && st.status, 'failed');
-    assert.match(st.error, /limit of 1 s/);
-    await until('the grandchild sleep is killed', () => !alive(pid), 5000);
+    assert.match(st.error, /limit of 5 s/);
+    await until('the grandchild sleep is killed', () => !alive(pid), 60_000);
     assert.not.ok(existsSync(work), 'temp dir removed');
     const sync = await t.json('/test-slow', { seconds: 30 });
     assert.is(sync.status, 422);
@@ -171,21 +173,22 @@ test('cancellation: a synchronous client that goes away stops its job and its pr
   const t = await startApp({}, { operations: [slow] });
   try {
     const ac = new AbortController();
+    // 600 s: a grandchild seen gone within the 60 s wait below was killed, not finished.
     const pending = t
-      .request('/test-slow', { method: 'POST', body: JSON.stringify({ seconds: 30 }), headers: { 'content-type': 'application/json' }, signal: ac.signal })
+      .request('/test-slow', { method: 'POST', body: JSON.stringify({ seconds: 600 }), headers: { 'content-type': 'application/json' }, signal: ac.signal })
       .catch((e) => e);
     const pidOf = (job: string) => join(t.dataDir, 'work', job, 'pid');
     await until(
       'the engine writes its pid',
       () => readdirSync(join(t.dataDir, 'work')).some((j) => existsSync(pidOf(j)) && readFileSync(pidOf(j), 'utf8').endsWith('\n')),
-      5000,
+      60_000,
     );
     const work = readdirSync(join(t.dataDir, 'work'));
     assert.is(work.length, 1);
     const pid = Number(readFileSync(join(t.dataDir, 'work', work[0], 'pid'), 'utf8'));
     ac.abort();
     await pending;
-    await until('the job stops', () => !alive(pid) && readdirSync(join(t.dataDir, 'work')).length === 0, 5000);
+    await until('the job stops', () => !alive(pid) && readdirSync(join(t.dataDir, 'work')).length === 0, 60_000);
     assert.is(t.deps.jobs.stats.running, 0);
   } finally {
     await t.close();

@@ -9,7 +9,7 @@ import { int } from '../app/http/fields.js';
 import { type Operation, operation } from '../app/http/operation.js';
 import { type Cost, Jobs } from '../app/jobs/index.js';
 import { run } from '../engines/run.js';
-import { corpus, sleep, startApp, until } from './helpers.js';
+import { corpus, startApp, until } from './helpers.js';
 
 /**
  * The scheduler: lanes with their own limits, a budget of cores for cpu jobs, round-robin between clients,
@@ -33,10 +33,12 @@ const jobs = (over: Partial<ConstructorParameters<typeof Jobs>[0]> = {}) =>
     ...over,
   });
 
-/** Waits until `n` jobs have started (starting involves a mkdir), then a little longer for one that should not have. */
+/**
+ * Waits until `n` jobs have started (starting involves a mkdir). A job that should not have started is told by
+ * the scheduler's counts, which change with its decision rather than a mkdir later, not by waiting a while more.
+ */
 async function started(log: string[], n: number) {
-  await until(`${n} jobs started`, () => log.length >= n, 5000);
-  await sleep(20);
+  await until(`${n} jobs started`, () => log.length >= n, 60_000);
 }
 
 /** A job that records when it started and runs until released. */
@@ -62,6 +64,7 @@ test('light jobs start at once while the cpu budget and the pools are full', asy
   await started(log, 3);
   // Starting involves a mkdir, so jobs started together log in any order.
   assert.equal([...log].sort(), ['html', 'ocr', 'office']);
+  assert.is(j.stats.running, 3, 'ocr2 started too');
   const info = gate(log, 'info');
   const light = j.submit(info.work, { owner: null, cost: { lane: 'light' } }).done;
   await started(log, 4);
@@ -90,6 +93,7 @@ test('cpu budget: a job counts its processes; a smaller job behind a larger one 
   await started(log, 1);
   assert.equal(log, ['one'], '1 core free: the 2-core job waits and the 1-core job behind it waits its turn');
   assert.is(j.stats.cpuUsed, 1);
+  assert.is(j.stats.lanes.cpu.waiting, 2);
   one.release();
   await p1;
   await started(log, 2);
@@ -119,6 +123,7 @@ test("fairness: one client with 50 queued jobs does not starve another client's 
   const b = gate(log, 'b');
   const pb = j.submit(b.work, { owner: null, client: 'b', cost: { lane: 'cpu', processes: 1 } }).done;
   await started(log, 1);
+  assert.is(j.stats.running, 1);
   gates[0].release();
   await started(log, 2);
   assert.equal(log, ['a0', 'b'], 'b runs second, not 51st');
@@ -160,6 +165,8 @@ test('CONCURRENCY bounds the heavy lanes together', async () => {
   const pb = j.submit(b.work, { owner: null, cost: { lane: 'office' } }).done;
   await started(log, 1);
   assert.equal(log, ['cpu']);
+  assert.is(j.stats.running, 1, 'the office job started too');
+  assert.is(j.stats.lanes.office.waiting, 1);
   a.release();
   await pa;
   await started(log, 2);
@@ -176,6 +183,16 @@ test('engine processes of heavy lanes run niced; light ones do not', async () =>
   assert.equal(await niceOf({ lane: 'light' }), { ni: '0' });
 });
 
+/** Jobs of /test-sleep held until the test releases them, by tag (a tag not held only sleeps `ms`). */
+const held = new Map<string, { released: Promise<void>; release: () => void }>();
+const hold = (tag: string) => {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  held.set(tag, { released, release });
+};
+/** Tags of /test-sleep jobs in the order they started. */
+const startedTags: string[] = [];
+
 /** An endpoint whose engine sleeps, in the cpu lane (the default cost). */
 const slow = operation({
   path: '/test-sleep',
@@ -186,6 +203,8 @@ const slow = operation({
   output: 'json',
   engines: [],
   run: async ({ fields, dir, signal }) => {
+    startedTags.push(fields.tag ?? '');
+    await held.get(fields.tag ?? '')?.released;
     await run('sleep', [String(fields.ms / 1000)], { cwd: dir, signal });
     return { json: { tag: fields.tag ?? null, finished: Date.now() } };
   },
@@ -196,24 +215,32 @@ const keyB = 'key-bbbbbbbbbbbbbbbbbbbb';
 
 test('HTTP: fair between API keys; /pdf-info answers while real OCR and office jobs hold the heavy lanes', async () => {
   const t = await startApp({ API_KEYS: `${keyA},${keyB}`, CPU_BUDGET: '2' }, { operations: [slow] });
-  const poll = async (id: string, key: string) => {
-    for (;;) {
-      const st = await (await t.request(`/request-status/${id}`, { headers: { 'Api-Key': key } })).json();
-      if (st.status !== 'pending') return st;
-      await sleep(50);
-    }
+  const poll = async (id: string, key: string, timeoutMs = 120_000) => {
+    let st: Record<string, any> = {};
+    await until(
+      `request ${id} settles`,
+      async () => (st = await (await t.request(`/request-status/${id}`, { headers: { 'Api-Key': key } })).json()).status !== 'pending',
+      timeoutMs,
+    );
+    return st;
   };
   try {
-    // Key A queues 8 two-second jobs (2 run, 6 wait); key B then sends one: it runs in the next free slot.
+    // Key A queues 8 jobs held by the test (2 run, 6 wait); key B then sends one: it runs in the next free slot.
+    // The slots free when the test says so, not after some duration, so no machine's speed changes the order.
     const a = [];
-    for (let k = 0; k < 8; k++)
-      a.push((await (await t.json('/test-sleep', { ms: 1000, tag: `a${k}` }, { 'Api-Key': keyA, 'Request-Type': 'requestId' })).json()).requestId);
+    for (let k = 0; k < 8; k++) {
+      hold(`a${k}`);
+      a.push((await (await t.json('/test-sleep', { ms: 0, tag: `a${k}` }, { 'Api-Key': keyA, 'Request-Type': 'requestId' })).json()).requestId);
+    }
+    await until("two of A's jobs started", () => startedTags.length >= 2, 60_000);
+    assert.equal([...startedTags].sort(), ['a0', 'a1']);
     const b = (await (await t.json('/test-sleep', { ms: 100, tag: 'b' }, { 'Api-Key': keyB, 'Request-Type': 'requestId' })).json()).requestId;
-    const bDone = await poll(b, keyB);
-    const aDone = await Promise.all(a.map((id) => poll(id, keyA)));
-    assert.is(bDone.status, 'completed');
-    const before = aDone.filter((r) => r.finished < bDone.finished).length;
-    assert.ok(before <= 3, `b finished after ${before} of a's 8 jobs`);
+    held.get('a0')!.release();
+    await until('the freed slot is taken', () => startedTags.length >= 3, 60_000);
+    assert.is(startedTags[2], 'b', `started: ${startedTags.join(', ')}`);
+    assert.is((await poll(b, keyB)).status, 'completed');
+    for (const h of held.values()) h.release();
+    for (const st of await Promise.all(a.map((id) => poll(id, keyA)))) assert.is(st.status, 'completed', JSON.stringify(st));
 
     // Real heavy work: two OCR jobs of a 4-page scan and two office conversions, then a light request.
     const heavy = [
@@ -223,7 +250,9 @@ test('HTTP: fair between API keys; /pdf-info answers while real OCR and office j
       t.form('/pdf', { file: { file: corpus('office/poi-SampleDoc.docx') } }, { 'Api-Key': keyA, 'Request-Type': 'requestId' }),
     ];
     const ids = await Promise.all(heavy.map(async (r) => (await (await r).json()).requestId as string));
-    await until('OCR is running', () => t.deps.jobs.stats.lanes.cpu.running >= 1, 10_000);
+    // Once one has started, both stay pending for at least one OCR run of 4 pages (seconds here, hundreds of
+    // milliseconds on a machine 10x faster), far longer than one light request and one poll.
+    await until('OCR is running', () => t.deps.jobs.stats.lanes.cpu.running >= 1, 60_000);
     const info = await t.form('/pdf-info', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') }, queries: 'page_count' }, { 'Api-Key': keyB });
     assert.is(info.status, 200);
     assert.is((await info.json()).page_count, 1);
@@ -231,8 +260,10 @@ test('HTTP: fair between API keys; /pdf-info answers while real OCR and office j
       ids.slice(0, 2).map(async (id) => (await (await t.request(`/request-status/${id}`, { headers: { 'Api-Key': keyA } })).json()).status),
     );
     assert.ok(stillRunning.includes('pending'), 'pdf-info answered before the OCR jobs ended');
-    for (const st of await Promise.all(ids.map((id) => poll(id, keyA)))) assert.is(st.status, 'completed', JSON.stringify(st));
+    // Two OCR runs one after the other took 40-75 s here under load: minutes on a machine 10x slower.
+    for (const st of await Promise.all(ids.map((id) => poll(id, keyA, 1_200_000)))) assert.is(st.status, 'completed', JSON.stringify(st));
   } finally {
+    for (const h of held.values()) h.release();
     await t.close();
   }
 });

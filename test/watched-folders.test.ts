@@ -1,4 +1,6 @@
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -28,7 +30,9 @@ function setup(pipelines: Record<string, unknown[]>) {
 
 test('a folder fed with good, junk, slowly written and same-named files: each filed once, nothing deleted', async () => {
   const { defs, watch } = setup({ halves: [{ operation: '/split-pdf', fields: { pages: ['1-2', '3-4'] } }] });
-  const t = await startApp({ PIPELINES_DIR: defs, WATCH_DIR: watch, WATCH_SETTLE_SECONDS: '1', METRICS: 'on' });
+  // A 3 s settle against 300 ms pauses: a pause would have to stretch tenfold (a stalled event loop, shared with
+  // the watcher here) before a piece looked complete.
+  const t = await startApp({ PIPELINES_DIR: defs, WATCH_DIR: watch, WATCH_SETTLE_SECONDS: '3', METRICS: 'on' });
   const w = await watchFolders(t.deps, { pollMs: 100 });
   const dir = (p: string) => join(watch, 'halves', p);
   try {
@@ -41,7 +45,7 @@ test('a folder fed with good, junk, slowly written and same-named files: each fi
     const third = Math.ceil(whole.length / 3);
     writeFileSync(dir('in/slow.pdf'), whole.subarray(0, third));
     for (const k of [1, 2]) {
-      await sleep(600);
+      await sleep(300);
       assert.not.ok(ls(dir('done')).includes('slow.pdf'), 'taken before it was complete');
       appendFileSync(dir('in/slow.pdf'), whole.subarray(k * third, (k + 1) * third));
     }
@@ -65,8 +69,16 @@ test('a folder fed with good, junk, slowly written and same-named files: each fi
     copyFileSync(FOUR, dir('in/report.pdf'));
     await until('second report filed', () => ls(dir('done')).includes('report-2.pdf'), 60_000);
     assert.equal(ls(dir('out')), ['report-2_1.pdf', 'report-2_2.pdf', 'report_1.pdf', 'report_2.pdf', 'slow_1.pdf', 'slow_2.pdf']);
-    const metrics = await (await t.request('/metrics')).text();
-    assert.match(metrics, /quire_watched_files_total\{pipeline="halves",outcome="done"\} 3/);
+    // A run is counted once it has also removed its resources, a moment after its file reached done/.
+    let metrics = '';
+    await until(
+      'the third run counted',
+      async () => {
+        metrics = await (await t.request('/metrics')).text();
+        return /quire_watched_files_total\{pipeline="halves",outcome="done"\} 3/.test(metrics);
+      },
+      60_000,
+    );
     assert.match(metrics, /quire_watched_files_total\{pipeline="halves",outcome="failed"\} 1/);
     // The runs' resources were removed once their files were in the folder.
     assert.is((await t.deps.store.totals()).count, 0);
@@ -79,24 +91,71 @@ test('a folder fed with good, junk, slowly written and same-named files: each fi
 /** Files of a folder, counted by state: a file is never in two places and never lost. */
 const states = (watch: string, name: string) => Object.fromEntries(['in', 'out', 'done', 'failed'].map((p) => [p, ls(join(watch, name, p))]));
 
+/**
+ * An OpenAI-compatible model on loopback that answers only once `open`: a run that reaches it is held there,
+ * mid-pipeline, for as long as the test needs (a machine of any speed stops at the same point). Its translation
+ * is the prompt itself after "[fr]".
+ */
+async function heldModel() {
+  const model = { url: '', asked: 0, open: false, close: () => new Promise<void>((r) => server.close(() => r())) };
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      model.asked++;
+      if (!model.open) return; // never answered: the process asking is killed meanwhile
+      const body = JSON.parse(raw);
+      const content = `SOURCE: en\n\n[fr] ${body.messages.at(-1).content}`;
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        }),
+      );
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  model.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/`;
+  return model;
+}
+
 test('kill -9 in the middle of a run: the file is taken again at the next start, outputs written once', async () => {
-  const { root, defs, watch } = setup({ ocr: [{ operation: '/pdf-with-ocr-text', fields: { languages: 'English' } }] });
-  const env = { PIPELINES_DIR: defs, WATCH_DIR: watch, WATCH_SETTLE_SECONDS: '1', DATA_DIR: join(root, 'data') };
+  // OCR, then a translation whose model holds the first run: the kill lands mid-run by construction, not by timing.
+  const { root, defs, watch } = setup({
+    ocr: [
+      { operation: '/pdf-with-ocr-text', fields: { languages: 'English' } },
+      { operation: '/translated-pdf-text', fields: { output_language: 'fr', output_type: 'file' } },
+    ],
+  });
+  const model = await heldModel();
+  const env = {
+    PIPELINES_DIR: defs,
+    WATCH_DIR: watch,
+    WATCH_SETTLE_SECONDS: '1',
+    DATA_DIR: join(root, 'data'),
+    LLM_URL: model.url,
+    LLM_MODEL: 'held',
+    LLM_TIMEOUT_SECONDS: '600',
+  };
   let q: Proc = await startQuire('watcher', env);
   try {
     copyFileSync(SCAN, join(watch, 'ocr/in/page.pdf'));
-    // Taken: its journal is written before the pipeline starts; OCR of the page takes seconds.
-    await until('file taken', () => existsSync(join(watch, 'ocr/.quire/page.pdf.json')), 60_000);
-    await sleep(500);
+    await until('the run held at its second step', () => model.asked > 0, 180_000);
+    assert.ok(existsSync(join(watch, 'ocr/.quire/page.pdf.json')), 'taken: its journal is written before the pipeline starts');
     await crash(q);
     assert.equal(states(watch, 'ocr'), { in: ['page.pdf'], out: [], done: [], failed: [] }, 'killed mid-run: the file is still in in/');
+    model.open = true;
     q = await startQuire('watcher-again', env);
     await until('filed after restart', () => ls(join(watch, 'ocr/done')).length === 1, 180_000);
-    assert.equal(states(watch, 'ocr'), { in: [], out: ['page.pdf'], done: ['page.pdf'], failed: [] }, tail(q));
-    assert.match(tool('pdftotext', [join(watch, 'ocr/out/page.pdf'), '-']), /Huckleberry|Tom|the/i);
+    assert.equal(states(watch, 'ocr'), { in: [], out: ['page.txt'], done: ['page.pdf'], failed: [] }, tail(q));
+    assert.match(readFileSync(join(watch, 'ocr/out/page.txt'), 'utf8'), /\[fr\][\s\S]*(Huckleberry|Tom|the)/i);
     assert.not.ok(existsSync(join(watch, 'ocr/.quire/page.pdf.json')), 'journal removed once filed');
   } finally {
     await stop(q);
+    await model.close();
   }
 });
 
@@ -113,6 +172,9 @@ test('two workers on one folder (cluster mode): every file taken by exactly one 
     const names = Array.from({ length: 8 }, (_, i) => `doc${i}.pdf`);
     for (const n of names) copyFileSync(FOUR, join(watch, 'split/in', n));
     await until('all filed', () => ls(join(watch, 'split/done')).length === names.length, 180_000);
+    // Each run logs once it has cleaned up, a moment after its file reached done/.
+    const taken = () => workers.flatMap((w) => w.log.filter((l) => l.includes('"msg":"watched file"')).map((l) => JSON.parse(l).file as string));
+    await until('every run logged', () => taken().length >= names.length, 60_000);
     const s = states(watch, 'split');
     assert.equal(s.done, names);
     assert.equal(
@@ -123,8 +185,7 @@ test('two workers on one folder (cluster mode): every file taken by exactly one 
     assert.equal(s.failed, []);
     for (const n of s.out) assert.is(pdfPages(join(watch, 'split/out', n)), n.endsWith('_1.pdf') ? 1 : 3);
     // Exactly one "watched file" line per file, across both workers.
-    const taken = workers.flatMap((w) => w.log.filter((l) => l.includes('"msg":"watched file"')).map((l) => JSON.parse(l).file as string));
-    assert.equal(taken.sort(), names, workers.map(tail).join(''));
+    assert.equal(taken().sort(), names, workers.map(tail).join(''));
   } finally {
     for (const w of workers) await stop(w);
     await stop(redis.proc);
