@@ -99,7 +99,8 @@ export async function startQuire(name: string, env: Record<string, string>, opts
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const p = track(name, child, port);
-  const deadline = Date.now() + 180_000;
+  // A cold start (tsx compiling, engines probed) took 19 s here under load: minutes on a slow machine.
+  const deadline = Date.now() + 1_200_000;
   while (Date.now() < deadline) {
     if (p.exited) throw new Error(`${name} exited before answering /up${tail(p)}`);
     if (
@@ -111,7 +112,7 @@ export async function startQuire(name: string, env: Record<string, string>, opts
       return p;
     await sleep(250);
   }
-  throw new Error(`${name} did not answer /up within 180 s${tail(p)}`);
+  throw new Error(`${name} did not answer /up within 20 min${tail(p)}`);
 }
 
 export interface ProcEntry {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, startApp, type TestApp, until } from './helpers.js';
+import { corpus, startApp, type TestApp, tool, until } from './helpers.js';
 import { crash, descendants, type Proc, REDIS_SERVER, started, startQuire, startRedis, stop } from './processes.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
@@ -231,11 +231,18 @@ test('OpenAPI documents the webhook headers and the 202 on processing operations
 
 const REDIS = REDIS_SERVER;
 
-/** A redis-server on a free loopback port and a way to start api / worker replicas on it, over one DATA_DIR. */
+/** The first CPU this process may run on (Cpus_allowed_list, e.g. "2-5"). */
+const firstCpu = () => /^Cpus_allowed_list:\s*(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0';
+
+/**
+ * A redis-server on a free loopback port and a way to start api / worker replicas on it, over one DATA_DIR. A
+ * worker is pinned to one CPU: it recognises one page at a time, so an OCR job lasts as many Tesseract runs as
+ * it has pages on any machine, however many cores it has.
+ */
 async function cluster(data: string) {
   const { url } = await startRedis(data);
   const common = { REDIS_URL: url, DATA_DIR: data, URL_ALLOW: '127.0.0.1', WEBHOOK_SECRET: SECRET, METRICS: 'on' };
-  return (role: string) => startQuire(role, { ...common, ROLE: role });
+  return (role: string) => startQuire(role, { ...common, ROLE: role }, role === 'worker' ? { cpus: firstCpu() } : {});
 }
 
 const tesseractsUnder = (p: Proc) => descendants(p.pid).filter((e) => e.comm === 'tesseract' && e.state !== 'Z');
@@ -300,8 +307,11 @@ if (REDIS) {
     try {
       const start = await cluster(data);
       const [api, first] = await Promise.all([start('api'), start('worker')]);
+      // 12 pages (the 4-page scan three times) read one after another: a tesseract seen leaves pages to come.
+      const scans = join(data, 'scan-12-pages.pdf');
+      tool('qpdf', ['--empty', '--pages', SCAN, SCAN, SCAN, '--', scans]);
       const fd = new FormData();
-      fd.append('file', new Blob([readFileSync(SCAN)]), 'scan.pdf');
+      fd.append('file', new Blob([readFileSync(scans)]), 'scan.pdf');
       const res = await fetch(`${api.base}/pdf-with-ocr-text`, {
         method: 'POST',
         body: fd,
@@ -310,7 +320,8 @@ if (REDIS) {
       assert.is(res.status, 202, await res.clone().text());
       const { requestId } = await res.json();
 
-      // Each worker is killed while its tesseract runs the job: the first loss reruns it, the second fails it.
+      // Each worker is killed while its tesseract runs the job (polled from before page 1 and seen during it, 11
+      // pages before the job could end): the first loss reruns it, the second fails it.
       let worker = first;
       for (let lost = 0; lost < 2; lost++) {
         await until(`tesseract under worker ${lost + 1}`, () => tesseractsUnder(worker).length > 0, 2 * MINUTE);
