@@ -24,6 +24,8 @@ const CODES = {
   internal: 500,
   engine_missing: 503,
   shutting_down: 503,
+  storage_unavailable: 503,
+  storage_full: 507,
 } as const;
 export type ErrorCode = keyof typeof CODES;
 
@@ -74,11 +76,44 @@ function display(value: unknown): string {
   return s.length > 200 ? `${s.slice(0, 200)}...` : s;
 }
 
+/**
+ * A write the server's own storage refused (DATA_DIR, the job dirs): full, over quota, read-only or not ours to
+ * write. Not the client's fault and not a crash: 507, so the client knows to retry later or elsewhere.
+ */
+const STORAGE_ERRNOS: Record<string, string> = {
+  ENOSPC: "the server's storage is full",
+  EDQUOT: "the server's storage quota is used up",
+  EROFS: "the server's storage is read-only",
+  EACCES: 'the server may not write to its storage',
+  EPERM: 'the server may not write to its storage',
+};
+/** Engines say the same in their own words on stderr. */
+const STORAGE_STDERR = /No space left on device|Disk quota exceeded|Read-only file system/i;
+
+export function storageError(err: unknown): AppError | undefined {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  const why = code && typeof (err as NodeJS.ErrnoException).syscall === 'string' ? STORAGE_ERRNOS[code] : undefined;
+  if (why) return storageFull(`${why} (${code})`);
+  // A read that failed for want of room is not a broken input: inputError wraps the engine's failure as a 400.
+  if (err instanceof AppError && Array.isArray(err.cause)) return err.cause.map(storageError).find(Boolean);
+  if (err instanceof EngineError && STORAGE_STDERR.test(err.details.stderr ?? ''))
+    return storageFull(`${err.tool} could not write its output, the server's storage is full`);
+  return undefined;
+}
+
+export const storageFull = (why: string) =>
+  new AppError('storage_full', `The request could not be stored or processed: ${why}. Nothing of it was kept; try again later.`);
+
 /** The one mapper from anything thrown to what the client sees. Stacks and stderr never leave the log. */
 export function toClientError(err: unknown): { status: number; body: { error: string }; headers: Record<string, string> } {
+  const storage = storageError(err);
+  if (storage) return { status: storage.status, body: { error: storage.message }, headers: {} };
   if (err instanceof AppError) return { status: err.status, body: { error: err.message }, headers: err.headers };
   if (err instanceof EngineError) {
     if (err.details.missing) return { status: 503, body: { error: `${err.tool} is not installed on this server` }, headers: {} };
+    // Installed but not starting (twice, the second time on a fresh instance): the server's fault, for now.
+    if (err.details.unavailable)
+      return { status: 503, body: { error: `${err.tool} could not be started on this server. Try again later.` }, headers: { 'retry-after': '30' } };
     // An engine that rejects an input (exit code, unreadable structure) means the input is broken: 400.
     return { status: 400, body: { error: TEXT.invalidInput }, headers: {} };
   }

@@ -9,6 +9,10 @@ export class EngineError extends Error {
       timedOut?: boolean;
       aborted?: boolean;
       missing?: boolean;
+      /** The engine's instance died or lost its pipe during the job: the input is to blame only if it happens again on a fresh one. */
+      crashed?: boolean;
+      /** Installed, but it could not be started: the engine is down (503 naming it), not the input. */
+      unavailable?: boolean;
       /** The input hit a limit the caller set (time, pages, bytes, memory): the caller names its setting (422). */
       limit?: 'time' | 'pages' | 'bytes' | 'memory';
       /** Cut by its per-page budget (RunOptions.pageBudget) while on this page (0: before its first page). */

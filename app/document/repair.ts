@@ -4,7 +4,7 @@ import { EngineError } from '../../engines/errors.js';
 import { rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { cleanPdf } from '../../engines/mupdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { AppError, invalidInput, TEXT } from '../errors.js';
+import { AppError, invalidInput, storageError, TEXT } from '../errors.js';
 import { isPdfHeader, readableWithoutPassword, readPdfHead } from './pdf-access.js';
 import { countPages, isReadFailure, readFailuresOf, withinPageBudget } from './read-chain.js';
 import { whyUnreadable } from './unreadable.js';
@@ -25,6 +25,8 @@ export async function withRepairedInputs<T>(
   try {
     return { value: await attempt((p) => p) };
   } catch (err) {
+    // A full disk is not a damaged file: repairing would only write more, and then blame the input.
+    if (storageError(err)) throw err;
     // Only the plain "password protected" of a read: an operation that changes security says more, and needs the password.
     if (err instanceof AppError && err.code === 'password' && err.message === TEXT.password)
       return withoutAttachmentEncryption(pdfs, attempt, ctx, err, opts.writesPdf);

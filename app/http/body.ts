@@ -145,7 +145,14 @@ function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
           list[slot] = rec;
           if ((stream as Readable & { truncated?: boolean }).truncated) fail(tooLarge(opts.maxBytes));
         })
-        .catch(fail);
+        .catch((err) => {
+          fail(err);
+          // A part that could not be stored (a full disk) ends the request now: busboy would wait forever for the
+          // destroyed part to be read, and the client for an answer.
+          body.unpipe(bb);
+          body.resume();
+          void finish();
+        });
       pending.push(job);
     });
     bb.on('partsLimit', () => fail(new AppError('invalid_request', 'Too many parts in the multipart body')));
@@ -170,7 +177,8 @@ function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
       void finish();
     });
     bb.on('close', () => void finish());
-    requestStream(req)
+    const body = requestStream(req);
+    body
       .on('error', (err) => {
         fail(new AppError('invalid_request', `The upload was interrupted: ${err.message}`));
         bb.destroy();

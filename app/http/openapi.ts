@@ -13,7 +13,14 @@ const errors = {
   '404': { description: 'Unknown resource id', content: { 'application/json': { schema: ERROR } } },
   '413': { description: 'Upload larger than MAX_UPLOAD_MB', content: { 'application/json': { schema: ERROR } } },
   '429': { description: 'Queue full; see Retry-After', content: { 'application/json': { schema: ERROR } } },
-  '503': { description: 'An engine this endpoint needs is not installed', content: { 'application/json': { schema: ERROR } } },
+  '503': {
+    description: 'An engine this endpoint needs is not installed, or cannot be started now (Retry-After)',
+    content: { 'application/json': { schema: ERROR } },
+  },
+  '507': {
+    description: "The server's storage refused the request's bytes (full, over quota, read-only); nothing of the request was kept",
+    content: { 'application/json': { schema: ERROR } },
+  },
 };
 const uuid = { type: 'string', format: 'uuid' };
 const urlOrList = (many: boolean) => (many ? { type: 'array', items: { type: 'string' } } : { type: 'string' });
@@ -275,13 +282,26 @@ export function buildOpenApi(deps: Deps) {
         responses: { '200': { description: 'The pipelines' } },
       },
     },
-    '/up': { get: { tags: ['Service'], summary: 'Product, version and release date', responses: { '200': { description: 'Up' } } } },
-    '/health': { get: { tags: ['Service'], summary: 'Liveness', responses: { '200': { description: 'Alive' } } } },
+    '/up': { get: { tags: ['Service'], summary: 'Product, version and release date (liveness)', responses: { '200': { description: 'Up' } } } },
+    '/health': {
+      get: {
+        tags: ['Service'],
+        summary: 'Readiness: the state of each engine',
+        description:
+          'Starts no engine. engines: {name: "ok" | "missing" | "down"}: "missing" when not installed (status "degraded", still 200), ' +
+          '"down" when installed but its pool (LibreOffice, Chromium) could not start it (503, error names it). ' +
+          'storage: {freeMb, minFreeMb, low}: the least free space of DATA_DIR and the job dirs; low (below STORAGE_MIN_FREE_MB) answers 503.',
+        responses: {
+          '200': { description: 'status "ok" (or "degraded": an engine is missing) and engines' },
+          '503': { description: 'status "unavailable": an engine is down, or the storage is nearly full; error names which' },
+        },
+      },
+    },
     '/ready': {
       get: {
         tags: ['Service'],
         summary: 'Engines and their versions, endpoints disabled by missing engines, queue',
-        responses: { '200': { description: 'Ready' } },
+        responses: { '200': { description: 'Ready' }, '503': { description: 'An engine is down, or in cluster mode Redis or the storage' } },
       },
     },
   });

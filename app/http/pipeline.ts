@@ -2,10 +2,10 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { TOOLS } from '../../engines/tools.js';
 import { withReadBudgets, withRepairedInputs } from '../document/index.js';
-import { AppError, outOfRange, TEXT } from '../errors.js';
+import { AppError, outOfRange, storageError, storageFull, TEXT } from '../errors.js';
 import type { JobContext } from '../jobs/index.js';
 import { runOperationInThread } from '../jobs/operation-thread.js';
-import { resourceUrl } from '../store/index.js';
+import { diskFull, resourceUrl } from '../store/index.js';
 import { extensionOf, stripExtension } from '../store/names.js';
 import { type Body, discardUploads, readBody } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
@@ -163,6 +163,15 @@ const strip = (inputs: Record<string, StoredFile[]>) =>
 
 /** Runs a request inside its job: the operation, then its outputs into the store, then the response body. */
 export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Promise<Record<string, unknown>> {
+  try {
+    return await runJob(spec, job, deps);
+  } catch (err) {
+    if (!storageError(err) && !job.signal.aborted && (await diskFull(job.dir))) throw storageFull("the server's storage is full");
+    throw err;
+  }
+}
+
+async function runJob(spec: JobSpec, job: JobContext, deps: Deps): Promise<Record<string, unknown>> {
   const op = deps.operations.find((o) => o.path === spec.path);
   if (!op) throw new AppError('not_found', `No operation ${spec.path} on this server`);
   const fields = parseFields(op, spec.fields);

@@ -172,7 +172,7 @@ async function convert(ctx: RunContext<Fields>) {
         throw limitExceeded('The office conversion time', 'OFFICE_TIMEOUT_SECONDS', ctx.limits.officeTimeoutMs / 1000);
       if (err instanceof EngineError && err.details.limit === 'pages')
         throw limitExceeded('The number of pages of the office document', 'OFFICE_MAX_PAGES', ctx.limits.officeMaxPages);
-      if (err instanceof EngineError && !err.details.timedOut && !err.details.aborted && !err.details.missing)
+      if (err instanceof EngineError && !err.details.timedOut && !err.details.aborted && !err.details.missing && !err.details.unavailable)
         throw invalidInput(`${input.name} could not be opened as an office document`);
       throw err;
     }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { DirBytes, type ResourceBytes, readHead } from './bytes.js';
@@ -196,6 +196,20 @@ export class Store {
     await this.index.close();
     await this.bytes.close();
   }
+}
+
+/**
+ * Whether the file system holding `dir` is full (under 1 MiB left to unprivileged writers): a job that failed
+ * there failed for want of room, whatever words its engine or library found for it ("write error").
+ */
+export async function diskFull(dir: string): Promise<boolean> {
+  return ((await freeBytes(dir)) ?? Infinity) < 1024 * 1024;
+}
+
+/** Bytes unprivileged writers may still write on the file system holding `dir` (undefined when it cannot be told). */
+export async function freeBytes(dir: string): Promise<number | undefined> {
+  const s = await statfs(dir).catch(() => undefined);
+  return s && s.bavail * s.bsize;
 }
 
 export const resourceUrl = (baseUrl: string, id: string) => `${baseUrl}/resource/${id}?format=file`;

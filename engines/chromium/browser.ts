@@ -13,6 +13,9 @@ import { killGroupAndWait } from '../process-group.js';
  * browser is replaced after `maxJobs` jobs (it grows), when it disconnects or crashes, and when a job's
  * context cannot be closed after a timeout (a hung renderer).
  *
+ * A job whose browser dies under it is printed once more on a fresh one (print.ts); a browser that cannot be
+ * launched is reported down (/health) until a launch succeeds, tried again every 30 s meanwhile.
+ *
  * Puppeteer starts Chromium itself (a long-lived process engines/run.ts cannot host); it runs detached in
  * its own process group, and we kill that group on shutdown so no renderer or zygote survives.
  */
@@ -75,6 +78,11 @@ let currentInst: Instance | null = null;
 let launching: Promise<Instance> | null = null;
 const instances = new Set<Instance>();
 let launches = 0;
+/** Why the last launch failed, until one succeeds: /health reports Chromium down meanwhile. */
+let launchFailure: string | null = null;
+/** While Chromium is down, a launch is tried now and then without waiting for a job (see pool.ts, the same for LibreOffice). */
+let recovery: NodeJS.Timeout | undefined;
+const RECOVERY_MS = 30_000;
 /** Browsers ended other than by shutdown: retired after maxJobs, crashed (disconnected unasked), hung (killed); renderers killed for memory. */
 const ends = { recycled: 0, crashed: 0, hung: 0, rendererMemoryKills: 0 };
 let exitHookSet = false;
@@ -113,8 +121,15 @@ async function launch(): Promise<Instance> {
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     const missing = /ENOENT|not found|no such file/i.test(String((err as Error).message));
-    throw new EngineError('chromium', `could not start: ${(err as Error).message.split('\n')[0]}`, { missing });
+    const failure = new EngineError('chromium', `could not start: ${(err as Error).message.split('\n')[0]}`, { missing, unavailable: !missing });
+    launchFailure = failure.message;
+    recovery ??= setTimeout(() => {
+      recovery = undefined;
+      if (launchFailure) current().catch(() => undefined);
+    }, RECOVERY_MS).unref();
+    throw failure;
   }
+  launchFailure = null;
   launches++;
   const inst: Instance = { browser, pid: browser.process()?.pid, dir, jobs: 0, active: 0, retiring: false, dead: false, watches: new Set(), memoryKilledAt: 0 };
   instances.add(inst);
@@ -138,13 +153,18 @@ async function end(inst: Instance, graceMs = 5000): Promise<void> {
   rmSync(inst.dir, { recursive: true, force: true });
 }
 
-async function acquire(): Promise<Instance> {
+/** The browser to use now, launched when there is none. */
+async function current(): Promise<Instance> {
   while (!currentInst || currentInst.dead) {
     // Concurrent first jobs share one launch.
     launching ??= launch().finally(() => (launching = null));
     currentInst = await launching;
   }
-  const inst = currentInst;
+  return currentInst;
+}
+
+async function acquire(): Promise<Instance> {
+  const inst = await current();
   inst.jobs++;
   inst.active++;
   if (inst.jobs >= options.maxJobs) {
@@ -329,7 +349,7 @@ export function watchMemory(l: Lease, maxBytes: number, onExceeded: () => void):
 
 function browserError(inst: Instance, err: unknown): EngineError {
   if (err instanceof EngineError) return err;
-  if (inst.dead || !inst.browser.connected) return new EngineError('chromium', 'the browser crashed');
+  if (inst.dead || !inst.browser.connected) return new EngineError('chromium', 'the browser crashed', { crashed: true });
   return new EngineError('chromium', (err as Error).message.split('\n')[0]);
 }
 
@@ -355,10 +375,16 @@ export function beforeBrowserShutdown(hook: () => Promise<void>): void {
 
 /** Closes every browser and kills what is left of their process groups. */
 export async function shutdownBrowser(): Promise<void> {
+  clearTimeout(recovery);
+  recovery = undefined;
   for (const hook of shutdownHooks) await hook().catch(() => undefined);
   currentInst = null;
   await Promise.all([...instances].map((i) => end(i)));
+  launchFailure = null;
 }
+
+/** Why Chromium cannot be launched (its last launch failed), or null: for /health. */
+export const browserDown = () => launchFailure;
 
 /** For tests, the benchmark and metrics: browsers running now, pages open on them, launches and ends so far. */
 export const browserStats = () => ({

@@ -125,6 +125,16 @@ beforeBrowserShutdown(async () => {
 
 /** Prints `html` (already prepared: page CSS injected) to `output`. */
 export async function printHtml(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {
+  try {
+    await printOnce(htmlFile, output, o, ctx);
+  } catch (err) {
+    // The browser died under the page or could not be launched: that says nothing about the page yet.
+    if (!(err instanceof EngineError) || !(err.details.crashed || err.details.unavailable) || ctx.signal?.aborted) throw err;
+    await printOnce(htmlFile, output, o, ctx);
+  }
+}
+
+async function printOnce(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {
   const limits: HtmlLimits = { timeoutMs: Infinity, maxPages: Infinity, maxBytes: Infinity, maxMemoryBytes: Infinity, ...o.limits };
   const page = await readFile(htmlFile);
   if (page.length > limits.maxBytes) throw limitError('bytes', `the document alone is ${page.length} bytes`);

@@ -226,6 +226,16 @@ const limitError = (limit: 'time' | 'pages' | 'bytes' | 'memory', message: strin
  * bytes of the input, renderer memory) throw an EngineError whose `details.limit` names the one passed.
  */
 export async function layOutXfa(pdf: string, out: XfaOutputs, o: { limits?: Partial<HtmlLimits> }, ctx: EngineContext): Promise<XfaLayout> {
+  try {
+    return await layOutOnce(pdf, out, o, ctx);
+  } catch (err) {
+    // The browser died under the form or could not be launched: that says nothing about the form yet.
+    if (!(err instanceof EngineError) || !(err.details.crashed || err.details.unavailable) || ctx.signal?.aborted) throw err;
+    return await layOutOnce(pdf, out, o, ctx);
+  }
+}
+
+async function layOutOnce(pdf: string, out: XfaOutputs, o: { limits?: Partial<HtmlLimits> }, ctx: EngineContext): Promise<XfaLayout> {
   if (!xfaLayoutAvailable()) throw new EngineError('chromium', 'pdf.js (pdfjs-dist) is not installed', { missing: true });
   const limits: HtmlLimits = { timeoutMs: Infinity, maxPages: Infinity, maxBytes: Infinity, maxMemoryBytes: Infinity, ...o.limits };
   const bytes = await readFile(pdf);

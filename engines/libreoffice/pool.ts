@@ -20,6 +20,11 @@ import { expectOutput } from '../run.js';
  * passes `maxRssMb` between jobs (soffice grows and never shrinks), and are killed and replaced when they
  * crash or exceed a job's time limit.
  *
+ * A dead instance is not the document's fault: the helper exits as soon as its soffice is gone (so an instance
+ * killed between jobs is replaced before it is handed a job), and a conversion whose instance dies, loses its pipe
+ * or cannot start is run once more on a fresh one. Only a failure that repeats there blames the document (or, for
+ * a start, reports the engine unavailable: 503).
+ *
  * These are long-lived processes talking over stdio, which engines/run.ts (one process per call, output
  * collected at exit) cannot host; they get the same treatment: argument arrays, a minimal environment,
  * their own process group, killed as a group.
@@ -130,6 +135,16 @@ let nextId = 1;
 const stats = { started: 0, recycledForJobs: 0, recycledForMemory: 0, killed: 0, crashed: 0 };
 let generation = 0;
 let exitHookSet = false;
+/** Why the last start failed, until an instance starts again: /health reports the pool down meanwhile. */
+let startFailure: string | null = null;
+/**
+ * While the pool is down, a start is tried now and then without waiting for a job: a balancer sends none to a
+ * replica whose /health fails, so a pool that only started on demand would stay down.
+ */
+let recovery: NodeJS.Timeout | undefined;
+const RECOVERY_MS = 30_000;
+/** shutdownPool is stopping the instances: their ends are no start failures. */
+let stopping = false;
 const rootDir = join(tmpdir(), `quire-lo-${process.pid}`);
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): void {
@@ -164,9 +179,17 @@ function startSlot(): Slot {
   const slot: Slot = { index, child, busy: false, jobs: 0, dead: false, pending: new Map(), ready: Promise.resolve() };
   let onReady: { resolve: () => void; reject: (e: Error) => void } | undefined;
   slot.ready = new Promise<void>((resolve, reject) => (onReady = { resolve, reject }));
-  slot.ready.catch(() => undefined);
+  slot.ready.then(
+    () => {
+      startFailure = null;
+    },
+    (err: Error) => {
+      if (!stopping) startFailed(err);
+    },
+  );
+  const cannotStart = (message: string) => new EngineError('soffice', message, { unavailable: true });
   const startTimer = setTimeout(() => {
-    onReady?.reject(new EngineError('soffice', `did not start within ${options.startTimeoutMs} ms`, { timedOut: true }));
+    onReady?.reject(cannotStart(`did not start within ${options.startTimeoutMs} ms`));
     retire(slot, true);
   }, options.startTimeoutMs);
   startTimer.unref();
@@ -181,9 +204,18 @@ function startSlot(): Slot {
     if (a.ready !== undefined) {
       clearTimeout(startTimer);
       if (a.ready) onReady?.resolve();
-      else onReady?.reject(new EngineError('soffice', `failed to start: ${a.message ?? ''}`));
+      else {
+        // The helper exits now; until then no job may take it.
+        slot.dead = true;
+        onReady?.reject(cannotStart(`failed to start: ${a.message ?? ''}`));
+      }
       onReady = undefined;
       return;
+    }
+    if (a.kind === 'crashed' && !slot.dead) {
+      // The helper exits after this answer: nothing more may be sent to it.
+      stats.crashed++;
+      slot.dead = true;
     }
     const p = a.id !== undefined ? slot.pending.get(a.id) : undefined;
     if (p) {
@@ -192,20 +224,36 @@ function startSlot(): Slot {
     }
   });
   child.on('error', (err) => {
-    onReady?.reject(new EngineError('soffice', err.message, { missing: (err as NodeJS.ErrnoException).code === 'ENOENT' }));
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    onReady?.reject(new EngineError('soffice', err.message, { missing, unavailable: !missing }));
     retire(slot, true);
   });
+  // A helper gone mid-write: its exit below fails the job, which is then retried.
+  child.stdin!.on('error', () => undefined);
   child.on('exit', () => {
     clearTimeout(startTimer);
-    onReady?.reject(new EngineError('soffice', 'exited during start-up'));
+    onReady?.reject(cannotStart('exited during start-up'));
     if (!slot.dead) stats.crashed++;
     slot.dead = true;
-    for (const p of slot.pending.values()) p.reject(new EngineError('soffice', 'the LibreOffice instance crashed'));
+    for (const p of slot.pending.values()) p.reject(new EngineError('soffice', 'the LibreOffice instance crashed', { crashed: true }));
     slot.pending.clear();
     remove(slot);
   });
   slots.push(slot);
   return slot;
+}
+
+function startFailed(err: Error): void {
+  startFailure = err.message;
+  recovery ??= setTimeout(() => {
+    recovery = undefined;
+    if (!startFailure || stopping || poolSize() >= options.size) return;
+    try {
+      startSlot();
+    } catch (e) {
+      startFailed(e as Error); // no helper or no profile directory: still down
+    }
+  }, RECOVERY_MS).unref();
 }
 
 function remove(slot: Slot): void {
@@ -313,6 +361,16 @@ export async function officeConvert(input: string, output: string, filters: Offi
 
 /** `limitMs`: the conversion's own time limit; past it (when nearer than the job's) the error has `limit` 'time'. */
 async function convertOnPool(request: Record<string, unknown> & { output: string }, ctx: EngineContext, limitMs = Infinity): Promise<void> {
+  try {
+    await convertOnce(request, ctx, limitMs);
+  } catch (err) {
+    // The instance died or could not start: that says nothing about the document yet.
+    if (!(err instanceof EngineError) || !(err.details.crashed || err.details.unavailable) || ctx.signal?.aborted) throw err;
+    await convertOnce(request, ctx, limitMs);
+  }
+}
+
+async function convertOnce(request: Record<string, unknown> & { output: string }, ctx: EngineContext, limitMs: number): Promise<void> {
   const output = request.output;
   const slot = await acquire(ctx.signal);
   let answer: Answer;
@@ -353,13 +411,16 @@ async function convertOnPool(request: Record<string, unknown> & { output: string
   }
   if (!answer.ok) {
     if (answer.kind === 'password') throw new OfficePasswordError();
-    throw new EngineError('soffice', answer.message ?? 'conversion failed', { stderr: answer.message });
+    throw new EngineError('soffice', answer.message ?? 'conversion failed', { stderr: answer.message, crashed: answer.kind === 'crashed' });
   }
   await expectOutput('soffice', output);
 }
 
 /** Stops every instance (closing stdin lets soffice exit cleanly; stragglers are killed) and removes the profiles. */
 export async function shutdownPool(graceMs = 5000): Promise<void> {
+  stopping = true;
+  clearTimeout(recovery);
+  recovery = undefined;
   const all = [...slots];
   for (const w of waiters.splice(0)) void w; // nothing will serve them; their jobs time out or are drained
   await Promise.all(
@@ -384,7 +445,12 @@ export async function shutdownPool(graceMs = 5000): Promise<void> {
   );
   slots.splice(0);
   rmSync(rootDir, { recursive: true, force: true });
+  startFailure = null;
+  stopping = false;
 }
+
+/** Why the pool cannot start an instance (its last start failed), or null: for /health. */
+export const poolDown = () => startFailure;
 
 /** For the benchmark and tests: how many instances are running now. */
 export const poolSize = () => slots.filter((s) => !s.dead).length;

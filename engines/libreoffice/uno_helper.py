@@ -7,7 +7,8 @@ line on stdin, one JSON answer per line on stdout.
   <- {"id": 1, "ok": true, "pages": 3}  |  {"id": 1, "ok": false, "kind": "password"|"invalid"|"crashed", "message": "..."}
 
 Startup prints {"ready": true} once soffice accepts connections. When stdin closes (the parent died or
-shut us down) soffice is terminated, so no instance outlives its owner.
+shut us down) soffice is terminated, so no instance outlives its owner; when soffice dies (killed, crashed, out
+of memory) the helper exits too, so the pool replaces the instance instead of sending it the next document.
 Run with /usr/bin/python3: Debian's python3-uno is only importable there.
 """
 import json
@@ -15,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import uno
@@ -84,6 +86,16 @@ class Office:
         self.ctx = ctx
         self.desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
 
+    def alive(self):
+        """Whether soffice still answers: after a failure, tells a dead instance from a document it refused."""
+        if self.proc.returncode is not None:
+            return False
+        try:
+            self.desktop.getCurrentComponent()
+            return True
+        except Exception:
+            return False
+
     def stop(self):
         try:
             self.desktop.terminate()
@@ -121,10 +133,12 @@ def convert(office, req):
     except Exception as e:
         if handler.password_asked:
             return {"ok": False, "kind": "password", "message": "password protected"}
-        if is_disconnect(e):
+        if not office.alive():
             raise
         return {"ok": False, "kind": "invalid", "message": str(e)[:300]}
     if doc is None:
+        if not office.alive():
+            raise RuntimeError("soffice is gone")
         kind = "password" if handler.password_asked else "invalid"
         return {"ok": False, "kind": kind, "message": "could not be opened"}
     try:
@@ -175,9 +189,11 @@ def relocalize(doc, locale):
                 pass  # a range without a number format keeps its own
 
 
-def is_disconnect(e):
-    n = type(e).__name__
-    return "Disposed" in n or "RuntimeException" in n and "bridge" in str(e).lower()
+def exit_with(proc):
+    # soffice is gone: exit, so that the pool starts a fresh instance rather than send this one a document.
+    # (Waiting here also sets proc.returncode, which `alive` reads: poll() would find the wait lock taken.)
+    proc.wait()
+    os._exit(3)
 
 
 def main():
@@ -188,6 +204,7 @@ def main():
         send({"ready": False, "message": str(e)})
         return 1
     signal.signal(signal.SIGTERM, lambda *_: (office.stop(), os._exit(0)))
+    threading.Thread(target=exit_with, args=(office.proc,), daemon=True).start()
     send({"ready": True})
     for line in sys.stdin:
         line = line.strip()
