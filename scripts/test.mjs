@@ -1,6 +1,8 @@
 // Runs the whole uvu suite (TypeScript through tsx) and ends with one line: "N passed, N failed".
-// QUIRE_TEST_NODE=<path of a node binary> runs the suites on that Node.js instead (CI: Node 22, scripts/fetch-node.sh).
-import { spawn } from 'node:child_process';
+// The suites run on the Node.js major the Docker image ships (24, a pinned binary from the npm registry, fetched
+// once by scripts/fetch-node.sh), whatever Node runs this script; QUIRE_TEST_NODE=<path of a node binary> runs
+// them on that one instead (the machine's: QUIRE_TEST_NODE=$(command -v node)).
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -16,12 +18,15 @@ walk('test');
 const only = process.argv.slice(2);
 const selected = only.length ? files.filter((f) => only.some((o) => f.includes(o))) : files;
 
+const node = process.env.QUIRE_TEST_NODE || execFileSync('bash', ['scripts/fetch-node.sh', '24'], { encoding: 'utf8' }).trim();
+console.log(`== the suite on Node ${execFileSync(node, ['--version'], { encoding: 'utf8' }).trim()} (${node})`);
+
 let passed = 0;
 let failed = 0;
 // One process per file: a crash or a leaked handle in one suite cannot hide the others' results.
 for (const file of selected) {
   const { code, out } = await new Promise((resolve) => {
-    const child = spawn(process.env.QUIRE_TEST_NODE || process.execPath, ['--import', 'tsx', file], {
+    const child = spawn(node, ['--import', 'tsx', file], {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, NODE_ENV: 'test' },
     });
