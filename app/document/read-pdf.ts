@@ -32,15 +32,34 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
   try {
     const count = Math.max(...pages);
     const geometry = await pageGeometries(path, pages, count, ctx);
-    const [stext, traced] = await Promise.all([
-      decodedText(path, pages, ctx, geometry),
-      opts.colours ? glyphColours(path, pages, pagesTime(ctx, pages.length)).catch(unlessUnreadable(undefined)) : Promise.resolve(undefined),
-    ]);
-    return buildPages(stext, geometry, traced);
+    const model: PageModel[] = [];
+    // In batches: the engines' output (MuPDF's XML is ~0.5 MB per page of text, and every character an object
+    // once parsed) is held for one batch at a time, not for the whole document, so parsing costs the same per
+    // page at 2,000 pages as at 20, and only the compact page model stays.
+    const read = (batch: number[]) =>
+      Promise.all([
+        decodedText(path, batch, ctx, geometry),
+        opts.colours ? glyphColours(path, batch, pagesTime(ctx, batch.length)).catch(unlessUnreadable(undefined)) : Promise.resolve(undefined),
+      ]);
+    let next = read(pages.slice(0, READ_BATCH));
+    for (let i = 0; i < pages.length; i += READ_BATCH) {
+      const [stext, traced] = await next;
+      // The engines read the next batch while this one is laid out.
+      if (i + READ_BATCH < pages.length) {
+        next = read(pages.slice(i + READ_BATCH, i + 2 * READ_BATCH));
+        // A failure there is seen when its turn comes, not as an unhandled rejection meanwhile.
+        next.catch(() => {});
+      }
+      for (const p of buildPages(stext, geometry, traced)) model.push(p);
+    }
+    return model;
   } catch (err) {
     throw inputError(err);
   }
 }
+
+/** Pages per engine pass of readPages. */
+const READ_BATCH = 50;
 
 /**
  * The text of the pages: MuPDF's structured text, each page within TEXT_PAGE_SECONDS; a page MuPDF fails on (or
