@@ -115,7 +115,8 @@ async function launch(): Promise<Instance> {
       handleSIGINT: false,
       handleSIGTERM: false,
       handleSIGHUP: false,
-      timeout: 60_000,
+      // A launch took 3-4 s on a loaded 2-core machine: room for one ten times slower before calling it down.
+      timeout: 180_000,
       protocolTimeout: 600_000,
     });
   } catch (err) {

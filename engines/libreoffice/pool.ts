@@ -76,7 +76,8 @@ const defaults: PoolOptions = {
   size: Math.max(1, availableParallelism() - 1),
   maxJobs: 200,
   maxRssMb: 1024,
-  startTimeoutMs: 60_000,
+  // A first start took 6 s on a loaded 2-core machine: room for one ten times slower before calling it down.
+  startTimeoutMs: 180_000,
   python: '/usr/bin/python3',
   soffice: 'soffice',
 };
