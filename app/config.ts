@@ -41,6 +41,7 @@ const schema = z.object({
   WRITE_PAGE_SECONDS: int(1).default(30),
   JOB_MAX_MEMORY_MB: int(64).default(2048),
   STORAGE_MIN_FREE_MB: int(0).default(64),
+  STOP_GRACE_SECONDS: int(0).default(25),
   MAX_STREAM_MB: int(1).default(256),
   MAX_OBJECTS: int(1000).default(2_000_000),
   MAX_IMAGE_PIXELS: int(1).default(100_000_000),
@@ -95,6 +96,8 @@ export interface Config {
   dataDir: string;
   /** Free space under which DATA_DIR's and the job dirs' file systems make /health answer 503. */
   storageMinFreeBytes: number;
+  /** On SIGTERM, how long running jobs may go on before they are aborted (their records then read failed). */
+  stopGraceMs: number;
   maxUploadBytes: number;
   maxProcessMs: number;
   /** Upper bound of CPU-bound and pooled jobs running at once (CONCURRENCY; default: budget + pools, no extra bound). */
@@ -249,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: d.PUBLIC_URL,
     dataDir: resolve(d.DATA_DIR),
     storageMinFreeBytes: d.STORAGE_MIN_FREE_MB * 1024 * 1024,
+    stopGraceMs: d.STOP_GRACE_SECONDS * 1000,
     maxUploadBytes: d.MAX_UPLOAD_MB * 1024 * 1024,
     maxProcessMs: d.MAX_PROCESS_SECONDS * 1000,
     concurrency: d.CONCURRENCY ?? d.CPU_BUDGET + d.OFFICE_INSTANCES + d.BROWSER_PAGES,

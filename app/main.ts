@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     server.close();
     // Files being processed stay in in/ if the drain cuts them: the next start takes them again.
-    await Promise.all([watcher.stop(), jobs.drain(25_000)]);
+    await Promise.all([watcher.stop(), jobs.drain(config.stopGraceMs)]);
     await Promise.all([shutdownPool(), shutdownBrowser()]);
     await store.close();
     process.exit(0);
