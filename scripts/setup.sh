@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever is missing, idempotently, and says what it does:
-#   1. Debian engine packages (scripts/apt-packages.txt, the same list the Dockerfile installs) via apt-get,
+#   1. Debian engine packages (scripts/apt-packages.txt, the same list the Dockerfile installs; with --test, as
+#      `npm test` runs it, also the tests' tools in scripts/apt-packages-test.txt) via apt-get,
 #      when running as root or with passwordless sudo; otherwise it lists what is missing and goes on
 #      (endpoints whose engine is missing answer 503 naming the package).
 #   2. npm ci, when node_modules is missing or older than package-lock.json.
@@ -10,7 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf '[setup] %s\n' "$*"; }
 
-packages=$(grep -vE '^\s*(#|$)' scripts/apt-packages.txt | tr '\n' ' ')
+lists=(scripts/apt-packages.txt)
+[ "${1:-}" = "--test" ] && lists+=(scripts/apt-packages-test.txt)
+packages=$(cat "${lists[@]}" | grep -vE '^\s*(#|$)' | tr '\n' ' ')
 if [ "${QUIRE_SKIP_APT:-0}" != "1" ] && command -v dpkg-query >/dev/null 2>&1; then
   missing=()
   for p in $packages; do
