@@ -29,13 +29,30 @@ export async function selectPages(path: string, spec: string, ctx: EngineContext
  * out when MuPDF cannot trace a page: the words keep their sRGB colours).
  */
 export async function readPages(path: string, pages: number[], ctx: EngineContext, opts: { colours?: boolean } = {}): Promise<PageModel[]> {
+  const model: PageModel[] = [];
+  await readPageBatches(path, pages, ctx, opts, (batch) => {
+    for (const p of batch) model.push(p);
+  });
+  return model;
+}
+
+/**
+ * readPages for consumers that need one page at a time (text, words): `each` gets the page models of each batch
+ * in page order and may let them go, so memory stays that of a batch whatever the document's length.
+ */
+export async function readPageBatches(
+  path: string,
+  pages: number[],
+  ctx: EngineContext,
+  opts: { colours?: boolean },
+  each: (batch: PageModel[]) => void | Promise<void>,
+): Promise<void> {
   try {
     const count = Math.max(...pages);
     const geometry = await pageGeometries(path, pages, count, ctx);
-    const model: PageModel[] = [];
     // In batches: the engines' output (MuPDF's XML is ~0.5 MB per page of text, and every character an object
     // once parsed) is held for one batch at a time, not for the whole document, so parsing costs the same per
-    // page at 2,000 pages as at 20, and only the compact page model stays.
+    // page at 2,000 pages as at 20.
     const read = (batch: number[]) =>
       Promise.all([
         decodedText(path, batch, ctx, geometry),
@@ -50,9 +67,8 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
         // A failure there is seen when its turn comes, not as an unhandled rejection meanwhile.
         next.catch(() => {});
       }
-      for (const p of buildPages(stext, geometry, traced)) model.push(p);
+      await each(buildPages(stext, geometry, traced));
     }
-    return model;
   } catch (err) {
     throw inputError(err);
   }

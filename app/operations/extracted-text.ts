@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { noTextWarning, type PageModel, pageText, readPages, selectPages, textlessPages } from '../document/index.js';
+import { noTextWarning, type PageModel, pageText, readPageBatches, selectPages } from '../document/index.js';
 import { readableXfa } from '../forms/index.js';
 import { oneOf, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
@@ -30,17 +30,27 @@ export default operation({
     // A dynamic XFA form is read as laid out, not as its placeholder page.
     const xfa = await readableXfa(input.path, { dir, signal, timeoutMs, limits });
     const selected = await selectPages(xfa.path, fields.pages, ectx);
-    const model = await readPages(xfa.path, selected, ectx, { colours: fields.word_style });
-    const warning = [xfa.warning, noTextWarning(textlessPages(model), model.length)].filter(Boolean).join(' ') || undefined;
-    const result: Record<string, unknown> = {};
     const wantWords = fields.word_style || fields.word_coordinates;
-    if (wantWords) result.words = words(model, fields.word_coordinates, fields.word_style);
+    // Page by page: only each page's text (and words when asked) is kept, not its page model.
+    const texts: { page: number; text: string }[] = [];
+    const empty: number[] = [];
+    const found: ReturnType<typeof words> = [];
+    await readPageBatches(xfa.path, selected, ectx, { colours: fields.word_style }, (batch) => {
+      for (const p of batch) {
+        texts.push({ page: p.page, text: fields.full_text === 'off' ? '' : pageText(p, fields.preserve_line_breaks) });
+        if (!p.lines.length) empty.push(p.page);
+      }
+      if (wantWords) for (const w of words(batch, fields.word_coordinates, fields.word_style)) found.push(w);
+    });
+    const warning = [xfa.warning, noTextWarning(empty, texts.length)].filter(Boolean).join(' ') || undefined;
+    const result: Record<string, unknown> = {};
+    if (wantWords) result.words = found;
     if (fields.full_text === 'document')
-      result.fullText = model
-        .map((p) => pageText(p, fields.preserve_line_breaks))
+      result.fullText = texts
+        .map((p) => p.text)
         .join(fields.preserve_line_breaks ? '\n' : ' ')
         .trim();
-    else if (fields.full_text === 'by_page') result.fullText = { pages: model.map((p) => ({ page: p.page, text: pageText(p, fields.preserve_line_breaks) })) };
+    else if (fields.full_text === 'by_page') result.fullText = { pages: texts };
 
     if (fields.output_type === 'json') return { json: result, warning };
     if (wantWords) {
@@ -49,12 +59,7 @@ export default operation({
       return { files: [{ path, ext: 'json' }], warning };
     }
     // Plain text: by_page separates pages with a form feed, as pdftotext does.
-    const text =
-      fields.full_text === 'off'
-        ? ''
-        : fields.full_text === 'document'
-          ? String(result.fullText)
-          : model.map((p) => pageText(p, fields.preserve_line_breaks)).join('\n\f');
+    const text = fields.full_text === 'off' ? '' : fields.full_text === 'document' ? String(result.fullText) : texts.map((p) => p.text).join('\n\f');
     const path = join(dir, 'text.txt');
     await writeFile(path, text);
     return { files: [{ path, ext: 'txt' }], warning };
