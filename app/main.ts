@@ -3,6 +3,7 @@ import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createDeps } from './deps.js';
+import { shutdownThreads } from './jobs/operation-thread.js';
 import { watchFolders } from './pipelines/index.js';
 import { createApp, createWorkerApp } from './server.js';
 
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
     server.close();
     // Files being processed stay in in/ if the drain cuts them: the next start takes them again.
     await Promise.all([watcher.stop(), jobs.drain(config.stopGraceMs)]);
+    shutdownThreads();
     await Promise.all([shutdownPool(), shutdownBrowser()]);
     await store.close();
     process.exit(0);

@@ -63,6 +63,10 @@ const groupListeners: GroupListener[] = [];
 export function onProcessGroup(listener: GroupListener): void {
   groupListeners.push(listener);
 }
+/** For process groups started elsewhere than run() (Chromium through puppeteer). */
+export function reportProcessGroup(pid: number, running: boolean): void {
+  for (const l of groupListeners) l(pid, running);
+}
 
 const priority = new AsyncLocalStorage<number>();
 

@@ -9,6 +9,7 @@ import { loadConfig } from '../app/config.js';
 import { createDeps } from '../app/deps.js';
 import type { Deps } from '../app/http/context.js';
 import type { Operation } from '../app/http/operation.js';
+import { shutdownThreads } from '../app/jobs/operation-thread.js';
 import { createApp } from '../app/server.js';
 import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
@@ -71,6 +72,7 @@ export async function startApp(env: Record<string, string> = {}, opts: { operati
     },
     close: async () => {
       await deps.jobs.drain(1000);
+      shutdownThreads();
       await Promise.all([shutdownPool(), shutdownBrowser()]);
       await deps.store.flushAll();
       for (const d of downloads) rmSync(d, { recursive: true, force: true });

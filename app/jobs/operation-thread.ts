@@ -82,20 +82,32 @@ function takeSlot(maxMb: number): Slot {
   return { worker: startWorker(workerModule, null, { resourceLimits: { maxOldGenerationSizeMb: maxMb } }), groups: new Set() };
 }
 
+/** A thread let go: its warm engines (a Chromium it started for an XFA form) go with it. */
+function discard(slot: Slot): void {
+  clearTimeout(slot.idleTimer);
+  killGroups(slot);
+  void slot.worker.terminate();
+}
+
 function release(slot: Slot, maxMb: number): void {
   const list = idle.get(maxMb) ?? [];
   idle.set(maxMb, list);
   if (list.length >= availableParallelism()) {
-    void slot.worker.terminate();
+    discard(slot);
     return;
   }
   // An idle thread holds no job: it neither keeps the process alive nor lives forever.
   slot.worker.unref();
   slot.idleTimer = setTimeout(() => {
     list.splice(list.indexOf(slot), 1);
-    void slot.worker.terminate();
+    discard(slot);
   }, IDLE_MS).unref();
   list.push(slot);
+}
+
+/** Lets every idle thread go (shutdown; tests closing an app). Threads running a job end with it. */
+export function shutdownThreads(): void {
+  for (const list of idle.values()) for (const slot of list.splice(0)) discard(slot);
 }
 
 /**

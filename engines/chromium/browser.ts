@@ -5,6 +5,7 @@ import puppeteer, { type Browser, type BrowserContext, type CDPSession, type Pag
 import type { EngineContext } from '../context.js';
 import { EngineError } from '../errors.js';
 import { killGroupAndWait } from '../process-group.js';
+import { reportProcessGroup } from '../run.js';
 
 /**
  * One long-lived headless Chromium, driven over CDP (puppeteer-core, browser from Debian), shared by every
@@ -134,7 +135,10 @@ async function launch(): Promise<Instance> {
   launches++;
   const inst: Instance = { browser, pid: browser.process()?.pid, dir, jobs: 0, active: 0, retiring: false, dead: false, watches: new Set(), memoryKilledAt: 0 };
   instances.add(inst);
+  // A browser started in a job thread is killed with the thread's other engines if the thread dies or is let go.
+  if (inst.pid) reportProcessGroup(inst.pid, true);
   browser.on('disconnected', () => {
+    if (inst.pid) reportProcessGroup(inst.pid, false);
     if (!inst.dead) ends.crashed++;
     void end(inst);
   });
