@@ -24,7 +24,6 @@ const CODES = {
   internal: 500,
   engine_missing: 503,
   shutting_down: 503,
-  storage_unavailable: 503,
   storage_full: 507,
 } as const;
 export type ErrorCode = keyof typeof CODES;

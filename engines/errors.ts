@@ -23,3 +23,16 @@ export class EngineError extends Error {
     this.name = 'EngineError';
   }
 }
+
+/**
+ * Runs a job on a pooled engine (LibreOffice, Chromium) once more when its instance died under it or could not
+ * start: that says nothing about the input yet. A failure that repeats on the fresh instance, or any other, stands.
+ */
+export async function onceMoreOnFreshInstance<T>(attempt: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  try {
+    return await attempt();
+  } catch (err) {
+    if (!(err instanceof EngineError) || !(err.details.crashed || err.details.unavailable) || signal?.aborted) throw err;
+    return await attempt();
+  }
+}

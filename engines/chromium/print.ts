@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { EngineContext } from '../context.js';
-import { EngineError } from '../errors.js';
+import { EngineError, onceMoreOnFreshInstance } from '../errors.js';
 import { pageCount } from '../qpdf.js';
 import { expectOutput } from '../run.js';
 import { beforeBrowserShutdown, bounded, closeLease, type Lease, leaseUsable, openLease, usePage, watchMemory } from './browser.js';
@@ -125,13 +125,7 @@ beforeBrowserShutdown(async () => {
 
 /** Prints `html` (already prepared: page CSS injected) to `output`. */
 export async function printHtml(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {
-  try {
-    await printOnce(htmlFile, output, o, ctx);
-  } catch (err) {
-    // The browser died under the page or could not be launched: that says nothing about the page yet.
-    if (!(err instanceof EngineError) || !(err.details.crashed || err.details.unavailable) || ctx.signal?.aborted) throw err;
-    await printOnce(htmlFile, output, o, ctx);
-  }
+  await onceMoreOnFreshInstance(() => printOnce(htmlFile, output, o, ctx), ctx.signal);
 }
 
 async function printOnce(htmlFile: string, output: string, o: PrintOptions, ctx: EngineContext): Promise<void> {

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import type net from 'node:net';
 import { dirname, join } from 'node:path';
 import type { EngineContext } from '../context.js';
-import { EngineError } from '../errors.js';
+import { EngineError, onceMoreOnFreshInstance } from '../errors.js';
 import { expectOutput } from '../run.js';
 import { bounded, closeLease, openLease, usePage, watchMemory } from './browser.js';
 import type { HtmlLimits } from './print.js';
@@ -226,13 +226,7 @@ const limitError = (limit: 'time' | 'pages' | 'bytes' | 'memory', message: strin
  * bytes of the input, renderer memory) throw an EngineError whose `details.limit` names the one passed.
  */
 export async function layOutXfa(pdf: string, out: XfaOutputs, o: { limits?: Partial<HtmlLimits> }, ctx: EngineContext): Promise<XfaLayout> {
-  try {
-    return await layOutOnce(pdf, out, o, ctx);
-  } catch (err) {
-    // The browser died under the form or could not be launched: that says nothing about the form yet.
-    if (!(err instanceof EngineError) || !(err.details.crashed || err.details.unavailable) || ctx.signal?.aborted) throw err;
-    return await layOutOnce(pdf, out, o, ctx);
-  }
+  return onceMoreOnFreshInstance(() => layOutOnce(pdf, out, o, ctx), ctx.signal);
 }
 
 async function layOutOnce(pdf: string, out: XfaOutputs, o: { limits?: Partial<HtmlLimits> }, ctx: EngineContext): Promise<XfaLayout> {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { EngineContext } from '../context.js';
-import { EngineError } from '../errors.js';
+import { EngineError, onceMoreOnFreshInstance } from '../errors.js';
 import { groupRss } from '../process-group.js';
 import { pageCount } from '../qpdf.js';
 import { expectOutput } from '../run.js';
@@ -362,13 +362,7 @@ export async function officeConvert(input: string, output: string, filters: Offi
 
 /** `limitMs`: the conversion's own time limit; past it (when nearer than the job's) the error has `limit` 'time'. */
 async function convertOnPool(request: Record<string, unknown> & { output: string }, ctx: EngineContext, limitMs = Infinity): Promise<void> {
-  try {
-    await convertOnce(request, ctx, limitMs);
-  } catch (err) {
-    // The instance died or could not start: that says nothing about the document yet.
-    if (!(err instanceof EngineError) || !(err.details.crashed || err.details.unavailable) || ctx.signal?.aborted) throw err;
-    await convertOnce(request, ctx, limitMs);
-  }
+  await onceMoreOnFreshInstance(() => convertOnce(request, ctx, limitMs), ctx.signal);
 }
 
 async function convertOnce(request: Record<string, unknown> & { output: string }, ctx: EngineContext, limitMs: number): Promise<void> {
