@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, pdfPages, pdfText, startApp, type TestApp, tool, until, uploadId } from './helpers.js';
+import { corpus, expectError, expectOk, pdfPages, pdfText, settledStatus, startApp, type TestApp, tool, uploadId } from './helpers.js';
 
 let t: TestApp;
 const tmp = mkdtempSync(join(tmpdir(), 'quire-flatten-'));
@@ -209,15 +209,7 @@ test('flatten endpoints: encrypted input 401, broken 400, file and id 400, polli
   const id = await upload(FORM);
   await fails(await t.form('/flattened-layers-pdf', { file: { file: FORM }, id }), 400, /only accept a File or an ID/);
   const r = await okBody(await t.json('/flattened-annotations-pdf', { id }, { 'Response-Type': 'requestId' }));
-  let status: Record<string, any> = { status: 'pending' };
-  await until(
-    'the flatten settles',
-    async () => {
-      status = (await (await t.request(`/request-status/${r.requestId}`)).json()) as Record<string, any>;
-      return status.status !== 'pending';
-    },
-    60_000,
-  );
+  const status = await settledStatus(t, r.requestId);
   assert.is(status.status, 'completed', JSON.stringify(status));
   assert.is(status.inputId, id);
 });

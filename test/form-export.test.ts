@@ -6,7 +6,7 @@ import { XMLValidator } from 'fast-xml-parser';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { staticXfaForm } from './fixtures.js';
-import { corpus, startApp, type TestApp, tool, until } from './helpers.js';
+import { corpus, settledStatus, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;
 let tmp: string;
@@ -206,15 +206,7 @@ test('JSON by id and polling', async () => {
   const up = (await (await t.form('/upload', { file: { file: FILLED } })).json()) as { files: { id: string }[] };
   const res = await t.json('/exported-form-data', { id: up.files[0].id, data_format: 'xfdf', output: 'mine' }, { 'Request-Type': 'requestId' });
   const { requestId } = (await res.json()) as { requestId: string };
-  let status: Record<string, unknown> = {};
-  await until(
-    'the export settles',
-    async () => {
-      status = (await (await t.request(`/request-status/${requestId}`)).json()) as Record<string, unknown>;
-      return status.status !== 'pending';
-    },
-    60_000,
-  );
+  const status = await settledStatus(t, requestId);
   assert.is(status.status, 'completed', JSON.stringify(status));
   assert.is((await info(status.outputId as string)).name, 'mine.xfdf');
 });

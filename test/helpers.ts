@@ -13,6 +13,7 @@ import { shutdownThreads } from '../app/jobs/operation-thread.js';
 import { createApp } from '../app/server.js';
 import { shutdownBrowser } from '../engines/chromium/browser.js';
 import { shutdownPool } from '../engines/libreoffice/pool.js';
+import { until } from './waiting.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const CORPUS = process.env.QUIRE_CORPUS ?? resolve(root, '../shared/corpus');
@@ -221,6 +222,7 @@ export async function convertToPdf(
 }
 
 export const UUID_V4 = /^[12]?[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
 export { sleep, until } from './waiting.js';
 
 /** The JSON body of a 200 answer (the body is shown when the status is not 200). */
@@ -235,6 +237,20 @@ export async function expectError(res: Response, status: number, pattern: RegExp
   const body = (await res.json()) as { error: string };
   assert.is(res.status, status, JSON.stringify(body));
   assert.match(body.error, pattern);
+}
+
+/** Polls /request-status until the request is no longer pending and returns its last answer. */
+export async function settledStatus(app: TestApp, requestId: string, headers: Record<string, string> = {}, timeoutMs = 60_000): Promise<Record<string, any>> {
+  let status: Record<string, any> = {};
+  await until(
+    `request ${requestId} to settle`,
+    async () => {
+      status = (await (await app.request(`/request-status/${requestId}`, { headers })).json()) as Record<string, any>;
+      return status.status !== 'pending';
+    },
+    timeoutMs,
+  );
+  return status;
 }
 
 /** Stores a file through /upload and returns its id. */

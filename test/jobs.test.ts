@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { int } from '../app/http/fields.js';
 import { type Operation, operation, pdfInput } from '../app/http/operation.js';
 import { run } from '../engines/run.js';
-import { corpus, startApp, UUID_V4, until } from './helpers.js';
+import { corpus, settledStatus, startApp, UUID_V4, until } from './helpers.js';
 
 /** Running, and not a zombie (a killed orphan stays a zombie until an init that may not reap it does). */
 const alive = (pid: number) => {
@@ -66,8 +66,7 @@ test('polling: Request-Type answers {requestId} at once, then pending with progr
       60_000,
     );
     assert.equal(pending, { status: 'pending', requestId, progress: 0.5 });
-    let done: Record<string, unknown> = {};
-    await until('the job settles', async () => (done = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
+    const done = await settledStatus(t, requestId);
     assert.is(done.status, 'completed', JSON.stringify(done));
     assert.is(done.slept, 3);
     // The n8n node's check, also with Response-Type.
@@ -86,8 +85,7 @@ test('polling survives a restart: a finished request is still answered, an inter
   try {
     const a = await startApp({}, { operations: [slow], dataDir });
     const { requestId } = await (await a.json('/test-slow', { seconds: 0 }, { 'Request-Type': 'requestId' })).json();
-    let done: Record<string, unknown> = {};
-    await until('the job settles', async () => (done = await (await a.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
+    const done = await settledStatus(a, requestId);
     assert.is(done.status, 'completed', JSON.stringify(done));
     await a.close();
     const b = await startApp({}, { operations: [slow], dataDir });
@@ -114,8 +112,7 @@ test('polling a failed job shows failed with the client error, never the engine 
     const { requestId } = await (
       await t.form('/test-fail', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }, { 'Request-Type': 'requestId' })
     ).json();
-    let st = await (await t.request(`/request-status/${requestId}`)).json();
-    await until('the job ends', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
+    const st = await settledStatus(t, requestId);
     assert.is(st.status, 'failed');
     assert.is(st.status === 'failed' && st.error, 'Uploaded file is not valid input for this route');
     assert.not.match(JSON.stringify(st), /secret|\/etc/);
@@ -155,8 +152,7 @@ test('timeout: MAX_PROCESS_SECONDS stops the job, kills the engine process group
     await until('the engine writes its pid', () => existsSync(join(work, 'pid')) && readFileSync(join(work, 'pid'), 'utf8').endsWith('\n'), 60_000);
     const pid = Number(readFileSync(join(work, 'pid'), 'utf8'));
     assert.ok(alive(pid));
-    let st = await (await t.request(`/request-status/${requestId}`)).json();
-    await until('the limit stops the job', async () => (st = await (await t.request(`/request-status/${requestId}`)).json()).status !== 'pending', 60_000);
+    const st = await settledStatus(t, requestId);
     assert.is(st.status, 'failed');
     assert.is(st.status === 'failed' && st.status, 'failed');
     assert.match(st.error, /limit of 5 s/);

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { onRun } from '../engines/run.js';
 import { nestedForms, tinyTiles } from './fixtures.js';
-import { corpus, expectError, expectOk, pdfText, startApp, type TestApp, tool, until } from './helpers.js';
+import { corpus, expectError, expectOk, pdfText, settledStatus, startApp, type TestApp, tool } from './helpers.js';
 
 /**
  * Files nobody here chose (qpdf's damaged test files, ../shared/corpus/realworld-qpdf) and pages that make an
@@ -114,15 +114,7 @@ test('a page every engine spins on is cut at RENDER_PAGE_SECONDS (422 naming it)
   // Each engine gets 3 s on the page: the ordinary request waited for two cut pages, not for MAX_PROCESS_SECONDS.
   assert.ok(seconds < 60, `the ordinary render waited ${seconds} s`);
   for (const id of polled) {
-    let body: Record<string, any> = {};
-    await until(
-      'the polled render to end',
-      async () => {
-        body = (await (await tight.request(`/request-status/${id}`)).json()) as Record<string, any>;
-        return body.status !== 'pending';
-      },
-      60_000,
-    );
+    const body = await settledStatus(tight, id);
     assert.match(JSON.stringify(body), /Drawing page 1 \(tried by MuPDF, Poppler, Ghostscript\) exceeded the limit RENDER_PAGE_SECONDS=3/);
   }
   // The same page as JPEG (Ghostscript first) is cut the same way; its text is read in no time.

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { streamToFile } from '../app/store/bytes.js';
 import { coalesce } from '../app/store/coalesce.js';
-import { corpus, sleep, startApp, UUID_V4, until } from './helpers.js';
+import { corpus, settledStatus, sleep, startApp, UUID_V4 } from './helpers.js';
 
 const PDF = corpus('pdf/text-minimal-pdflatex.pdf');
 
@@ -143,16 +143,7 @@ test('API keys: 401 texts, ownership on delete and on polling, GET by id stays o
     const { requestId } = await (
       await t.json('/blank-pdf', { page_size: 'A4', page_count: 1, page_orientation: 'portrait' }, { 'Api-Key': A, 'Request-Type': 'requestId' })
     ).json();
-    let status = '';
-    await until(
-      'the job settles',
-      async () => {
-        status = (await (await t.request(`/request-status/${requestId}`, { headers: { 'Api-Key': A } })).json()).status;
-        return status !== 'pending';
-      },
-      60_000,
-    );
-    assert.is(status, 'completed');
+    assert.is((await settledStatus(t, requestId, { 'Api-Key': A })).status, 'completed');
     assert.is((await t.request(`/request-status/${requestId}`, { headers: { 'Api-Key': B } })).status, 404);
     assert.is((await t.request('/up')).status, 200);
   } finally {

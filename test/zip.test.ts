@@ -101,6 +101,21 @@ const appLimits = () => ({
   maxRatio: t.deps.config.limits.zipMaxRatio,
 });
 
+/**
+ * The archive extracted by the domain directly, into a folder of its own: the refusal, and what reached the disk
+ * before it (judged by bytes written, not by a clock).
+ */
+async function extractDirectly(archive: Buffer, name: string): Promise<{ direct: Error | undefined; out: string }> {
+  const path = join(tmp, name);
+  writeFileSync(path, archive);
+  const out = mkdtempSync(join(tmp, `${name.replace(/\.zip$/, '')}-`));
+  const direct = await extractZip(path, out, appLimits()).then(
+    () => undefined,
+    (e: Error) => e,
+  );
+  return { direct, out };
+}
+
 /** Every file under `dir` (missing dirs are empty). */
 const walk = (dir: string): string[] =>
   existsSync(dir) ? readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? walk(join(dir, n)) : [join(dir, n)])) : [];
@@ -241,13 +256,7 @@ test('/unzip: one entry of 2 GiB of zeros -> 422 naming ZIP_MAX_RATIO / ZIP_MAX_
   assert.match(err.error, /ZIP_MAX_RATIO=200/);
   // "Early" is judged by what reached the disk, not by a clock: the check while inflating would also refuse
   // the entry, but only after writing ZIP_MAX_RATIO x 2 MB of it.
-  const path = join(tmp, 'bomb.zip');
-  writeFileSync(path, bomb);
-  const out = mkdtempSync(join(tmp, 'bomb-'));
-  const direct = await extractZip(path, out, appLimits()).then(
-    () => undefined,
-    (e: Error) => e,
-  );
+  const { direct, out } = await extractDirectly(bomb, 'bomb.zip');
   assert.match(String(direct?.message), /ZIP_MAX_RATIO=200/);
   assert.equal(walk(out), [], 'an entry was opened for writing before the refusal');
 });
@@ -261,13 +270,7 @@ test('/unzip: declared sizes that lie are caught while inflating (2 GiB declared
   assert.match(err.error, /inflates past the size its header declares/);
   // Caught at the declared size rather than after inflating the 2 GiB (or ZIP_MAX_MB of it): judged by the bytes
   // written, which do not depend on the machine's speed.
-  const path = join(tmp, 'liar.zip');
-  writeFileSync(path, bomb);
-  const out = mkdtempSync(join(tmp, 'liar-'));
-  const direct = await extractZip(path, out, appLimits()).then(
-    () => undefined,
-    (e: Error) => e,
-  );
+  const { direct, out } = await extractDirectly(bomb, 'liar.zip');
   assert.match(String(direct?.message), /inflates past the size its header declares/);
   const written = walk(out).reduce((n, f) => n + statSync(f).size, 0);
   assert.ok(written <= 1024, `${written} bytes written for an entry declared as 1024`);
@@ -297,13 +300,7 @@ test('/unzip: 5000 tiny entries -> 422 naming ZIP_MAX_ENTRIES, before extracting
   assert.match(err.error, /ZIP_MAX_ENTRIES=1000/);
   // Refused on the central directory's count, so not one entry reaches the disk (a clock would also count the
   // worker thread's start, seconds on a slow machine).
-  const path = join(tmp, 'many.zip');
-  writeFileSync(path, zip);
-  const out = mkdtempSync(join(tmp, 'many-'));
-  const direct = await extractZip(path, out, appLimits()).then(
-    () => undefined,
-    (e: Error) => e,
-  );
+  const { direct, out } = await extractDirectly(zip, 'many.zip');
   assert.match(String(direct?.message), /ZIP_MAX_ENTRIES=1000/);
   assert.equal(walk(out), [], 'entries were extracted before the refusal');
 });
