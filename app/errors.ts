@@ -1,3 +1,6 @@
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { constants } from 'node:os';
+import { dirname } from 'node:path';
 import { EngineError } from '../engines/errors.js';
 
 /** Every error a client can see: code -> HTTP status. Texts follow the spec's section 7 where it gives one. */
@@ -24,6 +27,7 @@ const CODES = {
   internal: 500,
   engine_missing: 503,
   shutting_down: 503,
+  storage_unavailable: 503,
   storage_full: 507,
 } as const;
 export type ErrorCode = keyof typeof CODES;
@@ -88,20 +92,53 @@ const STORAGE_ERRNOS: Record<string, string> = {
 };
 /** Engines say the same in their own words on stderr. */
 const STORAGE_STDERR = /No space left on device|Disk quota exceeded|Read-only file system/i;
+const STORAGE_SAID: Record<string, string> = {
+  'no space left on device': STORAGE_ERRNOS.ENOSPC,
+  'disk quota exceeded': STORAGE_ERRNOS.EDQUOT,
+  'read-only file system': STORAGE_ERRNOS.EROFS,
+};
 
 export function storageError(err: unknown): AppError | undefined {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  const why = code && typeof (err as NodeJS.ErrnoException).syscall === 'string' ? STORAGE_ERRNOS[code] : undefined;
+  const e = err as NodeJS.ErrnoException;
+  // libuv has no name for EDQUOT: Node reports it as "Unknown system error -122", so it is told by its number.
+  const code = e?.errno === -constants.errno.EDQUOT ? 'EDQUOT' : (mkdirCause(e) ?? e?.code);
+  const why = code && typeof e?.syscall === 'string' ? STORAGE_ERRNOS[code] : undefined;
   if (why) return storageFull(`${why} (${code})`);
   // A read that failed for want of room is not a broken input: inputError wraps the engine's failure as a 400.
   if (err instanceof AppError && Array.isArray(err.cause)) return err.cause.map(storageError).find(Boolean);
-  if (err instanceof EngineError && STORAGE_STDERR.test(err.details.stderr ?? ''))
-    return storageFull(`${err.tool} could not write its output, the server's storage is full`);
+  const said = err instanceof EngineError ? STORAGE_STDERR.exec(err.details.stderr ?? '') : null;
+  if (said) return storageFull(`${(err as EngineError).tool} could not write its output, ${STORAGE_SAID[said[0].toLowerCase()]}`);
   return undefined;
 }
 
+/**
+ * Node's recursive mkdir (job dirs, caches) reports a read-only file system as ENOENT: it then looks for a missing
+ * parent and finds none. The parent's own answer tells the real cause.
+ */
+function mkdirCause(e: NodeJS.ErrnoException): string | undefined {
+  if (e?.code !== 'ENOENT' || e.syscall !== 'mkdir' || typeof e.path !== 'string') return undefined;
+  try {
+    accessSync(dirname(e.path), fsConstants.W_OK);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code;
+  }
+}
+
+/** A write the storage would refuse with `code` (ENOSPC, EROFS...), found by looking at it rather than by a failed call. */
+export const storageRefused = (code: string) => storageFull(`${STORAGE_ERRNOS[code] ?? 'the server cannot write to its storage'} (${code})`);
+
 export const storageFull = (why: string) =>
   new AppError('storage_full', `The request could not be stored or processed: ${why}. Nothing of it was kept; try again later.`);
+
+/**
+ * The bucket that holds resource bytes did not answer or refused (S3 down, unreachable, misconfigured): 503, like an
+ * engine that is down, so the client retries later; the storage is named, its address and the SDK's words go to the log.
+ */
+export const storageUnavailable = (storage: string, why: string) =>
+  new AppError('storage_unavailable', `The server's storage (${storage}) is unavailable: ${why}. Nothing of this request was stored; try again later.`, {
+    'retry-after': '30',
+  });
 
 /** The one mapper from anything thrown to what the client sees. Stacks and stderr never leave the log. */
 export function toClientError(err: unknown): { status: number; body: { error: string }; headers: Record<string, string> } {

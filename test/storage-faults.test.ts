@@ -1,22 +1,30 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, startApp, type TestApp } from './helpers.js';
+import { corpus, expectError, expectOk, startApp, type TestApp, until } from './helpers.js';
+import { freePort, type Proc, started, stop } from './processes.js';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
 /**
- * DATA_DIR on a real file system that fills up (a 40 MB tmpfs, mounted for the suite: CI runs as root): the
- * request that does not fit answers 507 at once, keeps nothing of itself, and blames no input.
+ * DATA_DIR on real file systems that refuse writes, each made for real (CI runs as root): a 40 MB tmpfs that fills
+ * up (ENOSPC) and is remounted read-only (EROFS), directories of mode 0555 for a server without CAP_DAC_OVERRIDE
+ * (EACCES), a btrfs quota group on a loop device (EDQUOT). The request that cannot be written answers 507 at once
+ * naming the cause, keeps nothing of itself, and blames no input; once the storage takes writes, requests succeed.
  */
 const test = suite('storage-faults');
 let mount: string;
 let t: TestApp;
 const MB = 1024 * 1024;
 
+/** Records in the index's shards (`<xx>.json`; a shard write the full disk cut leaves a temp file beside them). */
 const records = (dataDir: string) =>
   readdirSync(join(dataDir, 'index'))
+    .filter((f) => /^[0-9a-f]{2}\.json$/.test(f))
     .map((f) => JSON.parse(readFileSync(join(dataDir, 'index', f), 'utf8')) as Record<string, unknown>)
     .reduce((n, shard) => n + Object.keys(shard).length, 0);
 const stored = (dataDir: string) => readdirSync(join(dataDir, 'resources'));
@@ -84,6 +92,129 @@ test('an engine whose output does not fit answers 507, not 400: the input is not
   assert.ok(health.storage.freeMb > 8, JSON.stringify(health.storage));
   const ok = await expectOk(await t.json('/png', { id, resolution: 36, pages: '1' }));
   assert.ok([ok.outputUrl].flat().length === 1);
+});
+
+test('DATA_DIR remounted read-only under the running server: uploads and jobs answer 507 (EROFS) at once, /health 503; remounted read-write, both work', async () => {
+  const dataDir = join(mount, 'data');
+  const id = (await expectOk(await t.form('/upload', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }))).files[0].id as string;
+  const before = stored(dataDir);
+  execFileSync('mount', ['-o', 'remount,ro', mount]);
+  try {
+    await expectError(await t.form('/upload', { file: { file: corpus('pdf/text-4-pages-pdflatex.pdf') } }), 507, /storage is read-only \(EROFS\)/);
+    await expectError(
+      await t.request('/upload', { method: 'POST', headers: { 'content-filename': 'raw.pdf' }, body: readFileSync(corpus('pdf/text-4-pages-pdflatex.pdf')) }),
+      507,
+      /storage is read-only \(EROFS\)/,
+    );
+    // A job on a stored input cannot make its temp dir: the storage's fault, not the input's (no 400, no repair).
+    await expectError(await t.json('/png', { id, resolution: 36 }), 507, /storage is read-only \(EROFS\)/);
+    // A balancer is told: nothing can be written here (0 MB writable).
+    const health = await t.request('/health');
+    assert.is(health.status, 503);
+    const body = await health.json();
+    assert.is(body.storage.freeMb, 0, JSON.stringify(body));
+    assert.match(body.error, /storage has 0 MB free/);
+  } finally {
+    execFileSync('mount', ['-o', 'remount,rw', mount]);
+  }
+  assert.equal(stored(dataDir).sort(), before.sort(), 'nothing was stored, nothing lost');
+  await expectOk(await t.request('/health'));
+  await expectOk(await t.json('/png', { id, resolution: 36, pages: '1' }));
+});
+
+/** A Quire process without the root's right to write anywhere (CAP_DAC_OVERRIDE dropped): directory modes bind it as they bind any user. */
+async function startWithoutDacOverride(env: Record<string, string>): Promise<Proc> {
+  const port = await freePort();
+  const child = spawn('setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', process.execPath, '--import', 'tsx', 'app/main.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const p: Proc = { name: 'no-dac', child, pid: child.pid!, base: `http://127.0.0.1:${port}`, port, log: [], exited: false };
+  child.stderr!.on('data', (d) => p.log.push(String(d)));
+  child.on('exit', () => (p.exited = true));
+  started.push(p);
+  await until(
+    'the server answers /up',
+    async () =>
+      !p.exited &&
+      (await fetch(`${p.base}/up`).then(
+        (r) => r.ok,
+        () => false,
+      )),
+    1_200_000,
+  );
+  return p;
+}
+
+test('DATA_DIR the server may not write to (EACCES): uploads and jobs 507 naming it, /health 503; writable again, both work', async () => {
+  if (!existsSync('/usr/bin/setpriv')) {
+    console.log('  skipped: setpriv (util-linux) is missing, so the server cannot be run without CAP_DAC_OVERRIDE');
+    return;
+  }
+  // As root the server may write anywhere; without CAP_DAC_OVERRIDE a mode of 0555 stops it as it stops a user.
+  const dataDir = mkdtempSync(join(tmpdir(), 'quire-eacces-'));
+  const q = await startWithoutDacOverride({ DATA_DIR: dataDir, STORAGE_MIN_FREE_MB: '8' });
+  const pdf = readFileSync(corpus('pdf/text-minimal-pdflatex.pdf'));
+  const post = (path: string, init: RequestInit) => fetch(`${q.base}${path}`, { method: 'POST', ...init });
+  const uploadRaw = () => post('/upload', { headers: { 'content-filename': 'a.pdf' }, body: pdf });
+  try {
+    const id = ((await expectOk(await uploadRaw())).files[0] as { id: string }).id;
+    for (const d of ['resources', 'work']) chmodSync(join(dataDir, d), 0o555);
+    try {
+      await expectError(await uploadRaw(), 507, /may not write to its storage \(EACCES\)/);
+      const json = { 'content-type': 'application/json' };
+      await expectError(await post('/png', { headers: json, body: JSON.stringify({ id, resolution: 36 }) }), 507, /may not write to its storage \(EACCES\)/);
+      const health = await fetch(`${q.base}/health`);
+      assert.is(health.status, 503);
+      assert.is((await health.json()).storage.freeMb, 0);
+    } finally {
+      for (const d of ['resources', 'work']) chmodSync(join(dataDir, d), 0o755);
+    }
+    assert.equal(readdirSync(join(dataDir, 'resources')), [id], 'only the first upload is stored');
+    await expectOk(await uploadRaw());
+    await expectOk(await fetch(`${q.base}/health`));
+  } finally {
+    await stop(q);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a quota used up (EDQUOT, a btrfs quota group on a loop device): 507 naming the quota at once, nothing kept; within the quota, stored', async () => {
+  // Neither this kernel's tmpfs nor ext4 has quotas built in (CONFIG_TMPFS_QUOTA, CONFIG_QFMT_V2); btrfs quota groups
+  // need no quota support of the kernel and bind root as well.
+  if (!existsSync('/usr/sbin/mkfs.btrfs') && !existsSync('/sbin/mkfs.btrfs')) {
+    console.log('  skipped: mkfs.btrfs (Debian package btrfs-progs) is not installed, so no file system with a quota can be made here');
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'quire-quota-'));
+  const image = `${dir}.img`;
+  const qmount = join(dir, 'mnt');
+  mkdirSync(qmount);
+  execFileSync('truncate', ['-s', '160M', image]);
+  execFileSync('mkfs.btrfs', ['-q', '-f', image], { stdio: 'ignore' });
+  execFileSync('mount', ['-o', 'loop', image, qmount]);
+  let q: TestApp | undefined;
+  try {
+    execFileSync('btrfs', ['quota', 'enable', qmount]);
+    execFileSync('btrfs', ['qgroup', 'limit', '20M', qmount]);
+    const dataDir = join(qmount, 'data');
+    q = await startApp({ STORAGE_MIN_FREE_MB: '8' }, { dataDir });
+    await expectError(
+      await q.request('/upload', { method: 'POST', headers: { 'content-filename': 'big.bin' }, body: Buffer.alloc(30 * MB, 5) }),
+      507,
+      /storage quota is used up \(EDQUOT\)/,
+    );
+    assert.equal(stored(dataDir), []);
+    assert.is(records(dataDir), 0);
+    const small = await expectOk(await q.form('/upload', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }));
+    assert.equal(stored(dataDir), [small.files[0].id]);
+  } finally {
+    await q?.close();
+    execFileSync('umount', [qmount]);
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(image, { force: true });
+  }
 });
 
 test.run();

@@ -165,7 +165,9 @@ function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
       await Promise.allSettled(pending);
       const stored = Object.values(files).flat().filter(Boolean);
       if (failed) {
-        await Promise.all(stored.map((r) => opts.store.remove(r.id)));
+        // A removal the storage refuses too (the index on a full disk) keeps that upload whole, record and bytes: it
+        // expires with RESOURCE_TTL_SECONDS; the client hears the first failure.
+        await Promise.all(stored.map((r) => opts.store.remove(r.id).catch(() => undefined)));
         reject(failed);
         return;
       }
@@ -194,6 +196,6 @@ export async function discardUploads(store: Store, body: Body | undefined): Prom
     Object.values(body.files)
       .flat()
       .filter(Boolean)
-      .map((r) => store.remove(r.id)),
+      .map((r) => store.remove(r.id).catch(() => undefined)),
   );
 }

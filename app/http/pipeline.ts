@@ -2,10 +2,10 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { TOOLS } from '../../engines/tools.js';
 import { withReadBudgets, withRepairedInputs } from '../document/index.js';
-import { AppError, outOfRange, storageError, storageFull, TEXT } from '../errors.js';
+import { AppError, outOfRange, storageError, storageRefused, TEXT } from '../errors.js';
 import type { JobContext } from '../jobs/index.js';
 import { runOperationInThread } from '../jobs/operation-thread.js';
-import { diskFull, resourceUrl } from '../store/index.js';
+import { resourceUrl, writeRefusal } from '../store/index.js';
 import { extensionOf, stripExtension } from '../store/names.js';
 import { type Body, discardUploads, readBody } from './body.js';
 import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
@@ -96,6 +96,8 @@ export async function acceptRequest(
       clientSignal: polling ? undefined : c.req.raw.signal,
       notify: webhook,
     });
+    // The id is answered once its record is written: a kill -9 right after must not make it an unknown id.
+    if (polling) await (deps.jobs as { flushRecords?: () => Promise<void> }).flushRecords?.();
     if (webhook) return c.json({ requestId: id }, 202);
     if (polling) return c.json({ requestId: id });
     return c.json(await done);
@@ -166,8 +168,9 @@ export async function executeJob(spec: JobSpec, job: JobContext, deps: Deps): Pr
   try {
     return await runJob(spec, job, deps);
   } catch (err) {
-    if (!storageError(err) && !job.signal.aborted && (await diskFull(job.dir))) throw storageFull("the server's storage is full");
-    throw err;
+    if (storageError(err) || job.signal.aborted) throw err;
+    const refusal = await writeRefusal(job.dir);
+    throw refusal ? storageRefused(refusal) : err;
   }
 }
 
@@ -236,13 +239,19 @@ async function respond(
   if (result.files) {
     const ids: string[] = [];
     const listed: { name: string; id: string; outputUrl: string }[] = [];
-    for (const f of result.files) {
-      // Without a name or ext, the extension of the file the engine wrote: the name carries the type (typeOf).
-      const ext = f.ext ?? extensionOf(f.path);
-      const name = f.name ?? `${outputName}${ext ? `.${ext}` : ''}`;
-      const rec = await deps.store.add(f.path, { name, owner });
-      ids.push(rec.id);
-      listed.push({ name: rec.name, id: rec.id, outputUrl: resourceUrl(baseUrl, rec.id) });
+    try {
+      for (const f of result.files) {
+        // Without a name or ext, the extension of the file the engine wrote: the name carries the type (typeOf).
+        const ext = f.ext ?? extensionOf(f.path);
+        const name = f.name ?? `${outputName}${ext ? `.${ext}` : ''}`;
+        const rec = await deps.store.add(f.path, { name, owner });
+        ids.push(rec.id);
+        listed.push({ name: rec.name, id: rec.id, outputUrl: resourceUrl(baseUrl, rec.id) });
+      }
+    } catch (err) {
+      // The storage failed half way through the outputs: the client never learns the ids of those already stored.
+      await Promise.all(ids.map((id) => deps.store.remove(id).catch(() => undefined)));
+      throw err;
     }
     if (op.listFiles) body.files = listed;
     const single = op.output === 'file' || op.output === 'json-or-file';

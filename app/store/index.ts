@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, statfs } from 'node:fs/promises';
+import { access, constants, mkdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { DirBytes, type ResourceBytes, readHead } from './bytes.js';
@@ -146,9 +146,13 @@ export class Store {
     return rec;
   }
 
+  /**
+   * The record first, then the bytes. Bytes the storage will not remove now (S3 down, a read-only disk) are left
+   * without a record: the orphan sweep removes them once the storage takes writes again, and nobody reads them meanwhile.
+   */
   async remove(id: string): Promise<boolean> {
     if (!isResourceId(id) || !(await this.index.delete(id))) return false;
-    await this.bytes.remove(id);
+    await this.bytes.remove(id).catch(() => undefined);
     return true;
   }
 
@@ -199,17 +203,32 @@ export class Store {
 }
 
 /**
- * Whether the file system holding `dir` is full (under 1 MiB left to unprivileged writers): a job that failed
- * there failed for want of room, whatever words its engine or library found for it ("write error").
+ * Why the file system holding `dir` takes no more writes, as the errno a write would get: 'EROFS' (remounted
+ * read-only), 'EACCES' (not ours to write), 'ENOSPC' (under 1 MiB left to unprivileged writers); undefined when it
+ * takes them or cannot be told. A job that failed there failed for that, whatever words its engine found ("write error").
  */
-export async function diskFull(dir: string): Promise<boolean> {
-  return ((await freeBytes(dir)) ?? Infinity) < 1024 * 1024;
+export async function writeRefusal(dir: string): Promise<'EROFS' | 'EACCES' | 'ENOSPC' | undefined> {
+  const s = await statfs(dir).catch(() => undefined);
+  if (!s) return undefined;
+  const denied = await access(dir, constants.W_OK).then(
+    () => undefined,
+    (err: NodeJS.ErrnoException) => (err.code === 'EROFS' || err.code === 'EACCES' ? err.code : undefined),
+  );
+  return denied ?? (s.bavail * s.bsize < 1024 * 1024 ? 'ENOSPC' : undefined);
 }
 
-/** Bytes unprivileged writers may still write on the file system holding `dir` (undefined when it cannot be told). */
+/**
+ * Bytes this process may still write in `dir` (undefined when it cannot be told): the file system's room for
+ * unprivileged writers, or none when the directory takes no writes at all (read-only, not ours to write).
+ */
 export async function freeBytes(dir: string): Promise<number | undefined> {
   const s = await statfs(dir).catch(() => undefined);
-  return s && s.bavail * s.bsize;
+  if (!s) return undefined;
+  const denied = await access(dir, constants.W_OK).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => err.code === 'EROFS' || err.code === 'EACCES',
+  );
+  return denied ? 0 : s.bavail * s.bsize;
 }
 
 export const resourceUrl = (baseUrl: string, id: string) => `${baseUrl}/resource/${id}?format=file`;

@@ -1,4 +1,4 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
@@ -24,6 +24,8 @@ export class LowdbIndex implements ResourceIndex {
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const files = new Set(await readdir(this.dir));
+    // A shard write cut by a full disk or a crash leaves lowdb's temp file (`.<shard>.json.tmp`, often empty); the shard itself is whole.
+    for (const f of files) if (/^\.[0-9a-f]{2}\.json\.tmp$/.test(f)) await rm(join(this.dir, f), { force: true });
     await Promise.all(
       Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).map(async (key) => {
         const db = new Low<ShardData>(new JSONFile(join(this.dir, `${key}.json`)), {});
@@ -63,17 +65,34 @@ export class LowdbIndex implements ResourceIndex {
     return this.shard(id).db.data[id];
   }
 
+  /**
+   * A change the shard's file did not take (a full or read-only disk) is undone in memory too, so that what this
+   * process answers is what a restart reads; the shard is then written once more without it.
+   */
   async put(rec: ResourceRecord): Promise<void> {
     const shard = this.shard(rec.id);
     shard.db.data[rec.id] = rec;
-    await shard.flush();
+    try {
+      await shard.flush();
+    } catch (err) {
+      if (shard.db.data[rec.id] === rec) delete shard.db.data[rec.id];
+      void shard.flush().catch(() => undefined);
+      throw err;
+    }
   }
 
   async delete(id: string): Promise<boolean> {
     const shard = this.shard(id);
-    if (!shard.db.data[id]) return false;
+    const rec = shard.db.data[id];
+    if (!rec) return false;
     delete shard.db.data[id];
-    await shard.flush();
+    try {
+      await shard.flush();
+    } catch (err) {
+      shard.db.data[id] ??= rec;
+      void shard.flush().catch(() => undefined);
+      throw err;
+    }
     return true;
   }
 

@@ -1,11 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { chmod, copyFile, link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3Config } from '../config.js';
+import { AppError, storageError, storageUnavailable } from '../errors.js';
 import { type ResourceBytes, readHead, type StreamSource, streamToFile } from './bytes.js';
 import { isResourceId } from './names.js';
 
@@ -23,10 +25,46 @@ const missing = (err: unknown) =>
 /** An object gone under its record (deleted, expired) is reported as a missing file is. */
 const gone = (key: string) => Object.assign(new Error(`no object ${key}`), { code: 'ENOENT' });
 
+/**
+ * How long a bucket may keep a connection silent (no byte sent or received) before the call is given up; the SDK's
+ * default is forever, so a stopped or unreachable store hung requests without an answer. S3 answers a call or sends
+ * data within milliseconds to a second or two (a part's upload writes all along; a slow CompleteMultipartUpload is
+ * kept alive with whitespace), so silence this long means the store is gone.
+ */
+const IDLE_MS = 5_000;
+const CONNECT_MS = 3_000;
+/**
+ * Two attempts (the SDK's default is three): a store that does not answer is then reported within about 2 x IDLE_MS,
+ * and a refused or reset connection at once; one retry still rides out a dropped connection or a throttled call.
+ */
+const ATTEMPTS = 2;
+/**
+ * A download streamed to a client is paced by that client: its S3 socket waits while the client reads slowly, so
+ * once the object's answer arrived, silence is allowed this long before the bucket is taken for gone.
+ */
+const DOWNLOAD_IDLE_MS = 120_000;
+/**
+ * After the bucket failed a call, deletes are not sent for this long: they would fail or hang the same way and hold
+ * up the answer of the request being cleaned up. Their records are gone, so the orphan sweep removes those objects
+ * once the bucket answers again.
+ */
+const DELETES_PAUSED_MS = 30_000;
+
+/** A failed call in a few words for the client (the SDK's own text and the store's address go to the log, as the cause). */
+function whyFailed(err: unknown): string {
+  const e = err as { name?: string; code?: string };
+  if (e?.name === 'TimeoutError' || e?.code === 'ETIMEDOUT') return `no answer within ${IDLE_MS / 1000} s`;
+  if (e?.code === 'ECONNREFUSED') return 'connection refused';
+  if (e?.code === 'ECONNRESET' || e?.code === 'EPIPE') return 'connection lost';
+  if (err instanceof S3ServiceException) return `${err.name} (HTTP ${err.$metadata.httpStatusCode ?? '?'})`;
+  return e?.code ?? e?.name ?? 'request failed';
+}
+
 /** A client for AWS or an S3-compatible store (path-style, checksums only where S3 requires them). */
 export function s3Client(s3: { endpoint?: string; region: string }): S3Client {
   return new S3Client({
     region: s3.region,
+    maxAttempts: ATTEMPTS,
     // Credentials: the SDK's own chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles...).
     ...(s3.endpoint
       ? {
@@ -39,7 +77,12 @@ export function s3Client(s3: { endpoint?: string; region: string }): S3Client {
         }
       : {}),
     // Each download streaming to a client holds a socket for its duration (the SDK's default allows 50).
-    requestHandler: { httpAgent: { maxSockets: 256, keepAlive: true }, httpsAgent: { maxSockets: 256, keepAlive: true } },
+    requestHandler: {
+      httpAgent: { maxSockets: 256, keepAlive: true },
+      httpsAgent: { maxSockets: 256, keepAlive: true },
+      connectionTimeout: CONNECT_MS,
+      socketTimeout: IDLE_MS,
+    },
   });
 }
 
@@ -56,11 +99,20 @@ export class S3Bytes implements ResourceBytes {
   private readonly cache: LocalCache;
   /** Ids seen without a record by a sweep, and when first (removed by a later sweep once the grace passed). */
   private readonly suspects = new Map<string, number>();
+  /** When a call last found the bucket unavailable. */
+  private failedAt = 0;
 
   constructor(s3: S3Config, opts: { cacheDir: string; cacheBytes?: number; cacheWrites?: boolean }) {
     this.bucket = s3.bucket;
     this.client = s3Client(s3);
     this.cache = new LocalCache(opts.cacheDir, opts.cacheBytes ?? CACHE_BYTES, opts.cacheWrites ?? true);
+  }
+
+  /** A call the bucket failed: 503 naming the bucket, not a 500 (our own errors, a 413 of the upload, pass as they are). */
+  private unavailable(err: unknown): unknown {
+    if (err instanceof AppError || (err as NodeJS.ErrnoException)?.code === 'ENOENT') return err;
+    this.failedAt = Date.now();
+    return Object.assign(storageUnavailable(`S3 bucket ${this.bucket}`, whyFailed(err)), { cause: err });
   }
 
   async init(): Promise<void> {
@@ -93,12 +145,16 @@ export class S3Bytes implements ResourceBytes {
       partSize: PART_BYTES,
       queueSize: PART_QUEUE,
     });
+    // Which side failed first: the source (a 413, a client gone) aborts the upload; the bucket ends the source.
+    let failed: 'source' | 'bucket' | undefined;
     const piped = pipeline([...source, count]).catch((err) => {
+      failed ??= 'source';
       void upload.abort().catch(() => undefined);
       throw err;
     });
     // An S3 failure ends the stream, so the request's body stops flowing too.
     const uploaded = upload.done().catch((err) => {
+      failed ??= 'bucket';
       count.destroy(err);
       throw err;
     });
@@ -106,8 +162,11 @@ export class S3Bytes implements ResourceBytes {
     await fh?.close();
     if (p.status === 'rejected' || u.status === 'rejected') {
       if (part) await rm(part, { force: true });
+      const err =
+        failed === 'bucket' ? this.unavailable((u as PromiseRejectedResult).reason) : p.status === 'rejected' ? p.reason : (u as PromiseRejectedResult).reason;
+      // An object completed before the failure goes (when the bucket failed, the orphan sweep sees to it).
       await this.remove(id).catch(() => undefined);
-      throw p.status === 'rejected' ? p.reason : (u as PromiseRejectedResult).reason;
+      throw err;
     }
     if (part) await this.cache.adopt(id, part, size);
     return size;
@@ -123,6 +182,8 @@ export class S3Bytes implements ResourceBytes {
         partSize: PART_BYTES,
         queueSize: PART_QUEUE,
       }).done();
+    } catch (err) {
+      throw this.unavailable(err);
     } finally {
       body.destroy();
     }
@@ -135,10 +196,11 @@ export class S3Bytes implements ResourceBytes {
     if (local) return local.createReadStream();
     try {
       const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(id) }));
+      (res.Body as IncomingMessage).socket?.setTimeout(DOWNLOAD_IDLE_MS);
       return res.Body as Readable;
     } catch (err) {
       if (missing(err)) return undefined;
-      throw err;
+      throw this.unavailable(err);
     }
   }
 
@@ -153,7 +215,7 @@ export class S3Bytes implements ResourceBytes {
       // An empty object has no byte 0 to range over.
       if (err instanceof S3ServiceException && (err.name === 'InvalidRange' || err.$metadata.httpStatusCode === 416)) return Buffer.alloc(0);
       if (missing(err)) throw gone(this.key(id));
-      throw err;
+      throw this.unavailable(err);
     }
   }
 
@@ -163,9 +225,12 @@ export class S3Bytes implements ResourceBytes {
       async (dest) => {
         const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(id) })).catch((err) => {
           if (missing(err)) throw gone(this.key(id));
-          throw err;
+          throw this.unavailable(err);
         });
-        await streamToFile([res.Body as Readable], dest);
+        // The object's bytes stopping half way (the store gone mid-download) is the store's failure too.
+        await streamToFile([res.Body as Readable], dest).catch((err) => {
+          throw storageError(err) ?? this.unavailable(err);
+        });
       },
       async (cached) => {
         const inputs = join(dir, '.inputs');
@@ -183,7 +248,14 @@ export class S3Bytes implements ResourceBytes {
 
   async remove(id: string): Promise<void> {
     this.cache.forget(id);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(id) }));
+    if (Date.now() - this.failedAt < DELETES_PAUSED_MS) return;
+    await this.deleteObject(id);
+  }
+
+  private async deleteObject(id: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.key(id) })).catch((err) => {
+      throw this.unavailable(err);
+    });
   }
 
   /**
@@ -206,7 +278,8 @@ export class S3Bytes implements ResourceBytes {
         const first = this.suspects.get(id);
         if (first === undefined) this.suspects.set(id, now);
         else if (now - first >= ORPHAN_GRACE_MS) {
-          await this.remove(id);
+          this.cache.forget(id);
+          await this.deleteObject(id);
           this.suspects.delete(id);
           removed++;
         }
