@@ -7,6 +7,9 @@ import { shutdownThreads } from './jobs/operation-thread.js';
 import { watchFolders } from './pipelines/index.js';
 import { createApp, createWorkerApp } from './server.js';
 
+/** Time after STOP_GRACE_SECONDS for aborted jobs to settle and engines to close. */
+const STOP_CLEANUP_MS = 5_000;
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -52,7 +55,14 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ signal, graceSeconds: config.stopGraceMs / 1000 }, 'shutting down');
+    // Whatever still hangs after the grace and the aborts (an engine deaf to its kill, a storage call), the process
+    // ends by itself, before the orchestrator's stop timeout (compose: 35 s) kills it; a record left pending then
+    // reads failed after the restart.
+    setTimeout(() => {
+      log.error({ afterSeconds: (config.stopGraceMs + STOP_CLEANUP_MS) / 1000 }, 'stop did not finish: exiting now');
+      process.exit(1);
+    }, config.stopGraceMs + STOP_CLEANUP_MS).unref();
     server.close();
     // Files being processed stay in in/ if the drain cuts them: the next start takes them again.
     await Promise.all([watcher.stop(), jobs.drain(config.stopGraceMs)]);
