@@ -1,7 +1,10 @@
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
 import { pageBudget } from './mupdf.js';
-import { run, stream } from './run.js';
+import { run } from './run.js';
 
 /**
  * MuPDF as the text engine for extraction, Markdown and (later) redaction.
@@ -100,24 +103,72 @@ export async function structuredText(input: string, pages: number[], ctx: Engine
  * complete pages, and the failure (its details.stalledPage names the page it was cut on).
  */
 export async function structuredTextUntilFailure(input: string, pages: number[], ctx: EngineContext): Promise<{ pages: StextPage[]; failure?: EngineError }> {
-  // stdout: `-o -` writes the XML there; the per-page progress lines go to stderr (not -q: they time each page).
-  const proc = stream('mutool', ['draw', '-F', 'stext', '-o', '-', '--', input, pageArg(pages)], { ...ctx, pageBudget: pageBudget(input, ctx) });
-  const chunks: Buffer[] = [];
+  const read: StextPage[] = [];
+  const { failure } = await structuredTextPages(input, pages, ctx, (p) => void read.push(p));
+  return { pages: read, failure };
+}
+
+const PAGE_END = Buffer.from('</page>');
+let stextFiles = 0;
+
+/**
+ * structuredTextUntilFailure page by page: each page is parsed and handed to `onPage` as it is read back, so only
+ * one page's XML and characters are held at a time. MuPDF writes to a file in the job dir, not to a pipe: through
+ * a pipe it could run at most the pipe's 64 KB ahead of our parsing (a page is ~0.5 MB), and the two would take
+ * turns instead of running side by side. `onWritten` is called once MuPDF is done, before the parsing, so the
+ * caller can start MuPDF on its next pages meanwhile.
+ */
+export async function structuredTextPages(
+  input: string,
+  pages: number[],
+  ctx: EngineContext,
+  onPage: (page: StextPage) => void,
+  onWritten?: () => void,
+): Promise<{ done: number[]; failure?: EngineError }> {
+  const file = join(ctx.cwd, `stext-${++stextFiles}.xml`);
+  let failure: EngineError | undefined;
   try {
-    for await (const chunk of proc.stdout) chunks.push(chunk);
-  } catch {
-    // The stream ends in an error when the process is killed; done says why.
-  }
-  const xml = Buffer.concat(chunks).toString('utf8');
-  try {
-    await proc.done;
-    return { pages: parseStext(xml) };
+    // Not -q: the per-page progress lines on stderr time each page.
+    await run('mutool', ['draw', '-F', 'stext', '-o', file, '--', input, pageArg(pages)], { ...ctx, pageBudget: pageBudget(input, ctx) });
   } catch (err) {
-    if (!(err instanceof EngineError) || err.details.aborted) throw err;
-    // Pages are written whole, each closed by </page>: what follows the last one is cut off.
-    const end = xml.lastIndexOf('</page>');
-    return { pages: end < 0 ? [] : parseStext(xml.slice(0, end + '</page>'.length)), failure: err };
+    if (!(err instanceof EngineError) || err.details.aborted) {
+      await rm(file, { force: true });
+      throw err;
+    }
+    failure = err;
   }
+  onWritten?.();
+  const done: number[] = [];
+  // Pages are written whole, each closed by </page>: the chunks since the last one are held until the next
+  // comes (then joined once); what follows the last one is a page MuPDF did not finish.
+  let held: Buffer[] = [];
+  const flush = () => {
+    let buf = held.length === 1 ? held[0] : Buffer.concat(held);
+    for (let end = buf.indexOf(PAGE_END); end >= 0; end = buf.indexOf(PAGE_END)) {
+      for (const p of parseStext(buf.subarray(0, end + PAGE_END.length))) {
+        done.push(p.page);
+        onPage(p);
+      }
+      buf = buf.subarray(end + PAGE_END.length);
+    }
+    held = buf.length ? [buf] : [];
+  };
+  try {
+    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+      // The end tag may straddle two chunks: the last bytes of the one before are looked at with this one.
+      const last = held.at(-1);
+      const seam = last ? Buffer.concat([last.subarray(-PAGE_END.length + 1), chunk.subarray(0, PAGE_END.length - 1)]) : undefined;
+      held.push(chunk);
+      if (chunk.includes(PAGE_END) || seam?.includes(PAGE_END)) flush();
+    }
+    flush();
+  } catch (err) {
+    // No file: MuPDF failed before writing a page.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  } finally {
+    await rm(file, { force: true });
+  }
+  return { done, failure };
 }
 
 /** Each page's boxes and rotation, to map device space back to PDF user space. */
@@ -146,19 +197,178 @@ export function decodeEntities(s: string): string {
   });
 }
 
-function attrs(s: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const m of s.matchAll(/([\w:-]+)="([^"]*)"/g)) out[m[1]] = decodeEntities(m[2]);
-  return out;
+/**
+ * A cursor over the tags of MuPDF's XML, in document order: a page of text is ~4,000 `<char>` tags of ~140 bytes,
+ * 1.1 GB for 2,000 pages, so tags and attributes are read in place (indexOf and char codes), never through a
+ * regular expression, a split or an object per attribute, and on the bytes MuPDF wrote (only the values asked for
+ * become strings): parsing then costs less than MuPDF's writing it.
+ * MuPDF's output never has CDATA or comments inside elements, and quotes its attribute values with '"'.
+ */
+class Tags {
+  name = '';
+  close = false;
+  private at = 0;
+  // Where each attribute of the current tag has its name and its value (no string is made until one is asked for).
+  private nameStarts: number[] = [];
+  private nameEnds: number[] = [];
+  private starts: number[] = [];
+  private ends: number[] = [];
+  private count = 0;
+  private readonly xml: Buffer;
+  constructor(xml: Buffer | string) {
+    this.xml = typeof xml === 'string' ? Buffer.from(xml) : xml;
+  }
+
+  next(): boolean {
+    const xml = this.xml;
+    for (;;) {
+      const lt = xml.indexOf(60, this.at); // '<'
+      if (lt < 0) return false;
+      let i = lt + 1;
+      this.close = xml[i] === 47; // '/'
+      if (this.close) i++;
+      const first = xml[i];
+      // '<?xml', '<!--': not elements.
+      if (!isNameStart(first)) {
+        this.at = i;
+        continue;
+      }
+      const nameStart = i;
+      while (isNameChar(xml[i])) i++;
+      this.name = tagName(xml, nameStart, i);
+      this.count = 0;
+      // Attributes: name="value" pairs up to '>' (a '>' inside a value does not end the tag).
+      for (;;) {
+        let c: number | undefined = xml[i];
+        while (c === 32 || c === 10 || c === 13 || c === 9) c = xml[++i];
+        if (c === 62 || c === undefined) break; // '>' or the end
+        if (c === 47) {
+          i++;
+          continue;
+        }
+        const a = i;
+        while (isNameChar(xml[i])) i++;
+        if (i === a || xml[i] !== 61 || xml[i + 1] !== 34) {
+          // Not name="...": stray bytes, passed over.
+          i = Math.max(i, a + 1);
+          continue;
+        }
+        const valueEnd = xml.indexOf(34, i + 2); // '"'
+        if (valueEnd < 0) return false;
+        this.nameStarts[this.count] = a;
+        this.nameEnds[this.count] = i;
+        this.starts[this.count] = i + 2;
+        this.ends[this.count] = valueEnd;
+        this.count++;
+        i = valueEnd + 1;
+      }
+      this.at = i + 1;
+      return true;
+    }
+  }
+
+  private find(name: string): number {
+    for (let k = 0; k < this.count; k++) if (this.nameEnds[k] - this.nameStarts[k] === name.length && same(this.xml, this.nameStarts[k], name)) return k;
+    return -1;
+  }
+
+  /** attr, returning `same` itself when the value is that string (a colour repeated on every glyph is one string, not thousands). */
+  attrLike(name: string, like: string): string | undefined {
+    const k = this.find(name);
+    if (k < 0) return undefined;
+    if (this.ends[k] - this.starts[k] === like.length && same(this.xml, this.starts[k], like)) return like;
+    return decodeEntities(this.xml.toString('utf8', this.starts[k], this.ends[k]));
+  }
+
+  /** The attribute's value, entities decoded; undefined when the tag has none. */
+  attr(name: string): string | undefined {
+    const k = this.find(name);
+    if (k < 0) return undefined;
+    const [start, end] = [this.starts[k], this.ends[k]];
+    // One ASCII character (a glyph's c="a"): V8's cached one-character string, not a new one.
+    if (end === start + 1 && this.xml[start] < 128 && this.xml[start] !== 38) return String.fromCharCode(this.xml[start]);
+    return decodeEntities(this.xml.toString('utf8', start, end));
+  }
+
+  /** The attribute as one number (NaN when absent or not a number). */
+  number(name: string): number {
+    const k = this.find(name);
+    return k < 0 ? Number.NaN : numberAt(this.xml, this.starts[k], this.ends[k]);
+  }
+
+  /** The attribute's space-separated numbers (none when absent). */
+  numbers(name: string): number[] {
+    const k = this.find(name);
+    const out: number[] = [];
+    if (k < 0) return out;
+    const xml = this.xml;
+    const end = this.ends[k];
+    for (let i = this.starts[k]; i < end; ) {
+      while (i < end && xml[i] <= 32) i++;
+      if (i >= end) break;
+      const s = i;
+      while (i < end && xml[i] > 32) i++;
+      out.push(numberAt(xml, s, i));
+    }
+    return out;
+  }
 }
 
-/** Tags of MuPDF's XML in document order; its output never has CDATA, comments inside elements or '>' in attributes. */
-function* tags(xml: string): Generator<{ close: boolean; name: string; attrs: string }> {
-  const re = /<(\/?)([A-Za-z_][\w-]*)([^>]*)>/g;
-  for (let m = re.exec(xml); m; m = re.exec(xml)) yield { close: m[1] === '/', name: m[2], attrs: m[3] };
+const NAMES = ['char', 'font', 'line', 'block', 'page', 'g', 'fill_text', 'stroke_text', 'ignore_text'];
+
+/** The tag's name, the same string for every tag of a common name. */
+function tagName(xml: Buffer, start: number, end: number): string {
+  for (const name of NAMES) if (name.length === end - start && same(xml, start, name)) return name;
+  return xml.toString('latin1', start, end);
 }
 
-const nums = (s: string | undefined) => (s ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
+/** Whether xml holds the ASCII string s at `at`. */
+function same(xml: Buffer, at: number, s: string): boolean {
+  for (let k = 0; k < s.length; k++) if (xml[at + k] !== s.charCodeAt(k)) return false;
+  return true;
+}
+
+const isNameStart = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+const isNameChar = (c: number) => isNameStart(c) || (c >= 48 && c <= 57) || c === 45 || c === 58;
+
+/**
+ * The number written in xml[start, end): plain decimals ("-12.5", MuPDF's %g without an exponent) are read digit
+ * by digit; anything else ("1e-05", "nan", "inf") by Number, as before.
+ */
+function numberAt(xml: Buffer, start: number, end: number): number {
+  let i = start;
+  let negative = false;
+  const sign = xml[i];
+  if (sign === 45 || sign === 43) {
+    negative = sign === 45;
+    i++;
+  }
+  if (i >= end) return Number(xml.toString('latin1', start, end));
+  // Digits gathered into one integer and divided once by a power of ten: both exact below 2^53, so the
+  // quotient is the correctly rounded value, the one Number gives.
+  let mantissa = 0;
+  let scale = 1;
+  let digits = 0;
+  let c = xml[i];
+  while (c >= 48 && c <= 57 && i < end) {
+    mantissa = mantissa * 10 + (c - 48);
+    digits++;
+    c = xml[++i];
+  }
+  if (i < end && c === 46) {
+    c = xml[++i];
+    while (c >= 48 && c <= 57 && i < end) {
+      mantissa = mantissa * 10 + (c - 48);
+      scale *= 10;
+      digits++;
+      c = xml[++i];
+    }
+  }
+  const value = mantissa / scale;
+  // Past 15 digits the running sums lose precision Number keeps.
+  if (i !== end || !digits || digits > 15) return Number(xml.toString('latin1', start, end));
+  return negative ? -value : value;
+}
 
 /**
  * A line's writing direction as a unit vector. MuPDF prints "0 0" when the text matrix is degenerate (a zero
@@ -170,46 +380,48 @@ function unitDir(d: number[]): [number, number] {
   return Number.isFinite(length) && length > 1e-6 ? [x / length, y / length] : [1, 0];
 }
 
-export function parseStext(xml: string): StextPage[] {
+export function parseStext(xml: Buffer | string): StextPage[] {
   const pages: StextPage[] = [];
   let page: StextPage | null = null;
   let line: StextLine | null = null;
   let span: StextSpan | null = null;
-  for (const t of tags(xml)) {
+  let color = '#000000';
+  const t = new Tags(xml);
+  while (t.next()) {
     if (t.close) {
       if (t.name === 'line') line = null;
       else if (t.name === 'font') span = null;
       continue;
     }
     switch (t.name) {
+      case 'char': {
+        if (!span) break;
+        const q = t.numbers('quad');
+        // A glyph whose quad is not all finite numbers has no place on the page to lay it out at.
+        if (q.length !== 8 || !q.every(Number.isFinite)) break;
+        color = t.attrLike('color', color) ?? '#000000';
+        span.chars.push({ c: t.attr('c') ?? '', quad: q as Quad, x: t.number('x'), y: t.number('y'), color });
+        break;
+      }
       case 'page': {
-        const a = attrs(t.attrs);
-        page = { page: Number(/(\d+)$/.exec(a.id ?? '')?.[1] ?? pages.length + 1), width: Number(a.width), height: Number(a.height), lines: [] };
+        const id = t.attr('id') ?? '';
+        page = { page: Number(/(\d+)$/.exec(id)?.[1] ?? pages.length + 1), width: t.number('width'), height: t.number('height'), lines: [] };
         pages.push(page);
         break;
       }
       case 'line': {
         if (!page) break;
-        const a = attrs(t.attrs);
-        const b = nums(a.bbox);
-        line = { bbox: [b[0], b[1], b[2], b[3]], wmode: Number(a.wmode ?? 0), dir: unitDir(nums(a.dir)), spans: [] };
+        const b = t.numbers('bbox');
+        const wmode = t.attr('wmode');
+        line = { bbox: [b[0], b[1], b[2], b[3]], wmode: wmode === undefined ? 0 : Number(wmode), dir: unitDir(t.numbers('dir')), spans: [] };
         page.lines.push(line);
         break;
       }
       case 'font': {
         if (!line) break;
-        const a = attrs(t.attrs);
-        span = { font: a.name ?? '', size: Number(a.size ?? 0), chars: [] };
+        const size = t.attr('size');
+        span = { font: t.attr('name') ?? '', size: size === undefined ? 0 : Number(size), chars: [] };
         line.spans.push(span);
-        break;
-      }
-      case 'char': {
-        if (!span) break;
-        const a = attrs(t.attrs);
-        const q = nums(a.quad);
-        // A glyph whose quad is not all finite numbers has no place on the page to lay it out at.
-        if (q.length !== 8 || !q.every(Number.isFinite)) break;
-        span.chars.push({ c: a.c ?? '', quad: q as Quad, x: Number(a.x), y: Number(a.y), color: a.color ?? '#000000' });
         break;
       }
     }
@@ -220,19 +432,20 @@ export function parseStext(xml: string): StextPage[] {
 export function parsePages(xml: string): PageGeometry[] {
   const out: PageGeometry[] = [];
   let cur: PageGeometry | null = null;
-  const box = (a: Record<string, string>): [number, number, number, number] => [Number(a.l), Number(a.b), Number(a.r), Number(a.t)];
-  for (const t of tags(xml)) {
+  const box = (a: (name: string) => string | undefined): [number, number, number, number] => [Number(a('l')), Number(a('b')), Number(a('r')), Number(a('t'))];
+  const t = new Tags(xml);
+  while (t.next()) {
     if (t.close) continue;
-    const a = attrs(t.attrs);
+    const a = (name: string) => t.attr(name);
     if (t.name === 'page') {
-      cur = { page: Number(a.pagenum), mediaBox: [0, 0, 612, 792], cropBox: [0, 0, 612, 792], rotate: 0 };
+      cur = { page: Number(a('pagenum')), mediaBox: [0, 0, 612, 792], cropBox: [0, 0, 612, 792], rotate: 0 };
       out.push(cur);
     } else if (cur && t.name === 'MediaBox') {
       cur.mediaBox = box(a);
       cur.cropBox = cur.mediaBox;
     } else if (cur && t.name === 'CropBox') cur.cropBox = box(a);
-    else if (cur && t.name === 'Rotate') cur.rotate = Number(a.v) || 0;
-    else if (cur && t.name === 'UserUnit') cur.userUnit = Number(a.v);
+    else if (cur && t.name === 'Rotate') cur.rotate = Number(a('v')) || 0;
+    else if (cur && t.name === 'UserUnit') cur.userUnit = Number(a('v'));
   }
   return out;
 }
@@ -242,31 +455,36 @@ export function parseTrace(xml: string): Map<number, TraceGlyph[]> {
   let glyphs: TraceGlyph[] | null = null;
   let colour: { space: string; values: number[]; m: number[]; invisible: boolean } | null = null;
   const drawn = (name: string) => name === 'fill_text' || name === 'stroke_text' || name === 'ignore_text';
-  for (const t of tags(xml)) {
+  const t = new Tags(xml);
+  while (t.next()) {
     if (t.close) {
       if (drawn(t.name)) colour = null;
       continue;
     }
-    if (t.name === 'page') {
-      glyphs = [];
-      out.set(Number(attrs(t.attrs).number), glyphs);
-    } else if (drawn(t.name)) {
-      const a = attrs(t.attrs);
-      // Invisible text has no colour: it keeps the default black the structured text gives it too.
-      colour = { space: a.colorspace ?? 'DeviceRGB', values: a.color ? nums(a.color) : [0, 0, 0], m: nums(a.transform), invisible: t.name === 'ignore_text' };
-    } else if (t.name === 'g' && glyphs && colour) {
-      const a = attrs(t.attrs);
-      const x = Number(a.x);
-      const y = Number(a.y);
+    if (t.name === 'g' && glyphs && colour) {
+      const x = t.number('x');
+      const y = t.number('y');
       const [ma, mb, mc, md, me, mf] = colour.m.length === 6 ? colour.m : [1, 0, 0, 1, 0, 0];
       glyphs.push({
-        c: a.unicode ?? '',
+        c: t.attr('unicode') ?? '',
         x: x * ma + y * mc + me,
         y: x * mb + y * md + mf,
         space: colour.space,
         values: colour.values,
         ...(colour.invisible ? { invisible: true } : {}),
       });
+    } else if (t.name === 'page') {
+      glyphs = [];
+      out.set(Number(t.attr('number')), glyphs);
+    } else if (drawn(t.name)) {
+      // Invisible text has no colour: it keeps the default black the structured text gives it too.
+      const color = t.attr('color');
+      colour = {
+        space: t.attr('colorspace') ?? 'DeviceRGB',
+        values: color ? t.numbers('color') : [0, 0, 0],
+        m: t.numbers('transform'),
+        invisible: t.name === 'ignore_text',
+      };
     }
   }
   return out;

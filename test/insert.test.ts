@@ -150,6 +150,28 @@ test('PDF watermark by upload and by id: its text on the target pages, inputId [
   assert.match(pageText(out, 2), /Lorem/);
 });
 
+test('stamps are appended to the file: its bytes kept as they were, a signature still valid; an encrypted file keeps its encryption', async () => {
+  const plain = corpus('pdf/text-4-pages-pdflatex.pdf');
+  const { pdf } = await produce('/watermarked-pdf', { file: { file: plain }, watermark_text: 'QUIRESTAMP' });
+  const before = readFileSync(plain);
+  assert.ok(readFileSync(pdf).subarray(0, before.length).equals(before), 'the original revision is the output’s first bytes');
+  for (const p of [1, 4]) assert.match(pageText(pdf, p), /QUIRESTAMP/);
+  check(pdf);
+
+  const { pdf: signed } = await produce('/pdf-with-page-numbers', { file: { file: corpus('signing/qpdf-digitally-signed.pdf') } });
+  const sig = execFileSync('pdfsig', [signed], { encoding: 'utf8' });
+  assert.match(sig, /Signature Validation: Signature is Valid/);
+  assert.match(sig, /Not total document signed/);
+
+  // Opens without a password, permissions withheld: qpdf lays the stamp and keeps the encryption as it was.
+  const { pdf: locked } = await produce('/watermarked-pdf', {
+    file: { file: corpus('encrypted/rc4-128-owner-master-no-user-password.pdf') },
+    watermark_text: 'QUIRESTAMP',
+  });
+  assert.match(tool('qpdf', ['--show-encryption', locked]), /P = -3104/);
+  assert.match(pageText(locked, 30), /Potato 29[\s\S]*QUIRESTAMP|QUIRESTAMP[\s\S]*Potato 29/);
+});
+
 test('watermark errors: password 401, broken 400, bad values name the parameter', async () => {
   const bad = async (fields: Record<string, FormValue | FormValue[]>, status: number, re: RegExp) => {
     const r = await post('/watermarked-pdf', fields);

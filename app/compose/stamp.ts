@@ -2,8 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Color, cmyk, type PDFDocument, type PDFPage, rgb } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
+import { EngineError } from '../../engines/errors.js';
+import { stampPagesIncrementally } from '../../engines/mupdf-stamp.js';
 import { trimFrames } from '../../engines/poppler-boxes.js';
-import { stampPages } from '../../engines/qpdf-edit.js';
+import { type StampPlan, stampPages } from '../../engines/qpdf-edit.js';
 import { inputError, openPdf } from '../document/index.js';
 import { invalidInput } from '../errors.js';
 
@@ -78,8 +80,23 @@ export async function applyStamps(
     from.push(stampOf.get(key)!);
   }
   const stamp = join(ctx.cwd, 'stamp.pdf');
-  await writeFile(stamp, await doc.save());
-  await stampPages(input, stamp, output, { to: sorted.map((t) => t.page), from, behind }, ctx);
+  await writeFile(stamp, await doc.save({ useObjectStreams: false }));
+  await layStamps(input, stamp, output, { to: sorted.map((t) => t.page), from, behind }, ctx);
+}
+
+/**
+ * Lays the stamp file's pages on the input's: MuPDF appends the changes to the file (cost grows with the pages
+ * stamped, not with the document); qpdf's overlay, which rewrites every page it stamps, takes what MuPDF cannot
+ * (an encrypted input, whose encryption qpdf keeps; a file MuPDF fails on).
+ */
+export async function layStamps(input: string, stamp: string, output: string, plan: StampPlan, ctx: EngineContext): Promise<void> {
+  try {
+    await stampPagesIncrementally(input, stamp, output, plan, ctx);
+  } catch (err) {
+    // Out of time is out of time for qpdf too.
+    if (!(err instanceof EngineError) || err.details.aborted || err.details.timedOut) throw err;
+    await stampPages(input, stamp, output, plan, ctx);
+  }
 }
 
 /** The pdf-lib colour of an RGB (0-255) or CMYK (0-100) field; black when neither is given. */

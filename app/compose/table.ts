@@ -12,12 +12,12 @@ import {
   rectangle,
 } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
-import { rangeText, runJob, stampPages } from '../../engines/qpdf-edit.js';
+import { rangeText, runJob } from '../../engines/qpdf-edit.js';
 import { expectOutput } from '../../engines/run.js';
 import { AppError } from '../errors.js';
 import { type FontSet, resolveFont } from './fonts.js';
 import { type ContentTag, markedContent } from './shapes.js';
-import { colorOf, type PageFrame } from './stamp.js';
+import { colorOf, layStamps, type PageFrame } from './stamp.js';
 import { drawLines, LINE_SPACING, type Line, wrapText } from './text-block.js';
 
 /**
@@ -548,7 +548,7 @@ export async function writeTables(
   const stamp = join(ctx.cwd, 'tables.pdf');
   await writeFile(stamp, await doc.save());
   const overlaid = !to.length ? input : inserts.size ? join(ctx.cwd, 'overlaid.pdf') : output;
-  if (to.length) await stampPages(input, stamp, overlaid, { to, from, behind: false }, ctx);
+  if (to.length) await layStamps(input, stamp, overlaid, { to, from, behind: false }, ctx);
   if (!inserts.size) return;
   const parts: { file: string; range: string }[] = [];
   let next = 1;

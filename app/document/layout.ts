@@ -196,21 +196,24 @@ const isSpace = (c: string) => /^\s*$/u.test(c) || c === '\u00a0';
 /** Builds the page model from MuPDF's structured text, page geometry and (optionally) the traced colours. */
 export function buildPages(stext: StextPage[], geometry: PageGeometry[], traced?: Map<number, TraceGlyph[]>): PageModel[] {
   const geo = new Map(geometry.map((g) => [g.page, g]));
-  return stext.map((sp) => {
-    const g = geo.get(sp.page) ?? { page: sp.page, mediaBox: [0, 0, sp.width, sp.height], cropBox: [0, 0, sp.width, sp.height], rotate: 0 };
-    const toUser = deviceToUser(g as PageGeometry);
-    // MuPDF's page is 0 by 0 when /UserUnit is 0; every size and margin on the page is taken from these.
-    const size = sp.width > 0 && sp.height > 0 && Number.isFinite(sp.width + sp.height) ? { width: sp.width, height: sp.height } : displayedSize(g);
-    const colourAt = traced ? glyphIndex(traced.get(sp.page)) : undefined;
-    const raw = sp.lines
-      .map((l) => lineOf(l, sp.page, toUser, colourAt))
-      .filter((l): l is Line => l !== null)
-      .flatMap(splitAtGaps);
-    const rows = mergeRows(raw);
-    const items = readingOrder(rows);
-    const lines = items.flatMap((it) => (it.kind === 'line' ? [it.line] : it.lines));
-    return { page: sp.page, ...size, lines, items };
-  });
+  return stext.map((sp) => buildPage(sp, geo.get(sp.page), traced?.get(sp.page), traced !== undefined));
+}
+
+/** One page of buildPages, from its own geometry and traced glyphs (`tracedAll`: colours were traced at all). */
+export function buildPage(sp: StextPage, geometry: PageGeometry | undefined, glyphs: TraceGlyph[] | undefined, tracedAll = glyphs !== undefined): PageModel {
+  const g = geometry ?? { page: sp.page, mediaBox: [0, 0, sp.width, sp.height], cropBox: [0, 0, sp.width, sp.height], rotate: 0 };
+  const toUser = deviceToUser(g as PageGeometry);
+  // MuPDF's page is 0 by 0 when /UserUnit is 0; every size and margin on the page is taken from these.
+  const size = sp.width > 0 && sp.height > 0 && Number.isFinite(sp.width + sp.height) ? { width: sp.width, height: sp.height } : displayedSize(g);
+  const colourAt = tracedAll ? glyphIndex(glyphs) : undefined;
+  const raw = sp.lines
+    .map((l) => lineOf(l, sp.page, toUser, colourAt))
+    .filter((l): l is Line => l !== null)
+    .flatMap(splitAtGaps);
+  const rows = mergeRows(raw);
+  const items = readingOrder(rows);
+  const lines = items.flatMap((it) => (it.kind === 'line' ? [it.line] : it.lines));
+  return { page: sp.page, ...size, lines, items };
 }
 
 function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourAt?: (x: number, y: number, c: string) => TraceGlyph | undefined): Line | null {

@@ -1,8 +1,8 @@
 import type { EngineContext } from '../../engines/context.js';
 import type { EngineError } from '../../engines/errors.js';
-import { glyphColours, type PageGeometry, type StextChar, type StextLine, type StextPage, structuredTextUntilFailure } from '../../engines/mupdf-stext.js';
+import { glyphColours, type PageGeometry, type StextChar, type StextLine, type StextPage, structuredTextPages } from '../../engines/mupdf-stext.js';
 import { type PopplerWord, popplerPageText, popplerPageWords } from '../../engines/poppler.js';
-import { buildPages, displayedSize, median, type PageModel } from './layout.js';
+import { buildPage, displayedSize, median, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
 import { inputError } from './pdf-access.js';
 import { readBudgets } from './read-budgets.js';
@@ -49,94 +49,117 @@ export async function readPageBatches(
 ): Promise<void> {
   try {
     const count = Math.max(...pages);
-    const geometry = await pageGeometries(path, pages, count, ctx);
-    // In batches: the engines' output (MuPDF's XML is ~0.5 MB per page of text, and every character an object
-    // once parsed) is held for one batch at a time, not for the whole document, so parsing costs the same per
-    // page at 2,000 pages as at 20.
-    const read = (batch: number[]) =>
-      Promise.all([
-        decodedText(path, batch, ctx, geometry),
-        opts.colours ? glyphColours(path, batch, pagesTime(ctx, batch.length)).catch(unlessUnreadable(undefined)) : Promise.resolve(undefined),
-      ]);
-    let next = read(pages.slice(0, READ_BATCH));
-    for (let i = 0; i < pages.length; i += READ_BATCH) {
-      const [stext, traced] = await next;
-      // The engines read the next batch while this one is laid out.
-      if (i + READ_BATCH < pages.length) {
-        next = read(pages.slice(i + READ_BATCH, i + 2 * READ_BATCH));
-        // A failure there is seen when its turn comes, not as an unhandled rejection meanwhile.
-        next.catch(() => {});
-      }
-      await each(buildPages(stext, geometry, traced));
+    const geometry = new Map((await pageGeometries(path, pages, count, ctx)).map((g) => [g.page, g]));
+    // In batches: the engines' output (MuPDF's XML is ~0.5 MB per page of text) is read for one batch at a time,
+    // each page laid out as soon as it is parsed, so only the batches' page models are held, never their characters
+    // (parsing then costs the same per page at 2,000 pages as at 20).
+    const read = async (batch: number[], onWritten: () => void) => {
+      const traced = opts.colours ? await glyphColours(path, batch, pagesTime(ctx, batch.length)).catch(unlessUnreadable(undefined)) : undefined;
+      return decodedPages(path, batch, ctx, geometry, (p) => buildPage(p, geometry.get(p.page), traced?.get(p.page), traced !== undefined), onWritten);
+    };
+    const batches: number[][] = [];
+    for (let i = 0; i < pages.length; i += READ_BATCH) batches.push(pages.slice(i, i + READ_BATCH));
+    // MuPDF reads batch k+1 as soon as it has written batch k, while we parse and use it: the engine and the
+    // layout run side by side, at most READ_AHEAD batches ahead of the consumer.
+    const reads: (Promise<PageModel[]> | undefined)[] = [];
+    const written: boolean[] = [];
+    let using = 0;
+    const startNext = () => {
+      const k = reads.length;
+      if (k >= batches.length || k > using + READ_AHEAD || (k > 0 && !written[k - 1])) return;
+      const wrote = () => {
+        if (written[k]) return;
+        written[k] = true;
+        startNext();
+      };
+      const p = read(batches[k], wrote);
+      reads.push(p);
+      // A failure is seen when its turn comes, not as an unhandled rejection meanwhile; nothing more is started.
+      p.then(wrote, () => {});
+    };
+    startNext();
+    for (; using < batches.length; using++) {
+      startNext();
+      const models = await reads[using]!;
+      reads[using] = undefined;
+      await each(models);
     }
   } catch (err) {
     throw inputError(err);
   }
 }
 
-/** Pages per engine pass of readPages. */
+/** Pages per engine pass of readPages, and how many passes may run ahead of the pages' consumer. */
 const READ_BATCH = 50;
+const READ_AHEAD = 2;
 
 /**
  * The text of the pages: MuPDF's structured text, each page within TEXT_PAGE_SECONDS; a page MuPDF fails on (or
  * is cut on) is read by Poppler, and MuPDF goes on with the pages after it (pagesWithFallback). Lines MuPDF could
  * not decode are read by Poppler too (see repairLines).
  */
-export async function decodedText(path: string, pages: number[], ctx: EngineContext, geometry?: PageGeometry[]): Promise<StextPage[]> {
+export async function decodedText(path: string, pages: number[], ctx: EngineContext, geometry?: Map<number, PageGeometry>): Promise<StextPage[]> {
+  return decodedPages(path, pages, ctx, geometry, (p) => p);
+}
+
+/**
+ * decodedText with each page made into `T` by `build` as soon as it is final (most pages as MuPDF writes them), so
+ * a page's characters are let go at once, not held with the rest of the pages.
+ */
+async function decodedPages<T>(
+  path: string,
+  pages: number[],
+  ctx: EngineContext,
+  geometry: Map<number, PageGeometry> | undefined,
+  build: (page: StextPage) => T,
+  onWritten?: () => void,
+): Promise<T[]> {
   const pageMs = readBudgets().textPageMs;
-  const read = new Map<number, StextPage>();
+  const built = new Map<number, T>();
+  // A page MuPDF read as empty may be one it could not interpret (an object missing from a broken xref), one whose
+  // rows it set many times taller than their text is one whose geometry it got wrong, and one with lines it could
+  // not decode needs Poppler's words: such pages wait for Poppler (one pdftotext per run of them).
+  const suspect: StextPage[] = [];
+  const take = (p: StextPage) => {
+    if (!p.lines.length || misplaced(p) || undecoded(p).length) suspect.push(p);
+    else built.set(p.page, build(p));
+  };
   await pagesWithFallback(
     pages,
     async (pending) => {
-      const attempt = await structuredTextUntilFailure(path, pending, { ...ctx, pageMs });
+      const attempt = await structuredTextPages(path, pending, { ...ctx, pageMs }, take, onWritten);
       if (attempt.failure && !isReadFailure(attempt.failure)) throw attempt.failure;
-      for (const p of attempt.pages) read.set(p.page, p);
-      return { done: new Set(attempt.pages.map((p) => p.page)), failure: attempt.failure };
+      return { done: new Set(attempt.done), failure: attempt.failure };
     },
-    async (page, failure) =>
-      void read.set(
-        page,
-        await popplerStext(
-          path,
-          page,
-          ctx,
-          pageMs,
-          failure,
-          geometry?.find((g) => g.page === page),
-        ),
-      ),
+    async (page, failure) => take(await popplerStext(path, page, ctx, pageMs, failure, geometry?.get(page))),
   );
-  const stext = pages.map((p) => read.get(p)!);
-  // A page MuPDF read as empty may be one it could not interpret (an object missing from a broken xref), and one
-  // whose rows it set many times taller than their text is one whose geometry it got wrong: Poppler gets a look
-  // at such pages too, one pdftotext per run of them (a scan costs a few milliseconds more).
-  const empty = stext.filter((p) => !p.lines.length || misplaced(p)).map((p) => p.page);
-  if (empty.length) {
-    const found = await popplerPageWords(path, empty, pagesTime(ctx, empty.length)).catch(unlessUnreadable(new Map<number, PopplerWord[]>()));
-    stext.forEach((p, i) => {
+  const second = suspect.filter((p) => !p.lines.length || misplaced(p));
+  if (second.length) {
+    const found = await popplerPageWords(
+      path,
+      second.map((p) => p.page),
+      pagesTime(ctx, second.length),
+    ).catch(unlessUnreadable(new Map<number, PopplerWord[]>()));
+    suspect.forEach((p, i) => {
       const words = found.get(p.page);
-      if (!words?.length) return;
+      if (!words?.length || !(!p.lines.length || misplaced(p))) return;
       // Poppler's boxes of such glyphs are as tall as the broken bounding boxes: the places are Poppler's, the
       // heights at most what MuPDF's font sizes give.
       const mupdfSize = median(p.lines.flatMap((l) => l.spans.map((sp) => sp.size)));
-      stext[i] = stextFromWords(
-        p.page,
-        words,
-        geometry?.find((g) => g.page === p.page),
-        mupdfSize ? mupdfSize / 0.8 : Infinity,
-      );
+      suspect[i] = stextFromWords(p.page, words, geometry?.get(p.page), mupdfSize ? mupdfSize / 0.8 : Infinity);
     });
   }
-  const broken = stext.filter((p) => undecoded(p).length);
-  if (!broken.length) return stext;
-  // One pdftotext per run of such pages, not one per page at once (a process and two abort listeners each).
-  const words = await popplerPageWords(
-    path,
-    broken.map((p) => p.page),
-    pagesTime(ctx, broken.length),
-  );
-  for (const p of broken) repairLines(p, words.get(p.page) ?? []);
-  return stext;
+  const broken = suspect.filter((p) => undecoded(p).length);
+  if (broken.length) {
+    const words = await popplerPageWords(
+      path,
+      broken.map((p) => p.page),
+      pagesTime(ctx, broken.length),
+    );
+    for (const p of broken) repairLines(p, words.get(p.page) ?? []);
+  }
+  for (const p of suspect) built.set(p.page, build(p));
+  return pages.map((p) => built.get(p)!);
 }
 
 /**
