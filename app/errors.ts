@@ -28,6 +28,7 @@ const CODES = {
   engine_missing: 503,
   shutting_down: 503,
   storage_unavailable: 503,
+  queue_lost: 503,
   storage_full: 507,
 } as const;
 export type ErrorCode = keyof typeof CODES;

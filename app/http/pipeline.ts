@@ -100,11 +100,41 @@ export async function acceptRequest(
     if (polling) await (deps.jobs as { flushRecords?: () => Promise<void> }).flushRecords?.();
     if (webhook) return c.json({ requestId: id }, 202);
     if (polling) return c.json({ requestId: id });
-    return c.json(await done);
+    return c.json(await unlessLost(deps, id, done));
   } catch (err) {
     // The client never saw these ids: nothing of a failed request stays behind.
     await discardUploads(deps.store, body);
     throw err;
+  }
+}
+
+/** How often a client's wait looks for its job in cluster mode. */
+const LOST_CHECK_MS = 5_000;
+
+/**
+ * The result of a job a client waits for. In cluster mode the job lives in Redis: a Redis restarted without its data
+ * (no append-only file) has lost it and its completion event never comes, so the job is looked for every few seconds
+ * and a lost one answers 503 instead of a wait without end. (A Redis that does not answer yet is looked at again.)
+ */
+async function unlessLost<T>(deps: Deps, id: string, done: Promise<T>): Promise<T> {
+  if (!deps.config.redisUrl) return done;
+  let timer: NodeJS.Timeout | undefined;
+  let settled = false;
+  const lost = new Promise<never>((_, reject) => {
+    const look = async () => {
+      const rec = await deps.jobs.get(id).catch(() => null);
+      if (settled) return;
+      if (rec === undefined) reject(new AppError('queue_lost', 'The job queue (Redis) lost this request: it restarted without its data. Send it again.'));
+      else timer = setTimeout(look, LOST_CHECK_MS);
+    };
+    timer = setTimeout(look, LOST_CHECK_MS);
+  });
+  lost.catch(() => undefined);
+  try {
+    return await Promise.race([done, lost]);
+  } finally {
+    settled = true;
+    clearTimeout(timer);
   }
 }
 
