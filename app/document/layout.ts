@@ -638,14 +638,57 @@ const LIST_LINE = /^(- |\d+\. )/;
  * A block of text as the Markdown builder (and /word) sees it: a heading (level 1-6), a paragraph, a list item
  * (`marker` is `-` or `N.`), or a table; with the rows it was made of, in reading order.
  */
-export type TextBlock = { kind: 'p' | 'h' | 'li'; level: number; text: string; lines: Line[]; marker?: string } | (TableItem & { kind: 'table' });
+export type TextBlock<L extends BlockLine = Line> =
+  | { kind: 'p' | 'h' | 'li'; level: number; text: string; lines: L[]; marker?: string }
+  | (TableItem & { kind: 'table' });
+
+/** What the block builder reads of a row: a Line, or the thin copy of one kept for a whole document (thinPage). */
+export interface BlockLine {
+  text: string;
+  size: number;
+  bold: boolean;
+  box: Box;
+  vertical: boolean;
+  words: { text: string }[];
+}
+
+/** What the block builder reads of a page: every row (tables' too, for the sizes), and the items in reading order. */
+export interface BlockPage<L extends BlockLine = Line> {
+  page: number;
+  lines: L[];
+  items: ({ kind: 'line'; line: L } | TableItem)[];
+}
+
+/**
+ * A page as Markdown needs it once laid out: rows with their text, size, weight and box, tables with their cells'
+ * text. Without the words' corners, fonts and colours it is a tenth of the page model, so a whole document's pages
+ * can wait for the sizes of all of them (heading levels are ranked across the document).
+ */
+export function thinPage(page: PageModel): BlockPage<BlockLine> {
+  const thin = (l: Line): BlockLine => ({
+    text: l.text,
+    size: l.size,
+    bold: l.bold,
+    box: l.box,
+    vertical: l.vertical,
+    words: l.words.map((w) => ({ text: w.text })),
+  });
+  const lines = new Map(page.lines.map((l) => [l, thin(l)]));
+  return {
+    page: page.page,
+    lines: [...lines.values()],
+    items: page.items.map((it) =>
+      it.kind === 'line' ? { kind: 'line', line: lines.get(it.line) ?? thin(it.line) } : { kind: 'table', rows: it.rows, lines: [] },
+    ),
+  };
+}
 
 /** Blocks of each page: headings from size and weight, paragraphs joined across line breaks, list items, tables. */
-export function textBlocks(pages: PageModel[]): TextBlock[][] {
+export function textBlocks<L extends BlockLine>(pages: BlockPage<L>[]): TextBlock<L>[][] {
   const all = pages.flatMap((p) => p.lines);
   const body = bodySize(all);
   const headingSizes = [...new Set(all.filter((l) => l.size >= body * 1.15 && l.text.length > 1).map((l) => Math.round(l.size * 2) / 2))].sort((a, b) => b - a);
-  const levelOf = (l: Line): number => {
+  const levelOf = (l: L): number => {
     const s = Math.round(l.size * 2) / 2;
     if (s >= body * 1.15) return Math.min(6, headingSizes.indexOf(s) + 1 || headingSizes.length);
     if (l.bold && l.words.length <= 12 && !/[.,;:]$/.test(l.text) && !isListMarker(l.words[0].text)) return Math.min(6, headingSizes.length + 1);
@@ -653,7 +696,7 @@ export function textBlocks(pages: PageModel[]): TextBlock[][] {
   };
   const joinText = (a: string, b: string) => (/[A-Za-z]-$/.test(a) && /^[a-z]/.test(b) ? a.slice(0, -1) + b : `${a} ${b}`);
   return pages.map((page) => {
-    const out: TextBlock[] = [];
+    const out: TextBlock<L>[] = [];
     for (const item of page.items) {
       const prev = out[out.length - 1];
       if (item.kind === 'table') {
@@ -697,21 +740,36 @@ export function textBlocks(pages: PageModel[]): TextBlock[][] {
   });
 }
 
-export function toMarkdown(pages: PageModel[], opts: MarkdownOptions): string {
-  const out: string[] = [];
-  textBlocks(pages).forEach((blocks, i) => {
+export function toMarkdown(pages: BlockPage<BlockLine>[], opts: MarkdownOptions): string {
+  return [...markdownParts(pages, opts)].join('');
+}
+
+/** toMarkdown in parts, a page's at a time, for writing to a file as they come. */
+export function* markdownParts(pages: BlockPage<BlockLine>[], opts: MarkdownOptions): Generator<string> {
+  let previous: string | undefined;
+  const blocks = textBlocks(pages);
+  for (const [i, page] of blocks.entries()) {
+    const out: string[] = [];
     if (opts.pageBreakComments) out.push(`<!--Page ${pages[i].page}-->`);
-    for (const b of blocks) {
+    for (const b of page) {
       if (b.kind === 'table') out.push(tableMarkdown(b.rows));
       else if (b.kind === 'h') out.push(`${'#'.repeat(b.level)} ${b.text}`);
       else if (b.kind === 'li') out.push(`${b.marker} ${b.text}`);
       else out.push(escapeLead(b.text));
     }
-  });
-  return `${out.reduce((acc, b, i) => (i === 0 ? b : acc + (LIST_LINE.test(b) && LIST_LINE.test(out[i - 1]) ? '\n' : '\n\n') + b), '')}\n`;
+    // Blocks apart by a blank line, list items by a line break.
+    let part = '';
+    for (const b of out) {
+      part += previous === undefined ? b : (LIST_LINE.test(b) && LIST_LINE.test(previous) ? '\n' : '\n\n') + b;
+      previous = b;
+    }
+    blocks[i] = [];
+    yield part;
+  }
+  yield '\n';
 }
 
-function bodySize(lines: Line[]): number {
+function bodySize(lines: BlockLine[]): number {
   const by = new Map<number, number>();
   for (const l of lines) {
     const s = Math.round(l.size * 2) / 2;
@@ -721,10 +779,10 @@ function bodySize(lines: Line[]): number {
 }
 
 /** Two rows close enough in the same column to belong to one heading. */
-const close = (a: Line, b: Line) => b.box.y0 - a.box.y1 < 0.6 * a.size && b.box.x0 < a.box.x1 && b.box.x1 > a.box.x0;
+const close = (a: BlockLine, b: BlockLine) => b.box.y0 - a.box.y1 < 0.6 * a.size && b.box.x0 < a.box.x1 && b.box.x1 > a.box.x0;
 
 /** Does `b` continue the paragraph (or list item) that `a` ended? */
-function continues(a: Line, b: Line, listItem: boolean): boolean {
+function continues(a: BlockLine, b: BlockLine, listItem: boolean): boolean {
   if (b.vertical || a.vertical) return a.vertical === b.vertical && Math.abs(a.size - b.size) < 0.5;
   if (Math.abs(a.size - b.size) > 0.6) return false;
   // A sentence cut by a column break goes on at the top of the next column.

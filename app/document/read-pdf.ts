@@ -257,7 +257,7 @@ const charAt = (c: string, left: number, right: number, top: number, bottom: num
 });
 
 /** Pages (1-based) that carry no text at all: scans, or drawings. */
-export const textlessPages = (pages: PageModel[]) => pages.filter((p) => p.lines.length === 0).map((p) => p.page);
+export const textlessPages = (pages: { page: number; lines: unknown[] }[]) => pages.filter((p) => p.lines.length === 0).map((p) => p.page);
 
 export function noTextWarning(empty: number[], total: number): string | undefined {
   if (!empty.length) return undefined;

@@ -1,6 +1,8 @@
-import { writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { noTextWarning, readPages, selectPages, textlessPages, toMarkdown } from '../document/index.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { markdownParts, noTextWarning, readPageBatches, selectPages, textlessPages, thinPage, toMarkdown } from '../document/index.js';
 import { oneOf, onOff, output, pages } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 
@@ -24,12 +26,17 @@ export default operation({
   run: async ({ fields, input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const selected = await selectPages(input.path, fields.pages, ectx);
-    const model = await readPages(input.path, selected, ectx);
-    const markdown = toMarkdown(model, { pageBreakComments: fields.page_break_comments });
-    const warning = noTextWarning(textlessPages(model), model.length);
-    if (fields.output_type === 'json') return { json: { markdown }, warning };
+    // Heading levels are ranked across the document: each page is kept thin (its rows' text, size and place)
+    // until all are read, then written out page by page.
+    const pages: ReturnType<typeof thinPage>[] = [];
+    await readPageBatches(input.path, selected, ectx, {}, (batch) => {
+      for (const p of batch) pages.push(thinPage(p));
+    });
+    const opts = { pageBreakComments: fields.page_break_comments };
+    const warning = noTextWarning(textlessPages(pages), pages.length);
+    if (fields.output_type === 'json') return { json: { markdown: toMarkdown(pages, opts) }, warning };
     const path = join(dir, 'document.md');
-    await writeFile(path, markdown);
+    await pipeline(Readable.from(markdownParts(pages, opts)), createWriteStream(path));
     return { files: [{ path, ext: 'md' }], warning };
   },
 });
