@@ -211,6 +211,9 @@ buildah bud --isolation chroot --network host --pull=never --layers --force-rm -
 phase "build"
 
 # 4. Run it and check it ----------------------------------------------------------------------------------------------
+# Working containers of an earlier check that was killed before it could remove its own (under the lock: none running).
+mapfile -t leftovers < <(buildah containers --noheading --format '{{.ContainerName}}' | grep '^quire-image-check-' || true)
+[ ${#leftovers[@]} -eq 0 ] || buildah rm "${leftovers[@]}" >/dev/null
 node scripts/image-check.mjs "$image" "$base_ref"
 phase "check"
 say "done in $((SECONDS - started)) s"
