@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { LlmConfig } from '../config.js';
-import { isPdfHeader, noTextWarning, readPages, selectPages, textlessPages, toMarkdown } from '../document/index.js';
+import { isPdfHeader, noTextWarning, readPageBatches, selectPages, toMarkdown } from '../document/index.js';
 import { AppError, invalidInput } from '../errors.js';
 import { isTableBlock, tableColumns } from './extractive.js';
 
@@ -54,20 +54,23 @@ export async function documentText(input: TextSource, pages: string, ctx: { cwd:
   const bytes = await readFile(input.path);
   if (isPdfHeader(bytes.subarray(0, 1024))) {
     const selected = await selectPages(input.path, pages, ctx);
-    const model = await readPages(input.path, selected, ctx);
-    const empty = textlessPages(model);
-    if (empty.length === model.length) throw new AppError('invalid_input', noTextWarning(empty, model.length)!);
     const blocks: string[] = [];
     const tables: (string[] | null)[] = [];
-    for (const page of model) {
-      const own = splitBlocks(toMarkdown([page], { pageBreakComments: false }));
-      const items = page.items.flatMap((it) => (it.kind === 'table' ? [it] : []));
-      // Each table item is one pipe-table block of the page; should they ever not pair up, none is used.
-      const pipes = own.filter(isTableBlock).length;
-      blocks.push(...own);
-      tables.push(...(pipes === items.length ? items.map((it) => tableColumns(it.lines)) : Array<null>(pipes).fill(null)));
-    }
-    return { blocks, tables, warning: noTextWarning(empty, model.length) };
+    const empty: number[] = [];
+    // Page by page: each page's blocks are kept, its model let go.
+    await readPageBatches(input.path, selected, ctx, {}, (batch) => {
+      for (const page of batch) {
+        if (!page.lines.length) empty.push(page.page);
+        const own = splitBlocks(toMarkdown([page], { pageBreakComments: false }));
+        const items = page.items.flatMap((it) => (it.kind === 'table' ? [it] : []));
+        // Each table item is one pipe-table block of the page; should they ever not pair up, none is used.
+        const pipes = own.filter(isTableBlock).length;
+        blocks.push(...own);
+        tables.push(...(pipes === items.length ? items.map((it) => tableColumns(it.lines)) : Array<null>(pipes).fill(null)));
+      }
+    });
+    if (empty.length === selected.length) throw new AppError('invalid_input', noTextWarning(empty, selected.length)!);
+    return { blocks, tables, warning: noTextWarning(empty, selected.length) };
   }
   const ext = /\.([^.]+)$/.exec(input.name)?.[1].toLowerCase() ?? '';
   if (!['md', 'markdown', 'txt', 'text'].includes(ext) && !input.type.startsWith('text/')) {

@@ -50,42 +50,65 @@ export async function readPageBatches(
   try {
     const count = Math.max(...pages);
     const geometry = new Map((await pageGeometries(path, pages, count, ctx)).map((g) => [g.page, g]));
-    // In batches: the engines' output (MuPDF's XML is ~0.5 MB per page of text) is read for one batch at a time,
-    // each page laid out as soon as it is parsed, so only the batches' page models are held, never their characters
-    // (parsing then costs the same per page at 2,000 pages as at 20).
-    const read = async (batch: number[], onWritten: () => void) => {
-      const traced = opts.colours ? await glyphColours(path, batch, pagesTime(ctx, batch.length)).catch(unlessUnreadable(undefined)) : undefined;
-      return decodedPages(path, batch, ctx, geometry, (p) => buildPage(p, geometry.get(p.page), traced?.get(p.page), traced !== undefined), onWritten);
-    };
-    const batches: number[][] = [];
-    for (let i = 0; i < pages.length; i += READ_BATCH) batches.push(pages.slice(i, i + READ_BATCH));
-    // MuPDF reads batch k+1 as soon as it has written batch k, while we parse and use it: the engine and the
-    // layout run side by side, at most READ_AHEAD batches ahead of the consumer.
-    const reads: (Promise<PageModel[]> | undefined)[] = [];
-    const written: boolean[] = [];
-    let using = 0;
-    const startNext = () => {
-      const k = reads.length;
-      if (k >= batches.length || k > using + READ_AHEAD || (k > 0 && !written[k - 1])) return;
-      const wrote = () => {
-        if (written[k]) return;
-        written[k] = true;
-        startNext();
-      };
-      const p = read(batches[k], wrote);
-      reads.push(p);
-      // A failure is seen when its turn comes, not as an unhandled rejection meanwhile; nothing more is started.
-      p.then(wrote, () => {});
-    };
-    startNext();
-    for (; using < batches.length; using++) {
-      startNext();
-      const models = await reads[using]!;
-      reads[using] = undefined;
-      await each(models);
-    }
+    await textBatches(
+      path,
+      pages,
+      ctx,
+      geometry,
+      async (batch) => {
+        const traced = opts.colours ? await glyphColours(path, batch, pagesTime(ctx, batch.length)).catch(unlessUnreadable(undefined)) : undefined;
+        return (p) => buildPage(p, geometry.get(p.page), traced?.get(p.page), traced !== undefined);
+      },
+      each,
+    );
   } catch (err) {
     throw inputError(err);
+  }
+}
+
+/**
+ * The decoded text of the pages (decodedText) in batches, each page made into what the consumer keeps of it by
+ * `build` as soon as it is read (`builder` makes the batch's build, after any reading of its own), and `each`
+ * called with each batch in page order.
+ */
+export async function textBatches<T>(
+  path: string,
+  pages: number[],
+  ctx: EngineContext,
+  geometry: Map<number, PageGeometry> | undefined,
+  builder: (batch: number[]) => Promise<(page: StextPage) => T>,
+  each: (batch: T[]) => void | Promise<void>,
+): Promise<void> {
+  // In batches: the engines' output (MuPDF's XML is ~0.5 MB per page of text) is read for one batch at a time,
+  // each page built as soon as it is parsed, so only the batches' built pages are held, never their characters
+  // (parsing then costs the same per page at 2,000 pages as at 20).
+  const read = async (batch: number[], onWritten: () => void) => decodedPages(path, batch, ctx, geometry, await builder(batch), onWritten);
+  const batches: number[][] = [];
+  for (let i = 0; i < pages.length; i += READ_BATCH) batches.push(pages.slice(i, i + READ_BATCH));
+  // MuPDF reads batch k+1 as soon as it has written batch k, while we parse and use it: the engine and the
+  // layout run side by side, at most READ_AHEAD batches ahead of the consumer.
+  const reads: (Promise<T[]> | undefined)[] = [];
+  const written: boolean[] = [];
+  let using = 0;
+  const startNext = () => {
+    const k = reads.length;
+    if (k >= batches.length || k > using + READ_AHEAD || (k > 0 && !written[k - 1])) return;
+    const wrote = () => {
+      if (written[k]) return;
+      written[k] = true;
+      startNext();
+    };
+    const p = read(batches[k], wrote);
+    reads.push(p);
+    // A failure is seen when its turn comes, not as an unhandled rejection meanwhile; nothing more is started.
+    p.then(wrote, () => {});
+  };
+  startNext();
+  for (; using < batches.length; using++) {
+    startNext();
+    const built = await reads[using]!;
+    reads[using] = undefined;
+    await each(built);
   }
 }
 

@@ -2,8 +2,9 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { drawnPaths, traceDrawings } from '../../engines/mupdf-paths.js';
 import { markRedactions, type RedactionMarks } from '../../engines/mupdf-redact.js';
+import type { StextPage } from '../../engines/mupdf-stext.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
-import { decodedText, inputError, selectPages } from '../document/index.js';
+import { inputError, selectPages, textBatches } from '../document/index.js';
 import { json, output } from '../http/fields.js';
 import { operation, pdfInput } from '../http/operation.js';
 import {
@@ -47,11 +48,26 @@ export default operation({
     const boxes = areas.map((a) => ({ page: a.area.page, rect: areaInUserSpace(a.area, geometry, a.field) }));
     // Text is read on every page for text redactions, else only where an area lies (its comment).
     const read = texts.length ? pages : [...new Set(boxes.map((b) => b.page))].sort((a, b) => a - b);
-    const stext = await decodedText(input.path, read, ctx).catch((err) => {
+    // Page by page: the matches of each page are kept, its characters only where an area lies.
+    const areaPages = new Set(boxes.map((b) => b.page));
+    const stext: { page: number; textless: boolean; marks: ReturnType<typeof findMarks>; text?: StextPage }[] = [];
+    await textBatches(
+      input.path,
+      read,
+      ctx,
+      undefined,
+      async () => (page) => ({
+        page: page.page,
+        textless: !page.lines.length,
+        marks: texts.length ? findMarks(page, texts) : [],
+        text: areaPages.has(page.page) ? page : undefined,
+      }),
+      (batch) => void stext.push(...batch),
+    ).catch((err) => {
       throw inputError(err);
     });
     progress(0.5);
-    const found = new Map(stext.map((page) => [page.page, texts.length ? findMarks(page, texts) : []]));
+    const found = new Map(stext.map((page) => [page.page, page.marks]));
     // Marks narrowed to spare a neighbouring line keep their full height over images (scans): one trace of those pages.
     const narrowed = [...found].filter(([, marks]) => marks.some((m) => m.full)).map(([page]) => page);
     const images = narrowed.length
@@ -72,14 +88,14 @@ export default operation({
         ),
         ...boxes
           .filter((b) => b.page === page.page)
-          .map((b) => ({ quads: [areaQuad(b.rect)], text: textInArea(b.rect, geometry[b.page - 1], page), user: true })),
+          .map((b) => ({ quads: [areaQuad(b.rect)], text: textInArea(b.rect, geometry[b.page - 1], page.text), user: true })),
       ],
     }));
     const path = join(dir, 'redaction-preview.pdf');
     const name = `${outputName}.pdf`;
     if (!plan.some((p) => p.marks.length)) {
       await copyFile(input.path, path);
-      const textless = stext.every((p) => !p.lines.length);
+      const textless = stext.every((p) => p.textless);
       return {
         files: [{ path, name }],
         warning: textless
@@ -92,11 +108,7 @@ export default operation({
     });
     // Letters of a neighbouring line whose font box reaches into an area would be removed with it: say which.
     const touched = areas.flatMap((a, i) => {
-      const text = touchedOutside(
-        boxes[i].rect,
-        geometry[a.area.page - 1],
-        stext.find((p) => p.page === a.area.page),
-      );
+      const text = touchedOutside(boxes[i].rect, geometry[a.area.page - 1], stext.find((p) => p.page === a.area.page)?.text);
       return text ? [`${a.field} (page ${a.area.page}) also meets "${text}" outside the box`] : [];
     });
     const warnings = touched.length
