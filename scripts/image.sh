@@ -31,7 +31,9 @@ phase() { # prints how long the phase that just ended took
   say "$1 took $((SECONDS - phase_start)) s"
   phase_start=$SECONDS
 }
-export BUILDAH_ISOLATION=chroot # every buildah bud/run: OCI runtimes (crun, runc) cannot start containers here
+# Every buildah bud/run: chroot isolation needs no OCI runtime, and crun could not start containers on the machines
+# this was written on (it cannot set RLIMIT_NPROC there; cgroups in hybrid mode), so neither can `podman run`.
+export BUILDAH_ISOLATION=chroot
 
 # 1. Tools ------------------------------------------------------------------------------------------------------------
 [ "$(id -u)" = 0 ] || fail "needs root: debootstrap and buildah's chroot isolation run as root (rootless buildah would need user namespaces and /etc/subuid ranges; not supported by this script)"
