@@ -377,13 +377,14 @@ function checkCompose() {
   envs['commented examples'] = { ...services.quire?.env, ...examples };
   envs.defaults = {};
   const probe = `
+    const { availableParallelism } = await import('node:os');
     const { loadConfig } = await import(${JSON.stringify(`${inspected.Docker?.config?.WorkingDir ?? '/app'}/dist/app/config.js`)});
     const out = {};
     for (const [name, env] of Object.entries(JSON.parse(process.env.QUIRE_PROBE))) {
       try { out[name] = { config: loadConfig(env) }; } catch (err) { out[name] = { problems: err.problems ?? [String(err)] }; }
     }
-    console.log(JSON.stringify(out, (k, v) => (v instanceof Set ? [...v] : v)));`;
-  const loaded = JSON.parse(inCtr(['node', '--input-type=module', '-e', probe], ['-e', `QUIRE_PROBE=${JSON.stringify(envs)}`]));
+    console.log(JSON.stringify({ cores: availableParallelism(), out }, (k, v) => (v instanceof Set ? [...v] : v)));`;
+  const { cores, out: loaded } = JSON.parse(inCtr(['node', '--input-type=module', '-e', probe], ['-e', `QUIRE_PROBE=${JSON.stringify(envs)}`]));
   for (const [name, r] of Object.entries(loaded)) {
     // A key file named by an example is the operator's secret: only its absence is tolerated.
     const problems = (r.problems ?? []).filter((p) => !(name === 'commented examples' && /^API_KEYS: file .* does not exist$/.test(p)));
@@ -396,17 +397,27 @@ function checkCompose() {
   const defaults = loaded.defaults.config;
   if (!defaults) return;
   const field = (n) => n.toLowerCase().replace(/_([a-z])/g, (_, c) => c.toUpperCase()); // CPU_BUDGET -> cpuBudget
-  // "default: A + B + C" in a variable's comment: the sum of those settings' values, as the config computes it.
+  // "default: <formula>" in the comment of a variable whose value is a number: the formula (settings, `cores`, whole
+  // numbers, + and -; up to a ';' or '(') evaluated with the image's defaults on this machine must give the default
+  // the config computes. One that cannot be evaluated fails too, so a stale comment cannot pass by being vague
+  // (before issue 41, CONCURRENCY's said "cores - 1": 1 here, where the default is 5). Prose defaults of other
+  // variables (PUBLIC_URL's "the address clients used") are left alone.
   for (const [name, comment] of Object.entries(comments)) {
-    const formula = /default:\s*([A-Z][A-Z0-9_]*(?:\s*\+\s*[A-Z][A-Z0-9_]*)*)/.exec(comment)?.[1];
-    if (!formula) continue;
-    const terms = formula.split('+').map((t) => t.trim());
-    const sum = terms.reduce((a, t) => a + defaults[field(t)], 0);
-    check(
-      `compose.yaml: ${name}'s comment "default: ${formula}"`,
-      defaults[field(name)] === sum,
-      `${name} ${defaults[field(name)]}, ${terms.map((t) => `${t} ${defaults[field(t)]}`).join(' + ')} = ${sum}`,
-    );
+    const stated = /default:\s*([^;(]*)/.exec(comment)?.[1]?.trim();
+    const actual = defaults[field(name)];
+    if (!stated || typeof actual !== 'number') continue;
+    let sum = 0;
+    let sign = 1;
+    const parts = [];
+    for (const t of stated.match(/[+-]|\w+|\S/g)) {
+      if (t === '+' || t === '-') sign = t === '+' ? 1 : -1;
+      else {
+        const v = /^\d+$/.test(t) ? Number(t) : t === 'cores' ? cores : /^[A-Z][A-Z0-9_]*$/.test(t) ? defaults[field(t)] : undefined;
+        sum += sign * (typeof v === 'number' ? v : Number.NaN);
+        parts.push(`${t} = ${v}`);
+      }
+    }
+    check(`compose.yaml: ${name}'s comment "default: ${stated}"`, sum === actual, `${parts.join(', ')}: ${sum}; the config's default ${actual}`);
   }
   // "STOP_GRACE_SECONDS (25)" in a comment, and every stop_grace_period longer than that grace.
   for (const m of compose.matchAll(/STOP_GRACE_SECONDS \((\d+)\)/g))
