@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { corpus, expectError, expectOk, startApp, type TestApp, until } from './helpers.js';
+import { corpus, expectError, expectOk, settledStatus, startApp, type TestApp, until } from './helpers.js';
 import { freePort, type Proc, started, stop } from './processes.js';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -94,10 +94,12 @@ test('an engine whose output does not fit answers 507, not 400: the input is not
   assert.ok([ok.outputUrl].flat().length === 1);
 });
 
-test('DATA_DIR remounted read-only under the running server: uploads and jobs answer 507 (EROFS) at once, /health 503; remounted read-write, both work', async () => {
+test('DATA_DIR remounted read-only under the running server: uploads, jobs and polled requests answer 507 (EROFS) at once, /health 503 naming it; remounted read-write, all work', async () => {
   const dataDir = join(mount, 'data');
   const id = (await expectOk(await t.form('/upload', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }))).files[0].id as string;
   const before = stored(dataDir);
+  const requestsBefore = readdirSync(join(dataDir, 'requests'));
+  const polled = () => t.json('/pdf-info', { id, queries: 'page_count' }, { 'Request-Type': 'requestId' });
   execFileSync('mount', ['-o', 'remount,ro', mount]);
   try {
     await expectError(await t.form('/upload', { file: { file: corpus('pdf/text-4-pages-pdflatex.pdf') } }), 507, /storage is read-only \(EROFS\)/);
@@ -108,18 +110,35 @@ test('DATA_DIR remounted read-only under the running server: uploads and jobs an
     );
     // A job on a stored input cannot make its temp dir: the storage's fault, not the input's (no 400, no repair).
     await expectError(await t.json('/png', { id, resolution: 36 }), 507, /storage is read-only \(EROFS\)/);
-    // A balancer is told: nothing can be written here (0 MB writable).
+    // A polled request whose record cannot be written gets no id (a restart would not know it): 507 instead.
+    const t0 = Date.now();
+    const res = await polled();
+    const ms = Date.now() - t0;
+    const body = await res.json();
+    assert.is(res.status, 507, JSON.stringify(body));
+    assert.is(body.requestId, undefined);
+    assert.match(body.error, /^The request could not be stored or processed: the server's storage is read-only \(EROFS\)\./);
+    console.log(`  polled request on a read-only DATA_DIR: ${res.status} in ${ms} ms`);
+    // A balancer is told: nothing can be written here (0 MB writable), and why.
     const health = await t.request('/health');
-    assert.is(health.status, 503);
-    const body = await health.json();
-    assert.is(body.storage.freeMb, 0, JSON.stringify(body));
-    assert.match(body.error, /storage has 0 MB free/);
+    const state = await health.json();
+    assert.is(health.status, 503, JSON.stringify(state));
+    assert.is(state.storage.freeMb, 0, JSON.stringify(state));
+    assert.is(state.storage.refused, 'read-only (EROFS)', JSON.stringify(state));
+    assert.is(state.error, 'This server cannot take work: its storage is read-only (EROFS).');
   } finally {
     execFileSync('mount', ['-o', 'remount,rw', mount]);
   }
   assert.equal(stored(dataDir).sort(), before.sort(), 'nothing was stored, nothing lost');
-  await expectOk(await t.request('/health'));
+  assert.equal(readdirSync(join(dataDir, 'requests')).sort(), requestsBefore.sort(), 'no record of a refused request');
+  const health = await expectOk(await t.request('/health'));
+  assert.is(health.storage.refused, undefined);
   await expectOk(await t.json('/png', { id, resolution: 36, pages: '1' }));
+  // Writable again: the polled request gets its id, and its record answers.
+  const { requestId } = await expectOk(await polled());
+  assert.equal(readdirSync(join(dataDir, 'requests')).sort(), [...requestsBefore, `${requestId}.json`].sort());
+  const done = await settledStatus(t, requestId);
+  assert.is(done.status, 'completed', JSON.stringify(done));
 });
 
 /** A Quire process without the root's right to write anywhere (CAP_DAC_OVERRIDE dropped): directory modes bind it as they bind any user. */
@@ -166,8 +185,11 @@ test('DATA_DIR the server may not write to (EACCES): uploads and jobs 507 naming
       const json = { 'content-type': 'application/json' };
       await expectError(await post('/png', { headers: json, body: JSON.stringify({ id, resolution: 36 }) }), 507, /may not write to its storage \(EACCES\)/);
       const health = await fetch(`${q.base}/health`);
-      assert.is(health.status, 503);
-      assert.is((await health.json()).storage.freeMb, 0);
+      const state = await health.json();
+      assert.is(health.status, 503, JSON.stringify(state));
+      assert.is(state.storage.freeMb, 0, JSON.stringify(state));
+      assert.is(state.storage.refused, 'not writable by this server (EACCES)', JSON.stringify(state));
+      assert.is(state.error, 'This server cannot take work: its storage is not writable by this server (EACCES).');
     } finally {
       for (const d of ['resources', 'work']) chmodSync(join(dataDir, d), 0o755);
     }

@@ -4,7 +4,7 @@ import { poolDown } from '../../engines/libreoffice/pool.js';
 import { TOOLS, type ToolName } from '../../engines/tools.js';
 import { AppError, TEXT } from '../errors.js';
 import type { JobRecord } from '../jobs/index.js';
-import { freeBytes } from '../store/index.js';
+import { freeBytes, writeRefusal } from '../store/index.js';
 import type { Deps, Env } from './context.js';
 
 type EngineState = 'ok' | 'missing' | 'down';
@@ -21,19 +21,25 @@ function engineStates(deps: Deps): Record<ToolName, EngineState> {
   return states;
 }
 
+/** Why a directory takes no writes at all, in /health's words. */
+const REFUSED = { EROFS: 'read-only (EROFS)', EACCES: 'not writable by this server (EACCES)' };
+
 /**
  * Free space where uploads and job files are written (DATA_DIR, the job dirs; with S3 the local cache): below
- * STORAGE_MIN_FREE_MB a request may fail half way with 507, so a balancer should send it elsewhere.
+ * STORAGE_MIN_FREE_MB a request may fail half way with 507, so a balancer should send it elsewhere. A directory
+ * that takes no writes at all counts as 0 MB and says why (`refused`): the operator's fix is not to free space.
  */
-async function storageState(deps: Deps): Promise<{ freeMb: number | null; minFreeMb: number; low: boolean }> {
+async function storageState(deps: Deps): Promise<{ freeMb: number | null; minFreeMb: number; low: boolean; refused?: string }> {
   const dirs = [deps.config.dataDir, deps.store.workDir];
   const free = (await Promise.all(dirs.map(freeBytes))).filter((b): b is number => b !== undefined);
+  const refusal = (await Promise.all(dirs.map(writeRefusal))).find((r) => r === 'EROFS' || r === 'EACCES');
   const least = free.length ? Math.min(...free) : undefined;
   const MB = 1024 * 1024;
   return {
     freeMb: least === undefined ? null : Math.floor(least / MB),
     minFreeMb: deps.config.storageMinFreeBytes / MB,
     low: least !== undefined && least < deps.config.storageMinFreeBytes,
+    ...(refusal ? { refused: REFUSED[refusal] } : {}),
   };
 }
 
@@ -46,7 +52,11 @@ export function mountStatus(app: Hono<Env>, deps: Deps): void {
     const storage = await storageState(deps);
     const problems = [
       ...(down.length ? [`${down.join(' and ')} could not be started on this server`] : []),
-      ...(storage.low ? [`its storage has ${storage.freeMb} MB free, below STORAGE_MIN_FREE_MB=${storage.minFreeMb}`] : []),
+      ...(storage.refused
+        ? [`its storage is ${storage.refused}`]
+        : storage.low
+          ? [`its storage has ${storage.freeMb} MB free, below STORAGE_MIN_FREE_MB=${storage.minFreeMb}`]
+          : []),
     ];
     const status = problems.length ? 'unavailable' : Object.values(engines).includes('missing') ? 'degraded' : 'ok';
     const error = problems.length ? { error: `This server cannot take work: ${problems.join('; ')}.` } : {};
@@ -68,7 +78,9 @@ export function mountStatus(app: Hono<Env>, deps: Deps): void {
     const shared = (await deps.cluster?.ready()) ?? {};
     const down = Object.values(shared).some((s) => !s.ok) || Object.values(states).includes('down');
     const status = down ? 'unavailable' : missing.length ? 'degraded' : 'ready';
-    return c.json({ status, engines, disabledEndpoints: disabled, queue: await deps.jobs.snapshot(), ...shared }, down ? 503 : 200);
+    // Without Redis there is no queue to show: the answer is still the readiness one (503 above), not an error.
+    const queue = await deps.jobs.snapshot().catch(() => null);
+    return c.json({ status, engines, disabledEndpoints: disabled, queue, ...shared }, down ? 503 : 200);
   });
 
   app.get('/request-status/:id', async (c) => {

@@ -31,6 +31,12 @@ export interface JobRecord {
   finishedAt?: number;
 }
 
+/** A record marked failed with `reason` as the client would see it. */
+function failed(record: JobRecord, reason: unknown): JobRecord {
+  const mapped = toClientError(reason);
+  return Object.assign(record, { status: 'failed' as const, error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() });
+}
+
 /**
  * What a job costs, declared by its operation. `light`: a short qpdf or metadata call, in its own lane so it
  * never waits behind heavy work. `cpu`: CPU-bound engine processes (a render or OCR that starts one per core
@@ -303,11 +309,39 @@ export class Jobs implements JobQueue {
   }
 
   /**
-   * Runs `work` in the queue. With `track`, a pollable record is kept and its id returned at once;
-   * `clientSignal` (a synchronous request's connection) cancels the job when the client goes away. `client`
-   * (API key, else address) is the unit of fairness.
+   * Runs `work` in the queue. With `track`, a pollable record is kept and its id returned once the record is
+   * written; `clientSignal` (a synchronous request's connection) cancels the job when the client goes away.
+   * `client` (API key, else address) is the unit of fairness.
    */
-  submit<T extends Record<string, unknown>>(work: (ctx: JobContext) => Promise<T>, opts: SubmitOptions): { id: string; done: Promise<T> } {
+  submit<T extends Record<string, unknown>>(work: (ctx: JobContext) => Promise<T>, opts: SubmitOptions & { track?: false }): { id: string; done: Promise<T> };
+  submit<T extends Record<string, unknown>>(
+    work: (ctx: JobContext) => Promise<T>,
+    opts: SubmitOptions,
+  ): { id: string; done: Promise<T> } | Promise<{ id: string; done: Promise<T> }>;
+  submit<T extends Record<string, unknown>>(work: (ctx: JobContext) => Promise<T>, opts: SubmitOptions) {
+    return opts.track && this.opts.recordsDir ? this.enqueueRecorded(work, opts) : this.enqueue(work, opts);
+  }
+
+  /**
+   * A tracked job whose id is handed out only once its pending record is on disk, so a restart knows every id a
+   * client holds. A disk that refuses the record (full, read-only) refuses the request (507) before its job runs.
+   */
+  private async enqueueRecorded<T extends Record<string, unknown>>(work: (ctx: JobContext) => Promise<T>, opts: SubmitOptions) {
+    this.admit(opts);
+    const record: JobRecord = { id: randomUUID(), owner: opts.owner, status: 'pending' };
+    const file = this.recordPath(record.id);
+    try {
+      await this.write(record);
+      return this.enqueue(work, opts, record);
+    } catch (err) {
+      // Not written, or refused after all (the stop began or the queue filled meanwhile): nobody has its id.
+      await Promise.all([rm(file, { force: true }), rm(`${file}.tmp`, { force: true })]).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Refuses a job when stopping (503) or when too many wait (429); else the lane it queues in. */
+  private admit(opts: SubmitOptions): { cost: Cost; client: string; queue: FairQueue } {
     if (this.closed) throw new AppError('shutting_down', 'The server is shutting down; try again shortly.');
     const cost = opts.cost ?? { lane: 'cpu', processes: 1 };
     const client = opts.client ?? opts.owner ?? 'anonymous';
@@ -319,12 +353,19 @@ export class Jobs implements JobQueue {
     if (mustWait && waiting >= this.opts.queueMax && (clientWaiting || waiting >= 2 * this.opts.queueMax)) {
       throw new AppError('queue_full', 'Too many requests are queued; retry later.', { 'Retry-After': String(this.retryAfterSeconds()) });
     }
-    const id = randomUUID();
-    const record: JobRecord | undefined = opts.track ? { id, owner: opts.owner, status: 'pending' } : undefined;
-    if (record) {
-      this.records.set(id, record);
-      this.persist(record);
-    }
+    return { cost, client, queue };
+  }
+
+  /** Queues `work` (with `recorded`: the tracked job whose record is written). */
+  private enqueue<T extends Record<string, unknown>>(
+    work: (ctx: JobContext) => Promise<T>,
+    opts: SubmitOptions,
+    recorded?: JobRecord,
+  ): { id: string; done: Promise<T> } {
+    const { cost, client, queue } = this.admit(opts);
+    const id = recorded?.id ?? randomUUID();
+    const record: JobRecord | undefined = recorded ?? (opts.track ? { id, owner: opts.owner, status: 'pending' } : undefined);
+    if (record) this.records.set(id, record);
 
     const queuedAt = Date.now();
     const settled = (rec: JobRecord) => {
@@ -382,12 +423,7 @@ export class Jobs implements JobQueue {
           if (record) settled(this.persist(Object.assign(record, { status: 'completed', progress: 1, result: outcome.value, finishedAt: Date.now() })));
           resolve(outcome.value);
         } else {
-          if (record) {
-            const mapped = toClientError(outcome.reason);
-            settled(
-              this.persist(Object.assign(record, { status: 'failed', error: { status: mapped.status, error: mapped.body.error }, finishedAt: Date.now() })),
-            );
-          }
+          if (record) settled(this.persist(failed(record, outcome.reason)));
           reject(outcome.reason);
         }
       };
@@ -399,10 +435,8 @@ export class Jobs implements JobQueue {
         cancel: (reason) => {
           opts.clientSignal?.removeEventListener('abort', onQueuedAbort);
           opts.clientSignal?.removeEventListener('abort', onClientAbort);
-          if (record)
-            settled(
-              this.persist(Object.assign(record, { status: 'failed', error: { status: 499, error: 'Cancelled before it started.' }, finishedAt: Date.now() })),
-            );
+          // As the reason says: a stop is 503 "The server is shutting down.", a client's own cancel 499.
+          if (record) settled(this.persist(failed(record, reason)));
           reject(reason);
         },
       };
@@ -475,20 +509,26 @@ export class Jobs implements JobQueue {
     return join(this.opts.recordsDir!, `${id}.json`);
   }
 
-  /** Writes a record's file (whole, atomically), in order per record; returns the record. */
-  private persist(record: JobRecord): JobRecord {
-    if (!this.opts.recordsDir) return record;
+  /** Writes a record's file (whole, atomically), in order per record. */
+  private write(record: JobRecord): Promise<void> {
     const { id } = record;
     const body = JSON.stringify(record);
     const file = this.recordPath(id);
-    const write = (this.writes.get(id) ?? Promise.resolve())
-      .then(() => writeFile(`${file}.tmp`, body))
-      .then(() => rename(`${file}.tmp`, file))
-      .catch((err) => this.opts.onError?.(err, id));
-    this.writes.set(id, write);
-    void write.then(() => {
-      if (this.writes.get(id) === write) this.writes.delete(id);
+    const write = (this.writes.get(id) ?? Promise.resolve()).then(async () => {
+      await writeFile(`${file}.tmp`, body);
+      await rename(`${file}.tmp`, file);
     });
+    const settled = write.catch(() => undefined);
+    this.writes.set(id, settled);
+    void settled.then(() => {
+      if (this.writes.get(id) === settled) this.writes.delete(id);
+    });
+    return write;
+  }
+
+  /** Writes a record's file in the background (a failure is logged); returns the record. */
+  private persist(record: JobRecord): JobRecord {
+    if (this.opts.recordsDir) this.write(record).catch((err) => this.opts.onError?.(err, record.id));
     return record;
   }
 
