@@ -29,6 +29,7 @@ const CODES = {
   shutting_down: 503,
   storage_unavailable: 503,
   queue_lost: 503,
+  queue_unavailable: 503,
   storage_full: 507,
 } as const;
 export type ErrorCode = keyof typeof CODES;
@@ -141,10 +142,29 @@ export const storageUnavailable = (storage: string, why: string) =>
     'retry-after': '30',
   });
 
+/** How long a command of the request path waits for Redis's answer before the request is refused. */
+export const REDIS_ANSWER_MS = 5_000;
+/**
+ * Redis (cluster mode) out of reach: its connection gives up rather than waits (jobs/cluster.ts), so a request is
+ * refused at once instead of waiting as long as the outage. ioredis tells these apart only by the message of a plain Error.
+ */
+const REDIS_UNREACHABLE: Record<string, string> = {
+  "Stream isn't writeable and enableOfflineQueue options is false": 'no connection',
+  'Connection is closed.': 'no connection',
+  'Command timed out': `no answer within ${REDIS_ANSWER_MS / 1000} s`,
+};
+
+export const queueUnavailable = (why: string) =>
+  new AppError('queue_unavailable', `The job queue (Redis) is unavailable: ${why}. The request was not taken; send it again later.`, {
+    'retry-after': '10',
+  });
+
 /** The one mapper from anything thrown to what the client sees. Stacks and stderr never leave the log. */
 export function toClientError(err: unknown): { status: number; body: { error: string }; headers: Record<string, string> } {
   const storage = storageError(err);
   if (storage) return { status: storage.status, body: { error: storage.message }, headers: {} };
+  const redis = err instanceof Error && !(err instanceof AppError) ? REDIS_UNREACHABLE[err.message] : undefined;
+  if (redis) return toClientError(queueUnavailable(redis));
   if (err instanceof AppError) return { status: err.status, body: { error: err.message }, headers: err.headers };
   if (err instanceof EngineError) {
     if (err.details.missing) return { status: 503, body: { error: `${err.tool} is not installed on this server` }, headers: {} };

@@ -2,15 +2,18 @@
 // file the job carries on and the client gets its result; restarted empty (no persistence), the job is gone from
 // the queue and the client is told so (503) instead of waiting for a completion event that never comes. The job is
 // held at a language model on loopback until the test releases it, so Redis restarts while it runs on any machine.
+// Redis down when a request comes: 503 naming the job queue at once, nothing of the request kept, not a wait as long
+// as the outage; Redis back, requests succeed.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { until } from './helpers.js';
+import { corpus, until } from './helpers.js';
 import { freePort, REDIS_SERVER, startQuire, stop } from './processes.js';
 
 const test = suite('redis-faults');
@@ -116,5 +119,80 @@ for (const persistent of [true, false]) {
     }
   });
 }
+
+/** What the cluster keeps in Redis: resource records and jobs (BullMQ's job hashes, named by the request id). */
+async function kept(port: number): Promise<{ resources: string[]; jobs: string[] }> {
+  const r = new Redis(port, '127.0.0.1');
+  try {
+    const resources = (await r.keys('quire:resource:*')).map((k) => k.split(':').pop()!);
+    const jobs = (await r.keys('bull:quire-*')).filter((k) => /:[0-9a-f-]{36}$/.test(k)).map((k) => k.split(':').pop()!);
+    return { resources: resources.sort(), jobs: jobs.sort() };
+  } finally {
+    r.disconnect();
+  }
+}
+
+test('Redis down: a request answers 503 naming the job queue within 10 s and keeps nothing; Redis back, requests succeed', async () => {
+  if (!REDIS_SERVER) {
+    console.log('  skipped: redis-server is not installed (Debian package redis-server)');
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'quire-redis-down-'));
+  const dataDir = join(dir, 'data');
+  const port = await freePort();
+  let redis = await startRedis(port, dir, true);
+  const q = await startQuire('cluster', { DATA_DIR: dataDir, REDIS_URL: `redis://127.0.0.1:${port}` });
+  const pdf = readFileSync(corpus('pdf/text-minimal-pdflatex.pdf'));
+  const info = (headers: Record<string, string> = {}) => {
+    const fd = new FormData();
+    fd.append('file', new Blob([new Uint8Array(pdf)]), 'a.pdf');
+    fd.append('queries', 'page_count');
+    return fetch(`${q.base}/pdf-info`, { method: 'POST', body: fd, headers });
+  };
+  const resources = () => readdirSync(join(dataDir, 'resources')).filter((n) => !n.startsWith('.'));
+  try {
+    const first = await info();
+    assert.is(first.status, 200, await first.text());
+    const before = { files: resources(), redis: await kept(port) };
+
+    await killed(redis);
+    for (const [what, headers] of [
+      ['waited', {}],
+      ['polled', { 'Request-Type': 'requestId' }],
+    ] as const) {
+      const t0 = Date.now();
+      const res = await info(headers);
+      const s = (Date.now() - t0) / 1000;
+      const body = await res.json();
+      console.log(`  Redis down, ${what} /pdf-info: ${res.status} in ${s.toFixed(2)} s`);
+      assert.is(res.status, 503, JSON.stringify(body));
+      assert.match(body.error, /^The job queue \(Redis\) is unavailable: no connection\./);
+      assert.is(body.requestId, undefined);
+      assert.ok(s < 10, `answered after ${s} s`);
+    }
+    assert.equal(resources(), before.files, 'no bytes kept of the refused requests');
+
+    const t1 = Date.now();
+    redis = await startRedis(port, dir, true);
+    await until(
+      'a request succeeds again',
+      async () => {
+        const res = await info();
+        if (res.status !== 200 && res.status !== 503) assert.unreachable(`${res.status} ${await res.text()}`);
+        return res.status === 200;
+      },
+      60_000,
+    );
+    console.log(`  Redis started again -> 200: ${((Date.now() - t1) / 1000).toFixed(1)} s`);
+    // One more record and job, the 200's: none for the refused requests, even once Redis is back (nothing was kept to send later).
+    const after = await kept(port);
+    assert.is(after.resources.length, before.redis.resources.length + 1, JSON.stringify(after));
+    assert.is(after.jobs.length, before.redis.jobs.length + 1, JSON.stringify(after));
+    assert.is(resources().length, before.files.length + 1);
+  } finally {
+    await stop(q);
+    if (redis.exitCode === null && redis.signalCode === null) await killed(redis);
+  }
+});
 
 test.run();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withPriority } from '../../engines/run.js';
-import { AppError, type ErrorCode, toClientError } from '../errors.js';
+import { AppError, type ErrorCode, queueUnavailable, REDIS_ANSWER_MS, toClientError } from '../errors.js';
 import {
   type Cost,
   FLOW_CONCURRENCY,
@@ -112,14 +112,28 @@ export class ClusterJobs implements JobQueue {
   private closed = false;
   private readonly observers: JobObserver[] = [];
   private followUps?: Queue;
+  /** Connections that wait for Redis, closed at the stop. */
+  private readonly waiting: Redis[] = [];
 
   constructor(private readonly opts: ClusterOptions) {
-    this.connection = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+    // The request path's connection (queues, records, the resource index): a command a client waits on is refused
+    // rather than left waiting for Redis. Commands cut by a lost connection are not sent again, nor are commands kept
+    // offline: they would run once Redis is back, for requests already answered 503 (an orphan job or record).
+    this.connection = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, autoResendUnfulfilledCommands: false });
+    // Only from the first connection on: the start waits for Redis as before.
+    this.connection.once('ready', () => Object.assign(this.connection.options, { enableOfflineQueue: false, commandTimeout: REDIS_ANSWER_MS }));
     this.queues = Object.fromEntries(LANES.map((l) => [l, new Queue(`quire-${l}`, { connection: this.connection })])) as Record<Lane, Queue>;
   }
 
   get redis(): Redis {
     return this.connection;
+  }
+
+  /** A connection that waits out a Redis restart: workers' blocking reads, completion events, follow-ups (no client waits on these). */
+  private patient(): Redis {
+    const c = new Redis(this.opts.redisUrl, { maxRetriesPerRequest: null });
+    this.waiting.push(c);
+    return c;
   }
 
   observe(observer: JobObserver): void {
@@ -132,7 +146,7 @@ export class ClusterJobs implements JobQueue {
    */
   followUp(f: FollowUp): void {
     if (!this.opts.work || this.followUps) return;
-    const queue = new Queue(FOLLOW_UPS, { connection: this.connection });
+    const queue = new Queue(FOLLOW_UPS, { connection: this.patient() });
     this.followUps = queue;
     const worker = new Worker(
       FOLLOW_UPS,
@@ -147,7 +161,7 @@ export class ClusterJobs implements JobQueue {
         throw Object.assign(new Error(r.why), { retryInMs: r.retryInMs });
       },
       {
-        connection: this.connection.duplicate(),
+        connection: this.patient(),
         concurrency: FOLLOW_UP_CONCURRENCY,
         name: `quire-${process.pid}`,
         settings: { backoffStrategy: (n: number, _type?: string, err?: Error) => f.waitMs(n, (err as { retryInMs?: number } | undefined)?.retryInMs) },
@@ -184,7 +198,7 @@ export class ClusterJobs implements JobQueue {
   async start(execute: (spec: unknown, ctx: JobContext) => Promise<Record<string, unknown>>): Promise<void> {
     if (!this.opts.work) return;
     await this.sweepStaleDirs();
-    this.subscriber = this.connection.duplicate();
+    this.subscriber = this.patient();
     await this.subscriber.subscribe(CANCEL_CHANNEL);
     this.subscriber.on('message', (_channel, id: string) => this.running.get(id)?.abort(new AppError('cancelled', 'The client closed the connection.')));
     const limits: Record<Lane, number> = {
@@ -196,7 +210,7 @@ export class ClusterJobs implements JobQueue {
     };
     for (const lane of LANES) {
       const worker = new Worker(`quire-${lane}`, (job: Job<JobData>) => this.process(lane, job, execute), {
-        connection: this.connection.duplicate(),
+        connection: this.patient(),
         concurrency: limits[lane],
         lockDuration: LOCK_MS,
         stalledInterval: STALLED_CHECK_MS,
@@ -286,10 +300,7 @@ export class ClusterJobs implements JobQueue {
   }
 
   private queueEvents(lane: Lane): QueueEvents {
-    this.events ??= Object.fromEntries(LANES.map((l) => [l, new QueueEvents(`quire-${l}`, { connection: this.connection.duplicate() })])) as Record<
-      Lane,
-      QueueEvents
-    >;
+    this.events ??= Object.fromEntries(LANES.map((l) => [l, new QueueEvents(`quire-${l}`, { connection: this.patient() })])) as Record<Lane, QueueEvents>;
     return this.events[lane];
   }
 
@@ -299,6 +310,9 @@ export class ClusterJobs implements JobQueue {
     const lane = cost.lane;
     const queue = this.queues[lane];
     const client = opts.client ?? opts.owner ?? 'anonymous';
+    // The completion events a waiting client needs, first: their connection may be opening while Redis is down.
+    const events = opts.track ? undefined : this.queueEvents(lane);
+    if (events) await bounded(events.waitUntilReady(), REDIS_ANSWER_MS);
     // One round trip for both: the lane's backlog and this client's place in it (undone when refused).
     const [waiting, position] = await Promise.all([
       queue.getJobCountByTypes('waiting', 'prioritized'),
@@ -310,18 +324,18 @@ export class ClusterJobs implements JobQueue {
     }
     const weight = cost.lane === 'cpu' ? Math.max(1, Math.min(cost.processes, this.opts.cpuBudget)) : 1;
     const id = randomUUID();
-    const events = opts.track ? undefined : this.queueEvents(lane);
-    if (events) await events.waitUntilReady();
     const keep = { age: Math.ceil(this.opts.keepMs / 1000) };
-    const job = await queue.add('job', { spec: opts.spec, owner: opts.owner, client, weight, label: opts.label, notify: opts.notify } satisfies JobData, {
-      jobId: id,
-      priority: Math.min(Math.max(1, position), 2_000_000),
-      attempts: 1,
-      removeOnComplete: keep,
-      removeOnFail: keep,
-    });
+    const data: JobData = { spec: opts.spec, owner: opts.owner, client, weight, label: opts.label, notify: opts.notify };
+    const job = await queue
+      .add('job', data, { jobId: id, priority: Math.min(Math.max(1, position), 2_000_000), attempts: 1, removeOnComplete: keep, removeOnFail: keep })
+      .catch((err) => {
+        // Not queued: the client's place is given back (if Redis takes it; the count is never read below zero).
+        void this.connection.hincrby(`quire:waiting:${lane}`, client, -1).catch(() => undefined);
+        throw err;
+      });
     if (!events) return { id, done: new Promise<T>(() => undefined) };
-    opts.clientSignal?.addEventListener('abort', () => void this.cancel(job), { once: true });
+    // Redis may be down when the client goes: the job then runs, and its end is logged.
+    opts.clientSignal?.addEventListener('abort', () => void this.cancel(job).catch((err) => this.opts.onError?.(err, id)), { once: true });
     const done = job.waitUntilFinished(events).then(
       (v) => v as T,
       (err: Error) => {
@@ -381,7 +395,7 @@ export class ClusterJobs implements JobQueue {
       ...Object.values(this.events ?? {}).map((e) => e.close()),
       this.followUps?.close(),
     ]);
-    this.subscriber?.disconnect();
+    for (const c of this.waiting) c.disconnect();
     this.connection.disconnect();
   }
 
@@ -394,6 +408,19 @@ export class ClusterJobs implements JobQueue {
       if (!Number.isInteger(pid) || pid === process.pid || alive(pid)) continue;
       await rm(join(parent, name), { recursive: true, force: true });
     }
+  }
+}
+
+/** `p`, or the job queue's 503 after `ms`: for a wait on Redis no command timeout covers (a connection opening). */
+async function bounded<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(queueUnavailable(`no connection within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
