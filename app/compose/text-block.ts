@@ -12,7 +12,7 @@ import {
   setFontAndSize,
   showText,
 } from '@cantoo/pdf-lib';
-import bidiModule from 'bidi-js';
+import { bidi } from '../document/index.js';
 
 /**
  * Text as lines: wrapped to a width (at spaces, or between CJK characters, or inside a word longer than the
@@ -20,11 +20,6 @@ import bidiModule from 'bidi-js';
  * Arabic and Hebrew read right to left with numbers and Latin words inside them left to right). Shaping
  * (Arabic joining, ligatures) and the order of glyphs inside a right-to-left run are fontkit's, via pdf-lib.
  */
-
-// bidi-js is CommonJS typed as ESM: its default import is the factory at run time, `.default` for TypeScript.
-type BidiFactory = typeof bidiModule.default;
-const bidiFactory = ((bidiModule as unknown as { default?: BidiFactory }).default ?? bidiModule) as BidiFactory;
-const bidi = bidiFactory();
 
 export const LINE_SPACING = 1.2;
 

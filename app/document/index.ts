@@ -5,6 +5,7 @@
  * geometry and style from MuPDF's structured text, grouped into rows, columns, tables, paragraphs, headings and
  * lists in reading order. Other domains build on it; it depends on engines only.
  */
+export { bidi } from './bidi.js';
 export * from './layout.js';
 export * from './links.js';
 export * from './page-sizes.js';

@@ -1,4 +1,5 @@
-import type { PageGeometry, StextLine, StextPage, TraceGlyph } from '../../engines/mupdf-stext.js';
+import type { PageGeometry, StextChar, StextLine, StextPage, StextSpan, TraceGlyph } from '../../engines/mupdf-stext.js';
+import { logicalOrder, mayBeRtl, mostlyRtl } from './bidi.js';
 
 /**
  * The page model every text-reading endpoint shares (extracted text, Markdown, and later redaction, PDF to
@@ -265,19 +266,26 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
     });
     cur = null;
   };
-  for (const span of l.spans) {
-    for (const ch of span.chars) {
-      // Glyphs without a Unicode mapping carry no text; nor do control characters (a font's broken ToUnicode), which
-      // XML cannot even hold.
-      if (ch.c === '\ufffd' || ch.c === '' || /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffe\uffff]$/.test(ch.c)) continue;
-      if (isSpace(ch.c)) {
-        flush();
-        continue;
-      }
-      if (!cur) cur = { chars: [], font: span.font, size: span.size };
-      cur.chars.push(ch);
-    }
-  }
+  const take = (ch: StextChar, span: StextSpan) => {
+    // Glyphs without a Unicode mapping carry no text; nor do control characters (a font's broken ToUnicode), which
+    // XML cannot even hold.
+    if (ch.c === '\ufffd' || ch.c === '' || /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffe\uffff]$/.test(ch.c)) return;
+    if (isSpace(ch.c)) return flush();
+    if (!cur) cur = { chars: [], font: span.font, size: span.size };
+    cur.chars.push(ch);
+  };
+  if (l.spans.some((span) => span.chars.some((ch) => mayBeRtl(ch.c)))) {
+    // Right-to-left text in reading order (see logicalOrder), each character with its span's font.
+    const along = (ch: StextChar) => ((ch.quad[0] + ch.quad[2]) / 2) * dx + ((ch.quad[1] + ch.quad[3]) / 2) * dy;
+    const chars = l.spans.flatMap((span) => span.chars.map((ch) => ({ c: ch.c, ch, span })));
+    const width = (ch: StextChar) => (ch.quad[2] - ch.quad[0]) * dx + (ch.quad[3] - ch.quad[1]) * dy;
+    for (const e of logicalOrder(
+      chars,
+      (e) => along(e.ch),
+      (e) => width(e.ch),
+    ))
+      take(e.c === e.ch.c ? e.ch : { ...e.ch, c: e.c }, e.span);
+  } else for (const span of l.spans) for (const ch of span.chars) take(ch, span);
   flush();
   if (!words.length) return null;
   const box = words.reduce<Box>(
@@ -346,34 +354,53 @@ function mergeRows(lines: Line[]): Line[] {
   for (const l of horiz) {
     if (used.has(l)) continue;
     used.add(l);
-    let row = l;
+    const pieces = [l];
+    let box = l.box;
     for (;;) {
-      const h = row.box.y1 - row.box.y0;
+      const h = box.y1 - box.y0;
       const next = horiz
-        .filter((o) => !used.has(o) && o.box.x0 >= row.box.x1 - 1)
+        .filter((o) => !used.has(o) && o.box.x0 >= box.x1 - 1)
         .filter((o) => {
-          const overlap = Math.min(o.box.y1, row.box.y1) - Math.max(o.box.y0, row.box.y0);
+          const overlap = Math.min(o.box.y1, box.y1) - Math.max(o.box.y0, box.y0);
           return overlap > 0.6 * Math.min(h, o.box.y1 - o.box.y0);
         })
         .sort((a, b) => a.box.x0 - b.box.x0)[0];
       if (!next) break;
-      const gap = next.box.x0 - row.box.x1;
-      const em = Math.max(row.size, next.size);
-      if (!(gap < 0.5 * em || (isListMarker(row.text) && gap < 6 * em))) break;
+      const gap = next.box.x0 - box.x1;
+      const em = Math.max(pieces.length === 1 ? l.size : dominantSize(pieces.flatMap((p) => p.words)), next.size);
+      if (!(gap < 0.5 * em || (pieces.length === 1 && isListMarker(l.text) && gap < 6 * em))) break;
       used.add(next);
-      const words = [...row.words, ...next.words];
-      row = {
-        ...row,
-        words,
-        box: { x0: row.box.x0, y0: Math.min(row.box.y0, next.box.y0), x1: next.box.x1, y1: Math.max(row.box.y1, next.box.y1) },
-        size: dominantSize(words),
-        bold: words.every((w) => w.bold),
-        text: `${row.text} ${next.text}`,
-      };
+      pieces.push(next);
+      box = { x0: box.x0, y0: Math.min(box.y0, next.box.y0), x1: next.box.x1, y1: Math.max(box.y1, next.box.y1) };
     }
-    out.push(row);
+    if (pieces.length === 1) {
+      out.push(l);
+      continue;
+    }
+    const words = readingPieces(pieces).flatMap((p) => p.words);
+    out.push({ ...l, words, box, size: dominantSize(words), bold: words.every((w) => w.bold), text: words.map((w) => w.text).join(' ') });
   }
   return [...out, ...lines.filter((l) => l.vertical)];
+}
+
+/**
+ * The pieces of a row (left to right on the page) in reading order: a right-to-left row is read from its right
+ * end, the left-to-right pieces inside it (a Latin word, a number) each run of them still left to right.
+ */
+function readingPieces(pieces: Line[]): Line[] {
+  if (!mostlyRtl(pieces.map((p) => p.text).join(' '))) return pieces;
+  const out: Line[] = [];
+  for (let i = pieces.length - 1; i >= 0; ) {
+    if (mostlyRtl(pieces[i].text)) {
+      out.push(pieces[i--]);
+      continue;
+    }
+    let j = i;
+    while (j > 0 && !mostlyRtl(pieces[j - 1].text)) j--;
+    out.push(...pieces.slice(j, i + 1));
+    i = j - 1;
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- reading order

@@ -2,6 +2,7 @@ import type { EngineContext } from '../../engines/context.js';
 import type { EngineError } from '../../engines/errors.js';
 import { glyphColours, type PageGeometry, type StextChar, type StextLine, type StextPage, structuredTextPages } from '../../engines/mupdf-stext.js';
 import { type PopplerWord, popplerPageText, popplerPageWords } from '../../engines/poppler.js';
+import { isRtlLetter } from './bidi.js';
 import { buildPage, displayedSize, median, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
 import { inputError } from './pdf-access.js';
@@ -227,15 +228,17 @@ function stextFromWords(page: number, words: PopplerWord[], geometry?: PageGeome
     const half = Math.min(bottom - top, maxHeight) / 2;
     const [y0, y1] = [(top + bottom) / 2 - half, (top + bottom) / 2 + half];
     const last = lines.at(-1);
-    const sameLine = last && Math.abs((last.bbox[1] + last.bbox[3]) / 2 - (y0 + y1) / 2) < (y1 - y0) / 2 && x0 >= last.bbox[2];
+    const level = last && Math.abs((last.bbox[1] + last.bbox[3]) / 2 - (y0 + y1) / 2) < (y1 - y0) / 2;
+    // Poppler gives words in reading order: a right-to-left line's go leftwards.
+    const after = level && x0 >= last.bbox[2];
+    const before = level && x1 <= last.bbox[0];
     const chars: StextChar[] = [];
-    if (sameLine) chars.push(charAt(' ', last.bbox[2], x0, y0, y1, '#000000'));
-    const glyphs = [...w.text];
-    const step = (x1 - x0) / Math.max(1, glyphs.length);
-    glyphs.forEach((g, k) => chars.push(charAt(g, x0 + k * step, x0 + (k + 1) * step, y0, y1, '#000000')));
-    if (sameLine) {
+    if (after) chars.push(charAt(' ', last.bbox[2], x0, y0, y1, '#000000'));
+    if (before) chars.push(charAt(' ', x1, last.bbox[0], y0, y1, '#000000'));
+    chars.push(...spread(w.text, x0, x1, y0, y1, '#000000'));
+    if (after || before) {
       last.spans[0].chars.push(...chars);
-      last.bbox = [last.bbox[0], Math.min(last.bbox[1], y0), x1, Math.max(last.bbox[3], y1)];
+      last.bbox = [Math.min(last.bbox[0], x0), Math.min(last.bbox[1], y0), Math.max(last.bbox[2], x1), Math.max(last.bbox[3], y1)];
     } else lines.push({ bbox: [x0, y0, x1, y1], wmode: 0, dir: [1, 0], spans: [{ font: 'Unknown', size: Math.max(1, (y1 - y0) * 0.8), chars }] });
   }
   return { page, width, height, lines };
@@ -262,13 +265,24 @@ function repairLines(page: StextPage, words: PopplerWord[]): void {
     found.forEach((w, i) => {
       const [wx0, wy0, wx1, wy1] = w.box;
       if (i > 0) chars.push(charAt(' ', found[i - 1].box[2], wx0, wy0, wy1, colour));
-      const glyphs = [...w.text];
-      const step = (wx1 - wx0) / glyphs.length;
-      glyphs.forEach((g, k) => chars.push(charAt(g, wx0 + k * step, wx0 + (k + 1) * step, wy0, wy1, colour)));
+      chars.push(...spread(w.text, wx0, wx1, wy0, wy1, colour));
     });
     line.spans = [{ font: first.font, size: first.size, chars }];
     line.bbox = [Math.min(x0, found[0].box[0]), y0, Math.max(x1, ...found.map((w) => w.box[2])), y1] as StextLine['bbox'];
   }
+}
+
+/**
+ * A word's characters spread evenly over its box, in reading order: a right-to-left word's from the right, so
+ * the layout sees them stored in logical order (logicalOrder leaves them as they are).
+ */
+function spread(text: string, x0: number, x1: number, y0: number, y1: number, colour: string): StextChar[] {
+  const glyphs = [...text];
+  const step = (x1 - x0) / Math.max(1, glyphs.length);
+  const rtl = glyphs.filter(isRtlLetter).length > glyphs.length / 2;
+  return glyphs.map((g, k) =>
+    rtl ? charAt(g, x1 - (k + 1) * step, x1 - k * step, y0, y1, colour) : charAt(g, x0 + k * step, x0 + (k + 1) * step, y0, y1, colour),
+  );
 }
 
 const charAt = (c: string, left: number, right: number, top: number, bottom: number, color: string): StextChar => ({

@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Document, Packer, Paragraph, TextRun } from 'docx';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { convertToPdf, corpus, expectOk, startApp, type TestApp, tool } from './helpers.js';
+
+/**
+ * Right-to-left text read in logical order. The PDFs are made here by other programs than our reader: Chromium
+ * (HTML) and LibreOffice (a .docx written with the docx library) both draw Arabic and Hebrew glyphs in visual
+ * order, Chromium with Arabic presentation forms; WeasyPrint's corpus file maps one glyph to a whole word in
+ * logical order. Poppler's pdftotext (logical order, bidi controls stripped) is the independent reading.
+ */
+
+const test = suite('rtl-text');
+let t: TestApp;
+const work = mkdtempSync(join(tmpdir(), 'quire-rtl-'));
+
+const ARABIC = ['تعلم البرمجة بلغة Python في 30 يوما مع أمثلة عملية.', 'هذا النص العربي يحتوي على رقم 2024 وكلمة English في الوسط.'];
+const HEBREW = ['זהו טקסט בעברית עם המספר 42 והמילה Quire באמצע.', 'שלום עולם, זו שורה שנייה.'];
+
+test.before(async () => {
+  t = await startApp();
+});
+test.after(async () => {
+  await t.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+const html = (lang: string, lines: string[]) =>
+  `<!doctype html><html lang="${lang}" dir="rtl"><head><meta charset="utf-8"><style>body{font: 14pt "DejaVu Sans"}</style></head><body>${lines.map((l) => `<p>${l}</p>`).join('')}</body></html>`;
+
+// Chromium's own print (not /pdf's, which scales a wide layout to the paper: see the note in the README).
+function chromium(lang: string, lines: string[]): string {
+  const page = join(work, `${lang}.html`);
+  writeFileSync(page, html(lang, lines));
+  const pdf = join(work, `${lang}-chromium.pdf`);
+  execFileSync(
+    CHROMIUM,
+    ['--headless', '--no-sandbox', '--disable-gpu', '--no-pdf-header-footer', `--user-data-dir=${join(work, 'profile')}`, `--print-to-pdf=${pdf}`, page],
+    {
+      stdio: 'ignore',
+      timeout: 120_000,
+    },
+  );
+  return pdf;
+}
+const CHROMIUM = ['/usr/bin/chromium', '/usr/lib/chromium/chromium'].find((p) => existsSync(p)) ?? 'chromium';
+
+async function docx(lines: string[]): Promise<string> {
+  const doc = new Document({
+    sections: [
+      {
+        children: lines.map(
+          (l) => new Paragraph({ bidirectional: true, children: [new TextRun({ text: l, rightToLeft: true, font: 'DejaVu Sans', size: 28 })] }),
+        ),
+      },
+    ],
+  });
+  const path = join(work, `rtl-${lines[0].length}.docx`);
+  writeFileSync(path, await Packer.toBuffer(doc));
+  return path;
+}
+
+// Poppler's reading, presentation forms as letters; it wraps runs in embedding controls and puts spaces inside
+// them, so the comparison leaves out white space.
+const bare = (s: string) => s.replace(/[\u202a-\u202e\u200e\u200f\s]/g, '').normalize('NFKC');
+const poppler = (pdf: string) => bare(tool('pdftotext', [pdf, '-']));
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+async function extracted(pdf: string) {
+  const body = await expectOk(await t.form('/extracted-text', { file: { file: pdf }, word_coordinates: 'on' }));
+  return body as { fullText: string; words: { text: string; coordinates: { topLeft: { x: number } } }[] };
+}
+
+for (const [label, lines, make] of [
+  ['Arabic through Chromium', ARABIC, async () => chromium('ar', ARABIC)],
+  ['Hebrew through Chromium', HEBREW, async () => chromium('he', HEBREW)],
+  ['Arabic through LibreOffice', ARABIC, async () => (await convertToPdf(t, { file: { file: await docx(ARABIC) } })).path],
+  ['Hebrew through LibreOffice', HEBREW, async () => (await convertToPdf(t, { file: { file: await docx(HEBREW) } })).path],
+] as const) {
+  test(`${label}: text, Markdown and words in reading order, as Poppler reads them`, async () => {
+    const pdf = await make();
+    const { fullText, words } = await extracted(pdf);
+    for (const line of lines) {
+      assert.ok(squash(fullText).includes(line), `${JSON.stringify(line)} in ${JSON.stringify(fullText)}`);
+      assert.ok(poppler(pdf).includes(bare(line)), `Poppler reads ${JSON.stringify(line)}`);
+    }
+    const { markdown } = (await expectOk(await t.form('/markdown', { file: { file: pdf } }))) as { markdown: string };
+    for (const line of lines) assert.ok(squash(markdown).includes(line), `${JSON.stringify(line)} in the Markdown`);
+    // Words keep their place: in a right-to-left line the first word read is the rightmost.
+    const first = lines[0].split(' ');
+    const at = (w: string) => words.find((x) => x.text === w)!.coordinates.topLeft.x;
+    assert.ok(at(first[0]) > at(first[1]), `${first[0]} right of ${first[1]}`);
+  });
+}
+
+test('a glyph that maps to a whole word in reading order (WeasyPrint) is left as it is', async () => {
+  const { fullText } = await extracted(corpus('pdf/rtl-arabic-weasyprint.pdf'));
+  assert.match(fullText, /حَبيبي habibi/);
+  assert.not.match(fullText, /يبيبحَ/);
+});
+
+test.run();
