@@ -90,7 +90,11 @@ export async function watchFolders(deps: Deps, opts: { pollMs?: number } = {}): 
   let timer: NodeJS.Timeout | undefined;
 
   const take = async (p: NamedPipeline, folder: Folder, entry: Entry, key: string) => {
-    const release = await locks.take(key);
+    // A lock store that cannot answer (Redis down) leaves the file for the next look, not an unhandled rejection.
+    const release = await locks.take(key).catch((err: unknown) => {
+      deps.log.warn({ err, pipeline: p.name, file: entry.name }, 'watched file not taken: its lock could not be taken (taken again at the next look)');
+      return null;
+    });
     if (!release) return;
     try {
       // Another worker may have finished it meanwhile; a file still changing waits for the next settle.
