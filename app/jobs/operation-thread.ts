@@ -1,18 +1,21 @@
+import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { EngineError } from '../../engines/errors.js';
 import { currentPriority, reportRun } from '../../engines/run.js';
 import { readBudgets } from '../document/index.js';
 import { AppError, type ErrorCode, limitExceeded } from '../errors.js';
 import type { OperationResult, RunContext } from '../http/operation.js';
-import { startWorker, threadModule } from '../threads.js';
+import { threadModule } from '../threads.js';
 
 /**
  * Operations whose JavaScript work grows with the document (page models, Word/Excel/PowerPoint, redaction,
- * comparison, summaries) run in a worker thread whose V8 heap is capped at JOB_MAX_MEMORY_MB: a document past the
- * cap ends its own job with a 422 naming the setting, where it would otherwise end the process and every other
- * client's work with it. Threads are kept warm between jobs (a thread's first job loads the operation's modules,
- * ~1 s), one job at a time each, and thrown away when a job dies in them.
+ * comparison, summaries) run in a child Node process whose V8 heap is capped at JOB_MAX_MEMORY_MB: a document past
+ * the cap ends its own job with a 422 naming the setting, where it would otherwise end the server and every other
+ * client's work with it. A process, not a worker thread: V8 ends the whole process for some allocations past a
+ * thread's heap limit (flattening a long string: the 2,010-page /word took the server down from a thread capped at
+ * 2,048 MB). The processes are kept warm between jobs (the first job loads the operation's modules, ~1 s), one job
+ * at a time each, and thrown away when a job dies in them. (Named threads still: they are the job's threads of work.)
  */
 
 /** What crosses to the thread: the run's context without its functions (signal and progress travel as messages). */
@@ -50,7 +53,7 @@ function deserializeError(e: SerializedError): Error {
 }
 
 interface Slot {
-  worker: Worker;
+  worker: ChildProcess;
   /** Process groups the thread's engines are running in. */
   groups: Set<number>;
   idleTimer?: NodeJS.Timeout;
@@ -76,17 +79,36 @@ function takeSlot(maxMb: number): Slot {
   const slot = idle.get(maxMb)?.pop();
   if (slot) {
     clearTimeout(slot.idleTimer);
-    slot.worker.ref();
+    hold(slot.worker, true);
     return slot;
   }
-  return { worker: startWorker(workerModule, null, { resourceLimits: { maxOldGenerationSizeMb: maxMb } }), groups: new Set() };
+  // Under tsx (tests, `npm run dev`) the worker is .ts source: the child loads tsx first.
+  const tsx = workerModule.pathname.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
+  const worker = fork(fileURLToPath(workerModule), [], {
+    execArgv: [...tsx, `--max-old-space-size=${maxMb}`],
+    // Structured clone, as between threads: Buffers and the like cross as they are.
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return { worker, groups: new Set() };
+}
+
+/** Keeps the process alive while a job runs in the child, and not while it idles. */
+function hold(worker: ChildProcess, held: boolean): void {
+  if (held) {
+    worker.ref();
+    worker.channel?.ref();
+  } else {
+    worker.unref();
+    worker.channel?.unref();
+  }
 }
 
 /** A thread let go: its warm engines (a Chromium it started for an XFA form) go with it. */
 function discard(slot: Slot): void {
   clearTimeout(slot.idleTimer);
   killGroups(slot);
-  void slot.worker.terminate();
+  slot.worker.kill('SIGKILL');
 }
 
 function release(slot: Slot, maxMb: number): void {
@@ -97,7 +119,7 @@ function release(slot: Slot, maxMb: number): void {
     return;
   }
   // An idle thread holds no job: it neither keeps the process alive nor lives forever.
-  slot.worker.unref();
+  hold(slot.worker, false);
   slot.idleTimer = setTimeout(() => {
     list.splice(list.indexOf(slot), 1);
     discard(slot);
@@ -133,7 +155,7 @@ export function runOperationInThread(module: string, path: string, ctx: RunConte
       if (reusable) release(slot, maxMb);
       else {
         killGroups(slot);
-        void worker.terminate();
+        worker.kill('SIGKILL');
       }
     };
     const settle = (fn: () => void) => {
@@ -151,19 +173,25 @@ export function runOperationInThread(module: string, path: string, ctx: RunConte
         settle(() => ('result' in m ? resolve(m.result) : reject(deserializeError(m.error))));
       }
     };
-    const onError = (err: Error & { code?: string }) => {
+    const onError = (err: Error) => {
       finish(false);
-      settle(() =>
-        reject(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? limitExceeded('The memory the job needed for this document', 'JOB_MAX_MEMORY_MB', maxMb) : err),
-      );
+      settle(() => reject(err));
     };
-    const onExit = (code: number) => {
+    const onExit = (code: number | null, exitSignal: NodeJS.Signals | null) => {
       finish(false);
-      settle(() => reject(new Error(`The thread running ${path} stopped (exit code ${code}) before answering.`)));
+      // V8 out of heap aborts the process (SIGABRT); the kernel's OOM killer sends SIGKILL (ours come after finish).
+      const outOfMemory = exitSignal === 'SIGABRT' || exitSignal === 'SIGKILL' || code === 134;
+      settle(() =>
+        reject(
+          outOfMemory
+            ? limitExceeded('The memory the job needed for this document', 'JOB_MAX_MEMORY_MB', maxMb)
+            : new Error(`The process running ${path} stopped (exit code ${code}, ${exitSignal ?? 'no signal'}) before answering.`),
+        ),
+      );
     };
     const onAbort = () => {
       settle(() => reject(signal.reason));
-      worker.postMessage({ abort: true });
+      worker.send({ abort: true });
       // A thread that does not answer the cancel soon (its JavaScript busy in a loop) is not worth waiting for.
       setTimeout(() => finish(false), 5_000).unref();
     };
@@ -171,6 +199,6 @@ export function runOperationInThread(module: string, path: string, ctx: RunConte
     worker.on('error', onError);
     worker.on('exit', onExit);
     signal.addEventListener('abort', onAbort, { once: true });
-    worker.postMessage({ run: { module, path, ctx: plain, budgets: readBudgets(), niceness: currentPriority() } });
+    worker.send({ run: { module, path, ctx: plain, budgets: readBudgets(), niceness: currentPriority() } });
   });
 }

@@ -1,12 +1,12 @@
-import { parentPort } from 'node:worker_threads';
 import { onProcessGroup, onRun, withPriority } from '../../engines/run.js';
 import { type ReadBudgets, withReadBudgets } from '../document/index.js';
 import type { Operation, RunContext } from '../http/operation.js';
 import { serializeError, type ThreadReply } from './operation-thread.js';
 
-/** The thread side of runOperationInThread: one job at a time, as long as the thread lives. */
-const port = parentPort!;
-const reply = (m: ThreadReply) => port.postMessage(m);
+/** The child side of runOperationInThread: one job at a time, as long as the process lives. */
+const reply = (m: ThreadReply) => process.send?.(m);
+// The server gone (killed), nothing is left to answer to.
+process.on('disconnect', () => process.exit(0));
 onProcessGroup((group, running) => reply({ group, running }));
 onRun((ran) => reply({ ran }));
 
@@ -27,7 +27,7 @@ async function find(module: string, path: string): Promise<Operation> {
   return op;
 }
 
-port.on('message', async (m: { run?: RunMessage; abort?: true }) => {
+process.on('message', async (m: { run?: RunMessage; abort?: true }) => {
   if (m.abort) return current?.abort(new Error('cancelled'));
   if (!m.run) return;
   const { module, path, ctx, budgets, niceness } = m.run;
