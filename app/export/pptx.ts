@@ -6,14 +6,14 @@ import { textlessPages } from '../../engines/ghostscript-background.js';
 import { pageGeometry, type StextLine } from '../../engines/mupdf-stext.js';
 import { renderRegion } from '../../engines/page-images.js';
 import {
-  buildPages,
-  decodedText,
+  buildPage,
   inputError,
   isReadFailure,
   type Line,
   type PageModel,
   pagesTime,
   readBudgets,
+  textBatches,
   unlessUnreadable,
   type Word,
 } from '../document/index.js';
@@ -85,8 +85,18 @@ export interface SlideText {
 /** Reads the pages like readPages, keeping the order in which the PDF draws its lines. */
 export async function readSlideText(path: string, pages: number[], ctx: EngineContext): Promise<SlideText> {
   try {
-    const [stext, geometry] = await Promise.all([decodedText(path, pages, ctx), pageGeometry(path, pages, ctx)]);
-    return { pages: buildPages(stext, geometry), order: new Map(stext.map((p) => [p.page, p.lines.map((l) => l.bbox)])) };
+    const geometry = new Map((await pageGeometry(path, pages, ctx)).map((g) => [g.page, g]));
+    // In batches, each page laid out as it is read: the characters of a long document are never held at once.
+    const read: { model: PageModel; order: StextLine['bbox'][] }[] = [];
+    await textBatches(
+      path,
+      pages,
+      ctx,
+      geometry,
+      async () => (p) => ({ model: buildPage(p, geometry.get(p.page), undefined), order: p.lines.map((l) => l.bbox) }),
+      (batch) => void read.push(...batch),
+    );
+    return { pages: read.map((r) => r.model), order: new Map(read.map((r) => [r.model.page, r.order])) };
   } catch (err) {
     throw inputError(err);
   }
