@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Document, Packer, Paragraph, TextRun } from 'docx';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { convertToPdf, corpus, expectOk, startApp, type TestApp, tool } from './helpers.js';
+import { convertToPdf, corpus, expectOk, pdfWords, startApp, type TestApp, tool } from './helpers.js';
 
 /**
  * Right-to-left text read in logical order. The PDFs are made here by other programs than our reader: Chromium
@@ -96,6 +96,17 @@ for (const [label, lines, make] of [
     assert.ok(at(first[0]) > at(first[1]), `${first[0]} right of ${first[1]}`);
   });
 }
+
+test('/pdf of a right-to-left page at every web_layout: every line on the paper, set against its right margin', async () => {
+  for (const web_layout of ['desktop', 'tablet', 'mobile']) {
+    const { path } = await convertToPdf(t, { file: { bytes: Buffer.from(html('he', HEBREW)), name: 'he.html' }, web_layout });
+    for (const line of HEBREW) assert.ok(poppler(path).includes(bare(line)), `${web_layout}: ${JSON.stringify(line)} printed whole`);
+    const words = pdfWords(path);
+    // Chromium's own scaling put the text off the paper's left edge (half of each line lost at desktop).
+    assert.ok(Math.min(...words.map((w) => w.xMin)) >= 0, `${web_layout}: nothing left of the paper`);
+    assert.ok(Math.max(...words.map((w) => w.xMax)) > 612 / 2 + 150, `${web_layout}: against the right margin`);
+  }
+});
 
 test('a glyph that maps to a whole word in reading order (WeasyPrint) is left as it is', async () => {
   const { fullText } = await extracted(corpus('pdf/rtl-arabic-weasyprint.pdf'));

@@ -186,12 +186,18 @@ async function printOnce(htmlFile: string, output: string, o: PrintOptions, ctx:
           const pages = Math.floor(height / ((((o.paper.height - margins.top - margins.bottom) / 72) * 96) / scale));
           if (pages > limits.maxPages) throw limitError('pages', `the page would print about ${pages} pages`);
         }
+        // Chromium scales a right-to-left page about the wrong edge: its text lands off the paper's left side (a
+        // Hebrew page laid out at 1280 px lost half of each line). Such a page is zoomed to the paper instead,
+        // which lays it out at the same width.
+        const rtl =
+          scale !== 1 && (await tab.evaluate(() => [document.documentElement, document.body].some((e) => e && getComputedStyle(e).direction === 'rtl')));
+        if (rtl) await tab.evaluate((z) => void (document.documentElement.style.zoom = String(z)), scale);
         await tab.pdf({
           path: output,
           width: inches(o.paper.width),
           height: inches(o.paper.height),
           margin: { top: inches(margins.top), right: inches(margins.right), bottom: inches(margins.bottom), left: inches(margins.left) },
-          scale,
+          scale: rtl ? 1 : scale,
           printBackground: true,
           tagged: o.tagged ?? true,
           outline: o.outline ?? false,
