@@ -303,6 +303,24 @@ test('markdown: two-column article with headings, paragraphs joined, column orde
   assert.not.ok(p2.markdown.includes('<!--Page'));
 });
 
+test('markdown: running heads, feet and page numbers are left out of the flow (comments with page_break_comments)', async () => {
+  const fed = corpus('pdf/federal-register-15-pages.pdf');
+  // In the PDF, as Poppler reads it: every page opens with its number or the running head, and ends with the feed line.
+  const page5 = tool('pdftotext', ['-f', '5', '-l', '5', fed, '-']);
+  assert.match(page5, /Federal Register \/ Vol\. 85, No\. 152/);
+  assert.match(page5, /47702/);
+  assert.match(page5, /VerDate Sep<11>2014/);
+  const md: string = (await post('/markdown', fed)).markdown;
+  assert.not.match(md, /Federal Register \/ Vol\. 85, No\. 152/);
+  assert.not.match(md, /VerDate Sep/);
+  assert.not.match(md, /^\s*47702\s*$/m);
+  assert.match(md, /Airworthiness Directives/, 'the body stays');
+  const commented: string = (await post('/markdown', fed, { page_break_comments: 'on' })).markdown;
+  assert.match(commented, /<!--Page 5-->\n\n(<!--Furniture: [^\n]*-->\n\n)*<!--Furniture: 47702-->/);
+  // Two pages are too few to tell a running head from a heading: nothing is taken out.
+  assert.match((await post('/markdown', fed, { pages: '4-5' })).markdown, /VerDate Sep/);
+});
+
 test('markdown: output_type=file is a .md; a scan without text warns instead of an empty success', async () => {
   const f = await post('/markdown', corpus('pdf/google-docs-export.pdf'), { output_type: 'file' });
   assert.match((await info(f.outputId)).name, /\.md$/);

@@ -682,6 +682,8 @@ export interface BlockLine {
 /** What the block builder reads of a page: every row (tables' too, for the sizes), and the items in reading order. */
 export interface BlockPage<L extends BlockLine = Line> {
   page: number;
+  /** The displayed page's height: where its top and bottom bands are (page furniture). */
+  height?: number;
   lines: L[];
   items: ({ kind: 'line'; line: L } | TableItem)[];
 }
@@ -703,6 +705,7 @@ export function thinPage(page: PageModel): BlockPage<BlockLine> {
   const lines = new Map(page.lines.map((l) => [l, thin(l)]));
   return {
     page: page.page,
+    height: page.height,
     lines: [...lines.values()],
     items: page.items.map((it) =>
       it.kind === 'line' ? { kind: 'line', line: lines.get(it.line) ?? thin(it.line) } : { kind: 'table', rows: it.rows, lines: [] },
@@ -771,13 +774,46 @@ export function toMarkdown(pages: BlockPage<BlockLine>[], opts: MarkdownOptions)
   return [...markdownParts(pages, opts)].join('');
 }
 
-/** toMarkdown in parts, a page's at a time, for writing to a file as they come. */
+/**
+ * Page furniture: rows in the top or bottom tenth of their page whose text, numbers aside, recurs at about the same
+ * height on at least half of the pages (and 3 or more): running heads and feet, page numbers ("9", "Page 9 of 20").
+ */
+export function pageFurniture(pages: BlockPage<BlockLine>[]): Set<BlockLine> {
+  const found = new Set<BlockLine>();
+  if (pages.length < 3) return found;
+  const inBand = (p: BlockPage<BlockLine>, l: BlockLine) => !!p.height && (l.box.y1 < p.height * 0.1 || l.box.y0 > p.height * 0.9);
+  const key = (l: BlockLine) => `${Math.round(l.box.y0 / 8)}|${l.text.replace(/\d+/g, '#').trim()}`;
+  const count = new Map<string, number>();
+  for (const p of pages) {
+    for (const k of new Set(p.lines.filter((l) => inBand(p, l)).map(key))) count.set(k, (count.get(k) ?? 0) + 1);
+  }
+  const enough = Math.max(3, Math.ceil(pages.length / 2));
+  for (const p of pages) for (const l of p.lines) if (inBand(p, l) && (count.get(key(l)) ?? 0) >= enough) found.add(l);
+  return found;
+}
+
+/**
+ * toMarkdown in parts, a page's at a time, for writing to a file as they come. Page furniture is left out (with
+ * page_break_comments, kept as a comment after the page's).
+ */
 export function* markdownParts(pages: BlockPage<BlockLine>[], opts: MarkdownOptions): Generator<string> {
   let previous: string | undefined;
-  const blocks = textBlocks(pages);
+  const furniture = pageFurniture(pages);
+  const body = furniture.size
+    ? pages.map((p) => ({
+        ...p,
+        lines: p.lines.filter((l) => !furniture.has(l)),
+        items: p.items.filter((it) => it.kind !== 'line' || !furniture.has(it.line)),
+      }))
+    : pages;
+  const blocks = textBlocks(body);
   for (const [i, page] of blocks.entries()) {
     const out: string[] = [];
-    if (opts.pageBreakComments) out.push(`<!--Page ${pages[i].page}-->`);
+    if (opts.pageBreakComments) {
+      out.push(`<!--Page ${pages[i].page}-->`);
+      // A comment cannot hold "--".
+      for (const l of pages[i].lines.filter((x) => furniture.has(x))) out.push(`<!--Furniture: ${l.text.replace(/-{2,}/g, (d) => d.split('').join(' '))}-->`);
+    }
     for (const b of page) {
       if (b.kind === 'table') out.push(tableMarkdown(b.rows));
       else if (b.kind === 'h') out.push(`${'#'.repeat(b.level)} ${b.text}`);

@@ -2,7 +2,7 @@ import type { EngineContext } from '../../engines/context.js';
 import type { EngineError } from '../../engines/errors.js';
 import { glyphColours, type PageGeometry, type StextChar, type StextLine, type StextPage, structuredTextPages } from '../../engines/mupdf-stext.js';
 import { type PopplerWord, popplerPageText, popplerPageWords } from '../../engines/poppler.js';
-import { isRtlLetter } from './bidi.js';
+import { isRtlLetter, mostlyRtl } from './bidi.js';
 import { buildPage, displayedSize, median, type PageModel } from './layout.js';
 import { selectedPages } from './pages.js';
 import { inputError } from './pdf-access.js';
@@ -231,7 +231,7 @@ function stextFromWords(page: number, words: PopplerWord[], geometry?: PageGeome
     const level = last && Math.abs((last.bbox[1] + last.bbox[3]) / 2 - (y0 + y1) / 2) < (y1 - y0) / 2;
     // Poppler gives words in reading order: a right-to-left line's go leftwards.
     const after = level && x0 >= last.bbox[2];
-    const before = level && x1 <= last.bbox[0];
+    const before = level && x1 <= last.bbox[0] && mostlyRtl(w.text);
     const chars: StextChar[] = [];
     if (after) chars.push(charAt(' ', last.bbox[2], x0, y0, y1, '#000000'));
     if (before) chars.push(charAt(' ', x1, last.bbox[0], y0, y1, '#000000'));
