@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { type ChildProcess, fork } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { setPriority } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
@@ -229,4 +230,13 @@ export async function expectOutput(tool: string, path: string): Promise<void> {
   const { stat } = await import('node:fs/promises');
   const s = await stat(path).catch(() => null);
   if (!s || s.size === 0) throw new EngineError(tool, `produced no output at ${path}`);
+}
+
+/**
+ * A Node.js child process running `module` (a file path) with `execArgv`, talking over IPC with structured clone
+ * (Buffers cross as they are): where the app runs its own JavaScript apart from the server (jobs whose heap must
+ * be capped), its output on the server's stdout and stderr.
+ */
+export function forkNode(module: string, execArgv: string[]): ChildProcess {
+  return fork(module, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }

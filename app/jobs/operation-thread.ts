@@ -1,8 +1,7 @@
-import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { EngineError } from '../../engines/errors.js';
-import { currentPriority, reportRun } from '../../engines/run.js';
+import { currentPriority, forkNode, reportRun } from '../../engines/run.js';
 import { readBudgets } from '../document/index.js';
 import { AppError, type ErrorCode, limitExceeded } from '../errors.js';
 import type { OperationResult, RunContext } from '../http/operation.js';
@@ -52,6 +51,8 @@ function deserializeError(e: SerializedError): Error {
   return err;
 }
 
+type ChildProcess = ReturnType<typeof forkNode>;
+
 interface Slot {
   worker: ChildProcess;
   /** Process groups the thread's engines are running in. */
@@ -84,12 +85,7 @@ function takeSlot(maxMb: number): Slot {
   }
   // Under tsx (tests, `npm run dev`) the worker is .ts source: the child loads tsx first.
   const tsx = workerModule.pathname.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [];
-  const worker = fork(fileURLToPath(workerModule), [], {
-    execArgv: [...tsx, `--max-old-space-size=${maxMb}`],
-    // Structured clone, as between threads: Buffers and the like cross as they are.
-    serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const worker = forkNode(fileURLToPath(workerModule), [...tsx, `--max-old-space-size=${maxMb}`]);
   return { worker, groups: new Set() };
 }
 
