@@ -10,8 +10,9 @@
 //   the Ghostscript command, /png vs `mutool draw` of that page, stamps (watermark, page numbers, added text,
 //   shapes, tables, image, boxes, TDM) vs qpdf copying the file (`qpdf in out`: what rewriting it costs);
 // - the peak resident memory of the server process plus every process below it (VmRSS of each, from /proc, every
-//   100 ms during the request; shared pages counted once per process; a child forked but not yet exec'd is left out,
-//   it would count the server twice), above the idle server's (measured once after start, before any request), and
+//   100 ms during the request; shared pages counted once per process; the jobs' own Node processes included, a
+//   child forked but not yet exec'd left out: it would count the server twice), above the idle server's (measured
+//   once after start, before any request), and
 //   above the tree's RSS when the request was sent (the server keeps heap grown by earlier requests).
 // Then the time per page at each text size and its growth (seconds per page at the largest size / at the
 // smallest) per operation, and a Markdown table for the README. A warm-up pass over the 15-page source file runs
@@ -35,7 +36,7 @@
 // The server's settings (JOB_MAX_MEMORY_MB, MAX_PROCESS_SECONDS, ...) come from the environment, as for `npm start`;
 // RESOURCE_TTL_SECONDS is 0 (the uploads must outlive a run of hours).
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -223,22 +224,23 @@ const rssKb = (pid: number) => {
     return 0; // gone meanwhile
   }
 };
-const exeOf = (pid: number) => {
+const commandOf = (pid: number) => {
   try {
-    return readlinkSync(`/proc/${pid}/exe`);
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1');
   } catch {
     return '';
   }
 };
 /**
  * VmRSS of a process and of every process below it (found by ppid chains in /proc/<pid>/stat), in kB. A child still
- * running the server's own program is one forked but not yet exec'd (the server starts no node processes): it
- * shows the server's whole RSS for an instant, counted twice if summed, so it is left out.
+ * running the server's own command line is one forked but not yet exec'd: it shows the server's whole RSS for an
+ * instant, counted twice if summed, so it is left out. The jobs' own Node processes (operation-worker, their heap
+ * capped at JOB_MAX_MEMORY_MB) run another command line and are counted.
  */
 function treeKb(pid: number): number {
-  const exe = exeOf(pid);
+  const command = commandOf(pid);
   return descendants(pid)
-    .filter((e) => exeOf(e.pid) !== exe)
+    .filter((e) => commandOf(e.pid) !== command)
     .reduce((sum, e) => sum + rssKb(e.pid), rssKb(pid));
 }
 
