@@ -91,29 +91,14 @@ export function pageArg(pages: number[]): string {
   return parts.join(',');
 }
 
-/** Structured text of the given pages (1-based, in the order given). */
-export async function structuredText(input: string, pages: number[], ctx: EngineContext): Promise<StextPage[]> {
-  const read = await structuredTextUntilFailure(input, pages, ctx);
-  if (read.failure) throw read.failure;
-  return read.pages;
-}
-
-/**
- * structuredText that keeps what MuPDF finished when it fails part way (a page past ctx.pageMs, a crash): the
- * complete pages, and the failure (its details.stalledPage names the page it was cut on).
- */
-export async function structuredTextUntilFailure(input: string, pages: number[], ctx: EngineContext): Promise<{ pages: StextPage[]; failure?: EngineError }> {
-  const read: StextPage[] = [];
-  const { failure } = await structuredTextPages(input, pages, ctx, (p) => void read.push(p));
-  return { pages: read, failure };
-}
-
 const PAGE_END = Buffer.from('</page>');
 let stextFiles = 0;
 
 /**
- * structuredTextUntilFailure page by page: each page is parsed and handed to `onPage` as it is read back, so only
- * one page's XML and characters are held at a time. MuPDF writes to a file in the job dir, not to a pipe: through
+ * MuPDF's structured text of the given pages (1-based, in the order given), page by page: each page is parsed and
+ * handed to `onPage` as it is read back, so only one page's XML and characters are held at a time. What MuPDF
+ * finished is kept when it fails part way (a page past ctx.pageMs, a crash): `done` lists those pages, `failure`
+ * says why (its details.stalledPage names the page it was cut on). MuPDF writes to a file in the job dir, not to a pipe: through
  * a pipe it could run at most the pipe's 64 KB ahead of our parsing (a page is ~0.5 MB), and the two would take
  * turns instead of running side by side. `onWritten` is called once MuPDF is done, before the parsing, so the
  * caller can start MuPDF on its next pages meanwhile.

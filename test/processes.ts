@@ -55,7 +55,7 @@ function track(name: string, child: ChildProcess, port: number): Proc {
 export const tail = (p: Proc) => `\n--- ${p.name} (pid ${p.pid}) log tail ---\n${p.log.join('\n')}`;
 
 /** PING over RESP: true once redis answers PONG. */
-async function redisPing(port: number): Promise<boolean> {
+export async function redisPing(port: number): Promise<boolean> {
   return new Promise((res) => {
     const sock = connect(port, '127.0.0.1');
     let out = '';

@@ -9,12 +9,11 @@
 // the faults whose name contains it).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { crash, descendants, freePort, killSame, type Proc, type ProcEntry, REDIS_SERVER, started, startQuire, stop } from '../../test/processes.js';
+import { crash, descendants, freePort, killSame, type Proc, type ProcEntry, REDIS_SERVER, redisPing, started, startQuire, stop } from '../../test/processes.js';
 import { sleep, until } from '../../test/waiting.js';
 
 const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
@@ -369,21 +368,6 @@ async function s3Outage() {
     if (server) await killS3();
     s3.destroy();
   }
-}
-
-/** PING over RESP: true once Redis answers PONG. */
-function redisPing(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const sock = connect(port, '127.0.0.1');
-    const done = (ok: boolean) => {
-      sock.destroy();
-      res(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.on('error', () => done(false));
-    sock.on('connect', () => sock.write('PING\r\n'));
-    sock.on('data', (d) => done(String(d).startsWith('+PONG')));
-  });
 }
 
 /**
