@@ -8,6 +8,7 @@
 export { bidi } from './bidi.js';
 export * from './layout.js';
 export * from './links.js';
+export * from './markdown.js';
 export * from './page-sizes.js';
 export * from './pages.js';
 export * from './pdf-access.js';
