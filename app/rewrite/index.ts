@@ -1,7 +1,8 @@
 /**
  * Whole-document rewrites through Ghostscript and qpdf whose result is checked afterwards: compression (levels
  * and custom profiles, never larger than the input) and standards output (PDF/A, PDF/X: claims, OutputIntents and
- * XMP read back and fixed).
+ * XMP read back and fixed), and sanitizing (active and hidden content removed at the object level, written again by qpdf).
  */
 export * from './compression.js';
+export * from './sanitize.js';
 export * from './standards.js';
