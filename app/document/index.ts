@@ -15,6 +15,7 @@ export * from './pdf-access.js';
 export * from './pdf-objects.js';
 export * from './read-budgets.js';
 export * from './read-chain.js';
+export * from './read-markdown.js';
 export * from './read-pdf.js';
 export * from './repair.js';
 export * from './unreadable.js';
