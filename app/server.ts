@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { AppError, toClientError } from './errors.js';
+import { mountOperation } from './http/accept.js';
 import { apiKeyAuth } from './http/auth.js';
-import type { Deps, Env } from './http/context.js';
-import { mountMcp } from './http/mcp.js';
-import { metricsOf, mountMetrics } from './http/metrics.js';
+import { mountMetrics } from './http/metrics.js';
 import { mountDocs } from './http/openapi.js';
-import { mountOperation } from './http/pipeline.js';
+import { mountPipelines } from './http/pipelines.js';
 import { mountResources } from './http/resources.js';
 import { mountStatus } from './http/status.js';
 import { mountWebPage } from './http/web/index.js';
-import { deliverWebhooks } from './http/webhooks.js';
-import { mountPipelines } from './pipelines/index.js';
+import { mountMcp } from './mcp/index.js';
+import type { Deps, Env } from './requests/context.js';
+import { metricsOf } from './requests/metrics.js';
+import { deliverWebhooks } from './requests/webhooks.js';
 
 /** Webhooks go out from the process that ran the job (in a cluster: any worker, through a BullMQ queue). */
 function startWebhooks(deps: Deps): void {

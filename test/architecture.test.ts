@@ -32,7 +32,7 @@ test('only app/config.ts reads process.env', () => {
 });
 
 // Every folder of app/ other than these layers is a domain: shared logic named after what it owns.
-const LAYERS = ['http', 'operations', 'jobs', 'store', 'pipelines'];
+const LAYERS = ['http', 'mcp', 'pipelines', 'requests', 'operations', 'jobs', 'store'];
 const domains = readdirSync('app').filter((n) => statSync(join('app', n)).isDirectory() && !LAYERS.includes(n));
 const folderOf = (from: string, spec: string) => {
   const parts = join(dirname(from), spec).split(sep);
@@ -80,9 +80,18 @@ test('domains: reached from outside only through their index.ts, and without cyc
   for (const d of domains) visit(d, []);
 });
 
-test('operations do not reach into http parsing, store or jobs', () => {
+// app/http is one front door among several (MCP, pipelines, watched folders): what they share lives in app/requests.
+// app/server.ts assembles the doors, so it alone mounts the HTTP routes.
+test('front doors: nothing outside app/http imports it but app/server.ts', () => {
+  for (const f of [...files('app'), ...files('engines'), ...files('test'), ...files('scripts')]) {
+    if (f.startsWith(join('app', 'http') + sep) || f === join('app', 'server.ts')) continue;
+    for (const i of imports(f).filter((i) => i.startsWith('.'))) assert.not.ok(join(dirname(f), i).startsWith(join('app', 'http') + sep), `${f} imports ${i}`);
+  }
+});
+
+test('operations do not reach into submission, job execution or jobs', () => {
   for (const f of files(join('app', 'operations'))) {
-    for (const i of imports(f)) assert.not.ok(/\/(jobs|http\/(body|pipeline|resources))/.test(i), `${f} imports ${i}`);
+    for (const i of imports(f)) assert.not.ok(/\/jobs\/|\/requests\/(submit|execute|uploads|webhooks|metrics)\.js/.test(i), `${f} imports ${i}`);
   }
 });
 

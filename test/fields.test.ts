@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { parsePages, resolvePages } from '../app/document/index.js';
 import type { AppError } from '../app/errors.js';
-import { int, json, list, oneOf, onOff, output, pageList, pages, trueFalse } from '../app/http/fields.js';
+import { int, json, list, oneOf, onOff, output, pageList, pages, trueFalse } from '../app/requests/fields.js';
 import { sanitizeName } from '../app/store/names.js';
 
 const rejects = (fn: () => unknown) => {

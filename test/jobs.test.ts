@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
-import { int } from '../app/http/fields.js';
-import { type Operation, operation, pdfInput } from '../app/http/operation.js';
+import { int } from '../app/requests/fields.js';
+import { type Operation, operation, pdfInput } from '../app/requests/operation.js';
 import { run } from '../engines/run.js';
 import { corpus, settledStatus, startApp, UUID_V4, until } from './helpers.js';
 

@@ -5,9 +5,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { AppError } from '../app/errors.js';
-import { int } from '../app/http/fields.js';
-import { type Operation, operation } from '../app/http/operation.js';
 import { type Cost, Jobs } from '../app/jobs/index.js';
+import { int } from '../app/requests/fields.js';
+import { type Operation, operation } from '../app/requests/operation.js';
 import { run } from '../engines/run.js';
 import { corpus, startApp, until } from './helpers.js';
 

@@ -1,53 +1,19 @@
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import busboy from 'busboy';
 import { AppError } from '../errors.js';
-import type { ResourceRecord, Store } from '../store/index.js';
-import { refuseDeep } from './fields.js';
-
-export interface Body {
-  /** Field name (without a trailing `[]`) -> value; repeated fields become arrays. */
-  fields: Record<string, unknown>;
-  /** File part name -> stored resources, in the order they arrived. */
-  files: Record<string, ResourceRecord[]>;
-}
-
-export interface BodyOptions {
-  store: Store;
-  owner: string | null;
-  maxBytes: number;
-  /** File part names the route takes; other file parts are read and dropped. */
-  fileFields: Set<string>;
-}
+import { refuseDeep } from '../requests/fields.js';
+import { type Body, type BodyOptions, storeStream, tooLarge } from '../requests/uploads.js';
+import type { ResourceRecord } from '../store/index.js';
 
 const JSON_LIMIT = 20 * 1024 * 1024;
 export const fieldKey = (name: string) => name.replace(/\[\]$/, '');
-
-export const tooLarge = (maxBytes: number) =>
-  new AppError('too_large', `The upload is larger than this server's limit of ${Math.round(maxBytes / 1048576)} MB (MAX_UPLOAD_MB).`);
 
 function addField(fields: Record<string, unknown>, rawName: string, value: unknown) {
   const key = fieldKey(rawName);
   const prev = fields[key];
   if (prev === undefined) fields[key] = rawName.endsWith('[]') ? [value] : value;
   else fields[key] = Array.isArray(prev) ? [...prev, value] : [prev, value];
-}
-
-/** A stream stage that fails once more than `max` bytes passed (raw uploads carry no per-file limit). */
-function byteLimit(max: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      seen += chunk.length;
-      if (seen > max) cb(tooLarge(max));
-      else cb(null, chunk);
-    },
-  });
-}
-
-/** Streams one upload into the store (a file, or an S3 object) and registers it; memory stays flat whatever the size. */
-export function storeStream(stream: Readable, name: string, opts: BodyOptions, type?: string): Promise<ResourceRecord> {
-  return opts.store.addStream(stream, { name, owner: opts.owner, type }, [byteLimit(opts.maxBytes)]);
 }
 
 function requestStream(req: Request): Readable {
@@ -187,15 +153,4 @@ function readMultipart(req: Request, opts: BodyOptions): Promise<Body> {
       })
       .pipe(bb);
   });
-}
-
-/** Removes the uploads of a request that failed before its job ran (their ids were never returned). */
-export async function discardUploads(store: Store, body: Body | undefined): Promise<void> {
-  if (!body) return;
-  await Promise.all(
-    Object.values(body.files)
-      .flat()
-      .filter(Boolean)
-      .map((r) => store.remove(r.id).catch(() => undefined)),
-  );
 }

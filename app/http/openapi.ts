@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Hono } from 'hono';
-import { z } from 'zod';
-import type { Deps, Env } from './context.js';
-import type { Operation } from './operation.js';
+import type { Deps, Env } from '../requests/context.js';
+import type { Operation } from '../requests/operation.js';
+import { requestSchema, uuid } from '../requests/schema.js';
 
 const ERROR = { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] };
 const errors = {
@@ -22,7 +22,6 @@ const errors = {
     content: { 'application/json': { schema: ERROR } },
   },
 };
-const uuid = { type: 'string', format: 'uuid' };
 const urlOrList = (many: boolean) => (many ? { type: 'array', items: { type: 'string' } } : { type: 'string' });
 
 function successSchema(op: Operation) {
@@ -32,26 +31,6 @@ function successSchema(op: Operation) {
   const properties: Record<string, unknown> = { inputId, warning: { type: 'string' } };
   if (op.output !== 'json') Object.assign(properties, file);
   return { type: 'object', properties, additionalProperties: op.output === 'json' || op.output === 'json-or-file' };
-}
-
-export function requestSchema(op: Operation, multipart: boolean) {
-  const fields = z.toJSONSchema(z.object(op.fields), { io: 'input', unrepresentable: 'any' }) as { properties?: Record<string, unknown>; required?: string[] };
-  const properties: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(op.inputs)) {
-    if (multipart)
-      properties[name] = spec.multiple
-        ? { type: 'array', items: { type: 'string', format: 'binary' } }
-        : { type: 'string', format: 'binary', description: spec.description };
-    // x-input tells generated forms (the web page at /) which upload an id stands for and whether it is needed.
-    const input = { 'x-input': { field: name, required: spec.required !== false, extensions: spec.kind === 'pdf' ? ['pdf'] : spec.extensions } };
-    properties[spec.idField] = spec.multiple
-      ? { type: 'array', items: uuid, description: `Ids of stored files, instead of uploading ${name}`, ...input }
-      : { ...uuid, description: `Id of a stored file, instead of uploading ${name}`, ...input };
-  }
-  // An input's id field may also be declared as a field (merge does, to tell ids from uploads): the field's schema
-  // wins, the input's x-input stays.
-  for (const [k, v] of Object.entries(fields.properties ?? {})) properties[k] = { ...(properties[k] as object | undefined), ...(v as object) };
-  return { type: 'object', properties, required: fields.required ?? [] };
 }
 
 /** OpenAPI 3.1 from the same zod schemas that validate requests, plus the fixed resource routes. */

@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import { AppError, TEXT } from '../errors.js';
+import { baseUrlOf, type Deps, type Env } from '../requests/context.js';
+import { fetchUrl } from '../requests/fetch-url.js';
+import { type Body, discardUploads, storeStream } from '../requests/uploads.js';
 import { isResourceId, type ResourceRecord } from '../store/index.js';
 import { extensionFor, extensionOf } from '../store/names.js';
-import { type Body, discardUploads, readBody, storeStream } from './body.js';
-import { baseUrlOf, type Deps, type Env } from './context.js';
-import { fetchUrl } from './fetch-url.js';
+import { readBody } from './body.js';
 
 const notFound = () => new AppError('unknown_resource', TEXT.unknownResource);
 

@@ -3,9 +3,9 @@ import { browserDown } from '../../engines/chromium/browser.js';
 import { poolDown } from '../../engines/libreoffice/pool.js';
 import { TOOLS, type ToolName } from '../../engines/tools.js';
 import { AppError, TEXT } from '../errors.js';
-import type { JobRecord } from '../jobs/index.js';
+import type { Deps, Env } from '../requests/context.js';
+import { statusBody } from '../requests/execute.js';
 import { freeBytes, writeRefusal } from '../store/index.js';
-import type { Deps, Env } from './context.js';
 
 type EngineState = 'ok' | 'missing' | 'down';
 
@@ -90,12 +90,4 @@ export function mountStatus(app: Hono<Env>, deps: Deps): void {
     if (!rec || (deps.config.apiKeys && rec.owner !== c.get('owner'))) throw new AppError('request_not_found', TEXT.requestNotFound);
     return c.json(statusBody(rec));
   });
-}
-
-/** What /request-status answers for a request (webhooks send the same). */
-export function statusBody(rec: JobRecord): Record<string, unknown> {
-  const requestId = rec.id;
-  if (rec.status === 'pending') return { status: 'pending', requestId, ...(rec.progress !== undefined ? { progress: rec.progress } : {}) };
-  if (rec.status === 'failed') return { status: 'failed', requestId, error: rec.error?.error, statusCode: rec.error?.status };
-  return { status: 'completed', requestId, ...rec.result };
 }

@@ -4,7 +4,7 @@ import { EngineError } from '../../engines/errors.js';
 import { currentPriority, forkNode, reportRun } from '../../engines/run.js';
 import { readBudgets } from '../document/index.js';
 import { AppError, type ErrorCode, limitExceeded } from '../errors.js';
-import type { OperationResult, RunContext } from '../http/operation.js';
+import type { OperationResult, RunContext } from '../requests/operation.js';
 import { threadModule } from '../threads.js';
 
 /**

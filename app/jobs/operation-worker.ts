@@ -1,6 +1,6 @@
 import { onProcessGroup, onRun, withPriority } from '../../engines/run.js';
 import { type ReadBudgets, withReadBudgets } from '../document/index.js';
-import type { Operation, RunContext } from '../http/operation.js';
+import type { Operation, RunContext } from '../requests/operation.js';
 import { serializeError, type ThreadReply } from './operation-thread.js';
 
 /** The child side of runOperationInThread: one job at a time, as long as the process lives. */

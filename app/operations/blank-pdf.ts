@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, pageSize } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { int, oneOf, output, positive } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { int, oneOf, output, positive } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 export default operation({
   path: '/blank-pdf',

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { compareDocuments, MAX_COMPARE_WORDS } from '../compare/index.js';
-import { output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 export default operation({
   path: '/compared-pdf',

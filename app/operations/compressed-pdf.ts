@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { openPdf } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { oneOf, output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { oneOf, output } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 import {
   compressPdf,
   LEVELS,

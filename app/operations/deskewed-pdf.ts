@@ -2,9 +2,9 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { surveyPages } from '../../engines/mupdf-text-layer.js';
 import { inputError, readBudgets, selectedPages } from '../document/index.js';
-import { list, onOff, output, pages } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
 import { LANGUAGE_NAMES, MAX_OCR_PIXELS, openForRendering, tesseractLanguages } from '../render/index.js';
+import { list, onOff, output, pages } from '../requests/fields.js';
+import { operation, pdfInput, perCore } from '../requests/operation.js';
 import { deskewPages, MAX_SKEW, MIN_TURN } from '../scan/index.js';
 
 const listed = (pages: number[]) => `${pages.length > 1 ? 'Pages' : 'Page'} ${pages.join(', ')}`;

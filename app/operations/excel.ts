@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noTextWarning, pagesTime, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
 import { type PageArt, pagesToXlsx, readPageArt } from '../export/index.js';
-import { output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 export default operation({
   path: '/excel',

@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AppError } from '../errors.js';
 import { acroFormValues, openForm, readXfaPackets, writeAcroXml, writeFdf, writeXfa, writeXfdf, xfaDataFromTemplate, xfaDataOf } from '../forms/index.js';
-import { oneOf, output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { oneOf, output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 const FORMATS = ['fdf', 'xfdf', 'xml', 'xdp', 'xfd'] as const;
 const ACRO = ['fdf', 'xfdf', 'xml'];

@@ -7,8 +7,8 @@ import { extractImagesMupdf, listImagesMupdf, type MupdfImage } from '../../engi
 import { type ImageListing, listImageObjects, writeImages } from '../../engines/poppler-images.js';
 import { firstThatReads, pagesTime, selectPages, unlessUnreadable } from '../document/index.js';
 import { limitExceeded } from '../errors.js';
-import { output, pages } from '../http/fields.js';
-import { type OutputFile, operation, pdfInput } from '../http/operation.js';
+import { output, pages } from '../requests/fields.js';
+import { type OutputFile, operation, pdfInput } from '../requests/operation.js';
 
 const pad = (n: number) => String(n).padStart(3, '0');
 

@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noTextWarning, type PageModel, pageText, readPageBatches, selectPages } from '../document/index.js';
 import { readableXfa } from '../forms/index.js';
-import { oneOf, onOff, output, pages } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { oneOf, onOff, output, pages } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 export default operation({
   path: '/extracted-text',

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { type FlattenOptions, flattenPdf, generateAppearances } from '../../engines/ghostscript-flatten.js';
 import { inputError, openPdf } from '../document/index.js';
 import { readableXfa } from '../forms/index.js';
-import { oneOf, output, trueFalse } from '../http/fields.js';
-import { operation, pdfInput, type RunContext } from '../http/operation.js';
+import { oneOf, output, trueFalse } from '../requests/fields.js';
+import { operation, pdfInput, type RunContext } from '../requests/operation.js';
 
 const TAG = 'Optimisation, colour and page geometry';
 

@@ -1,9 +1,9 @@
 import type { ColorModel, ImageFormat } from '../../engines/images.js';
 import { resolvePages } from '../document/index.js';
 import { readableXfa } from '../forms/index.js';
-import { int, list, oneOf, output, pages } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
 import { checkPixelBudget, openForRendering, PIXEL_CAP_DOC, renderImages } from '../render/index.js';
+import { int, list, oneOf, output, pages } from '../requests/fields.js';
+import { operation, pdfInput, perCore } from '../requests/operation.js';
 
 /** The five image converters (spec 4.4): one declaration each, sharing everything but the format and its colour models. */
 

@@ -1,4 +1,4 @@
-import type { Operation } from '../http/operation.js';
+import type { Operation } from '../requests/operation.js';
 import blankPdf from './blank-pdf.js';
 import comparedPdf from './compared-pdf.js';
 import compressedPdf from './compressed-pdf.js';

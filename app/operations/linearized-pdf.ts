@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { inputError } from '../document/index.js';
-import { output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 export default operation({
   path: '/linearized-pdf',

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { markdownParts, noTextWarning, readPageBatches, selectPages, textlessPages, thinPage, toMarkdown } from '../document/index.js';
-import { oneOf, onOff, output, pages } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { oneOf, onOff, output, pages } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 export default operation({
   path: '/markdown',

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { assemblePages } from '../../engines/qpdf-edit.js';
 import { openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { list, looseList, output, pageList } from '../http/fields.js';
-import { type InputFile, operation } from '../http/operation.js';
+import { list, looseList, output, pageList } from '../requests/fields.js';
+import { type InputFile, operation } from '../requests/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 const INSPECT_AT_ONCE = 4;

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { MAX_PAGE_UNITS, PAGE_SIZE_NAMES, PAGE_SIZES, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { num, oneOf, onOff, output, pages, positive } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import { bookletOrder, CELL_ORDERS, gridLayout, placePages, type Sheet } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
+import { num, oneOf, onOff, output, pages, positive } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 

@@ -5,8 +5,8 @@ import { type FontRow, listFonts, listImages } from '../../engines/poppler.js';
 import { oversizedContentStream, PasswordError, type QpdfJson, ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { isPdfHeader, PdfObjects, pdfDate, pdfText, readableWithoutPassword } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { looseList } from '../http/fields.js';
-import { operation, pdfInput, type RunContext } from '../http/operation.js';
+import { looseList } from '../requests/fields.js';
+import { operation, pdfInput, type RunContext } from '../requests/operation.js';
 import { readHead } from '../store/index.js';
 
 export const QUERIES = [

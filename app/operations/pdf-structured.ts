@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { STRUCTURED_PAGE_SIZES, type StructuredFormat, type StructuredOptions, type TypesetPrint, typesetFile } from '../convert/index.js';
-import { colorValues, json, looseBool, looseList, looseNumber, num, oneOf, positive, text } from '../http/fields.js';
-import type { InputFile, InputSpec, RunContext } from '../http/operation.js';
+import { colorValues, json, looseBool, looseList, looseNumber, num, oneOf, positive, text } from '../requests/fields.js';
+import type { InputFile, InputSpec, RunContext } from '../requests/operation.js';
 
 /**
  * The structured-text side of /pdf (Markdown, plain text, CSV, JSON, XML): the request model of the pdfRest

@@ -13,8 +13,8 @@ import {
   redrawUnicodeFields,
   xfaToAcroForm,
 } from '../forms/index.js';
-import { output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 export const NO_XFA = 'No XFA forms were detected in the input PDF. No output was produced.';
 

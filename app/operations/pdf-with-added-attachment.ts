@@ -3,8 +3,8 @@ import { ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { inputError, PdfObjects, pdfText } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 export const PDFA_PROHIBITS = 'The input PDF claims conformance to a PDF/A version that prohibits file attachments';
 

@@ -5,8 +5,8 @@ import type { EngineContext } from '../../engines/context.js';
 import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
 import { applyStamps, pageFrames } from '../compose/index.js';
 import { AppError, limitExceeded, outOfRange } from '../errors.js';
-import { int, num, output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { int, num, output } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 export const IMAGE_UNREADABLE = 'There was a problem reading the input image';
 

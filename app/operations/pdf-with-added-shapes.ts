@@ -3,8 +3,8 @@ import { PDFDocument } from '@cantoo/pdf-lib';
 import { z } from 'zod';
 import { applyStamps, type ContentTag, drawShape, markedContent, pageFrames, STRUCTURE_TYPES, type StampTarget } from '../compose/index.js';
 import { AppError, outOfRange } from '../errors.js';
-import { colorValues, jsonObjects, looseBool, looseNumber, num, output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { colorValues, jsonObjects, looseBool, looseNumber, num, output } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 const MAX_SHAPES = 1000;
 const flag = z.preprocess(looseBool, z.boolean()).optional();

@@ -6,8 +6,8 @@ import type { EngineContext } from '../../engines/context.js';
 import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
 import { FontSet, layoutTable, type PlacedTable, pageFrames, paginate, resolveFont, type TableSpec, writeTables } from '../compose/index.js';
 import { AppError, limitExceeded, outOfRange } from '../errors.js';
-import { colorValues, jsonObjects, looseBool, looseList, looseNumber, output } from '../http/fields.js';
-import { type InputFile, operation } from '../http/operation.js';
+import { colorValues, jsonObjects, looseBool, looseList, looseNumber, output } from '../requests/fields.js';
+import { type InputFile, operation } from '../requests/operation.js';
 
 const MAX_TABLES = 100;
 const MAX_CELLS = 20000;

@@ -3,8 +3,8 @@ import { PDFDocument, type PDFFont } from '@cantoo/pdf-lib';
 import { z } from 'zod';
 import { applyStamps, colorOf, drawLines, FontSet, pageFrames, resolveFont, type StampTarget, wrapText } from '../compose/index.js';
 import { AppError, outOfRange } from '../errors.js';
-import { colorValues, json, looseBool, looseNumber, num, output, text } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { colorValues, json, looseBool, looseNumber, num, output, text } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 const flag = z.preprocess(looseBool, z.boolean()).optional();
 

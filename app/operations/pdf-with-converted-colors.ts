@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { type ColorFamily, GS_ICC_DIR, outputIntentProlog, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { openPdf, withinPageBudget } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { oneOf, output, trueFalse } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { oneOf, output, trueFalse } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 /** colord-data's profiles (Debian package colord-data, listed in scripts/apt-packages.txt). */
 const COLORD = '/usr/share/color/icc/colord';

@@ -5,8 +5,8 @@ import { writeFilledForm } from '../../engines/qpdf-form.js';
 import { inputError, type PdfObjects, pdfText } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { beyondWinAnsi, DATA_EXTENSIONS, openForm, planFill, readFormData, redrawUnicodeFields } from '../forms/index.js';
-import { output } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 const NO_FORM = 'The input PDF has no form fields to fill: it is not a form-based PDF (no AcroForm fields, no XFA form).';
 const list = (names: string[]) => (names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', '));

@@ -2,9 +2,9 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { addTextLayers, surveyPages } from '../../engines/mupdf-text-layer.js';
 import { inputError, readBudgets, selectedPages } from '../document/index.js';
-import { list, output, pages } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
 import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, openForRendering, recognizePages, tesseractLanguages } from '../render/index.js';
+import { list, output, pages } from '../requests/fields.js';
+import { operation, pdfInput, perCore } from '../requests/operation.js';
 
 export default operation({
   path: '/pdf-with-ocr-text',

@@ -5,8 +5,8 @@ import { readPdfJson } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { inputError, PdfObjects, parsePages, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { json, looseNumber, output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { json, looseNumber, output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 const BOX_KEYS = { media: '/MediaBox', crop: '/CropBox', bleed: '/BleedBox', trim: '/TrimBox', art: '/ArtBox' } as const;
 type BoxName = keyof typeof BOX_KEYS;

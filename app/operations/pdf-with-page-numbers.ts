@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { checkNumberTemplate, colorOf, fillNumberTemplate, pageFrames, resolveFont, stampPageNumbers } from '../compose/index.js';
 import { selectedPages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { colorValues, int, num, oneOf, output, pages, text } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { colorValues, int, num, oneOf, output, pages, text } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 const GRAMMAR = { parity: true };
 

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { applyRedactions } from '../../engines/mupdf-redact.js';
 import { inputError, selectPages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 /** `rgb_color`: three integers 0-255, comma-separated ("0, 0, 0") or a JSON array. */
 export const rgbColor = z.preprocess(

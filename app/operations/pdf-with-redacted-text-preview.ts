@@ -5,8 +5,6 @@ import { markRedactions, type RedactionMarks } from '../../engines/mupdf-redact.
 import type { StextPage } from '../../engines/mupdf-stext.js';
 import { popplerGeometry } from '../../engines/poppler-boxes.js';
 import { inputError, selectPages, textBatches } from '../document/index.js';
-import { json, output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import {
   type Area,
   areaInUserSpace,
@@ -20,6 +18,8 @@ import {
   textInArea,
   touchedOutside,
 } from '../redact/index.js';
+import { json, output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 export default operation({
   path: '/pdf-with-redacted-text-preview',

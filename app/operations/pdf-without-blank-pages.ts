@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { reorderPages } from '../../engines/qpdf-edit.js';
 import { inputError, selectedPages } from '../document/index.js';
 import { invalidInput } from '../errors.js';
-import { num, output, pages } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
 import { pruneDroppedPages } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
+import { num, output, pages } from '../requests/fields.js';
+import { operation, pdfInput, perCore } from '../requests/operation.js';
 import { BLANK_THRESHOLD, blankPages, EDGE_BAND, INK_DPI } from '../scan/index.js';
 
 export default operation({

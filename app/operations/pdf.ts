@@ -31,9 +31,9 @@ import {
 } from '../convert/index.js';
 import { PAGE_SIZE_NAMES, type PageSizeName, pageSize } from '../document/index.js';
 import { AppError, invalidInput, limitExceeded, outOfRange, passwordProtected } from '../errors.js';
-import { type FetchPolicy, fetchUrl, isAllowedAddress } from '../http/fetch-url.js';
-import { oneOf, onOff, output, text } from '../http/fields.js';
-import { operation, type RunContext } from '../http/operation.js';
+import { type FetchPolicy, fetchUrl, isAllowedAddress } from '../requests/fetch-url.js';
+import { oneOf, onOff, output, text } from '../requests/fields.js';
+import { operation, type RunContext } from '../requests/operation.js';
 import { readHead } from '../store/index.js';
 import { extensionOf } from '../store/names.js';
 import { type StructuredFields, structuredFields, structuredInputs, typesetInput } from './pdf-structured.js';

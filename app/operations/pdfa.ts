@@ -5,8 +5,8 @@ import { GS_ICC_DIR, outputIntentProlog, rasterizePages, rewritePdf } from '../.
 import { assemblePages, type PageSource } from '../../engines/qpdf-edit.js';
 import { openPdf, withinPageBudget } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { onOff, output, text } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { onOff, output, text } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 import { conversionFailed, pagesWithoutUnicode, readWritten, updateObjects } from '../rewrite/index.js';
 import { pdfaPart } from './pdf-with-added-attachment.js';
 

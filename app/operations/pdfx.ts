@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { GS_ICC_DIR, outputIntentProlog, type PdfwriteOptions, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { openPdf, pdfText, withinPageBudget } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { output, text } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output, text } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 import { conversionFailed, readWritten, updateObjects, xmpPacket } from '../rewrite/index.js';
 
 /**

@@ -3,8 +3,8 @@ import { EngineError } from '../../engines/errors.js';
 import { pdfToPs } from '../../engines/postscript.js';
 import { inputError, openPdf, parsePages, resolvePages } from '../document/index.js';
 import { outOfRange } from '../errors.js';
-import { oneOf, output, positive, text, trueFalse } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { oneOf, output, positive, text, trueFalse } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 /** Beyond this factor a page's content is mostly off the page; below the lower one it is a dot. */
 const MAX_SCALE = 10;

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { noTextWarning, selectPages, textlessPages } from '../document/index.js';
 import { limitExceeded } from '../errors.js';
 import { pagesToPptx, readSlideText, slideBackgrounds } from '../export/index.js';
-import { output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 export default operation({
   path: '/powerpoint',

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { rasterizePdf } from '../../engines/ghostscript-raster.js';
 import { readableXfa } from '../forms/index.js';
-import { output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import { openForRendering } from '../render/index.js';
+import { output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 /** Enough for reading and printing text, small enough that a page costs ~100-300 KB. */
 const RESOLUTION = 150;

@@ -2,9 +2,9 @@ import { join } from 'node:path';
 import { reorderPages } from '../../engines/qpdf-edit.js';
 import { MAX_LISTED_PAGES, openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { output, pageList } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import { pruneDroppedPages } from '../impose/index.js';
+import { output, pageList } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 

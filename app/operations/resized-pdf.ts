@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { arrangePages, type PageSource } from '../../engines/qpdf-edit.js';
 import { MAX_PAGE_UNITS, openPdf, PAGE_SIZE_NAMES, PAGE_SIZES, selectedPages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { num, oneOf, output, pages, positive } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
 import { cropToContent, placePages, pruneDroppedPages, type Sheet } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
+import { num, oneOf, output, pages, positive } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { type QuarterTurn, rotatePages } from '../../engines/qpdf-edit.js';
 import { openPdf, selectedPages } from '../document/index.js';
-import { num, oneOf, output, pages } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
+import { num, oneOf, output, pages } from '../requests/fields.js';
+import { operation, pdfInput, perCore } from '../requests/operation.js';
 import { detectOrientations, MIN_ORIENTATION_CONFIDENCE } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
 

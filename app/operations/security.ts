@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { ALL_ALLOWED, type Permissions, writePdf } from '../../engines/qpdf-edit.js';
 import { permissionsOf, secureTo, unlockPdf, unlockToChange, wrongPermissionsPassword } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { list, output, text } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { list, output, text } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 /**
  * The security family (spec 4.7): all four write AES-256 (or remove security) with qpdf. Authority rule

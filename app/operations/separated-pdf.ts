@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { assemblePages } from '../../engines/qpdf-edit.js';
 import { inputError, selectedPages } from '../document/index.js';
 import { invalidInput } from '../errors.js';
-import { num, oneOf, output, pages, text } from '../http/fields.js';
-import { operation, pdfInput, perCore } from '../http/operation.js';
 import { inParallel, openForRendering, splitRuns } from '../render/index.js';
+import { num, oneOf, output, pages, text } from '../requests/fields.js';
+import { operation, pdfInput, perCore } from '../requests/operation.js';
 import { BARCODE_DPI, BLANK_THRESHOLD, blankPages, compileBarcodePattern, pagesBetween, readPageBarcodes, separatorPages } from '../scan/index.js';
 
 export default operation({

@@ -6,8 +6,8 @@ import type { EngineContext } from '../../engines/context.js';
 import { checkBmpPixels, decodeBmp, ImageTooLargeError } from '../../engines/image-pdf.js';
 import { openPdf } from '../document/index.js';
 import { AppError, limitExceeded, passwordProtected } from '../errors.js';
-import { json, looseBool, looseNumber, output } from '../http/fields.js';
-import { type InputFile, operation } from '../http/operation.js';
+import { json, looseBool, looseNumber, output } from '../requests/fields.js';
+import { type InputFile, operation } from '../requests/operation.js';
 import { type Credentials, commonName, distinguishedName, fromPem, fromPkcs12, signPdf } from '../sign/index.js';
 
 const str = z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string().max(500));

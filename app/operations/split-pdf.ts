@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { splitPages } from '../../engines/qpdf-edit.js';
 import { openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { output, pageList } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output, pageList } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 

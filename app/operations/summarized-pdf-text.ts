@@ -18,8 +18,8 @@ import {
 } from '../ai/index.js';
 import type { LlmConfig } from '../config.js';
 import { AppError } from '../errors.js';
-import { int, oneOf, output, pages } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { int, oneOf, output, pages } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 const SUMMARY_FORMATS = [
   'overview',

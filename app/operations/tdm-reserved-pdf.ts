@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { inputError, openPdf } from '../document/index.js';
 import { outOfRange } from '../errors.js';
-import { output, text } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output, text } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 import { readWritten, updateObjects } from '../rewrite/index.js';
 
 /** The TDMRep vocabulary (W3C Community Group report, "PDF" binding: XMP properties in this namespace). */

@@ -15,8 +15,8 @@ import {
   translateOffline,
 } from '../ai/index.js';
 import { AppError } from '../errors.js';
-import { oneOf, output, pages } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { oneOf, output, pages } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 import { checkOutputFormat, FORMAT_RULE, outputFormat } from './summarized-pdf-text.js';
 
 /** Spec 4.11: ISO 639 code of 2-3 letters, then optionally a 4-letter script, a 2-letter or a 3-digit region. */

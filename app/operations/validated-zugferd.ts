@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { inputError, isPdfHeader, openPdf } from '../document/index.js';
 import { AppError, invalidInput } from '../errors.js';
-import { operation } from '../http/operation.js';
 import { checkDeclared, type Finding, invoiceText, readHybrid, refuseDoctype, report, validateInvoice } from '../invoice/index.js';
+import { operation } from '../requests/operation.js';
 import { extensionOf } from '../store/names.js';
 
 /** Invoice XML up to this size runs in the light lane: ~1,600 failing lines at most, ~0.3 s. */

@@ -6,8 +6,8 @@ import { assemblePages } from '../../engines/qpdf-edit.js';
 import { applyStamps, colorOf, drawLines, FontSet, LINE_SPACING, type PageFrame, pageFrames, resolveFont, turnedExtents, wrapText } from '../compose/index.js';
 import { inputError, selectedPages } from '../document/index.js';
 import { AppError, invalidInput } from '../errors.js';
-import { colorValues, int, looseNumber, num, oneOf, output, pages, text, trueFalse } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { colorValues, int, looseNumber, num, oneOf, output, pages, text, trueFalse } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 
 /** Where the centre of a w x h box turned by `rotation` goes, from the alignments and offsets (spec 4.6). */
 export function placeCentre(

@@ -5,8 +5,8 @@ import { lineArtPages } from '../../engines/ghostscript-background.js';
 import { type DrawnImage, renderRegion } from '../../engines/page-images.js';
 import { noTextWarning, pageLinks, pagesTime, readBudgets, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
 import { type PageArt, type PlacedImage, pagesToDocx, readPageArt } from '../export/index.js';
-import { output } from '../http/fields.js';
-import { operation, pdfInput } from '../http/operation.js';
+import { output } from '../requests/fields.js';
+import { operation, pdfInput } from '../requests/operation.js';
 
 /**
  * Pages that draw text invisibly with no picture under it (an OCR layer whose scan is missing, hidden text): the

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { extractZip, uniqueNames, writeZip } from '../archive/index.js';
 import { limitExceeded } from '../errors.js';
-import { output, text } from '../http/fields.js';
-import { operation } from '../http/operation.js';
+import { output, text } from '../requests/fields.js';
+import { operation } from '../requests/operation.js';
 import { extensionOf, sanitizeName } from '../store/names.js';
 
 const TAG = 'Archives';

@@ -5,8 +5,6 @@ import { EngineError } from '../../engines/errors.js';
 import { popplerPageWords } from '../../engines/poppler.js';
 import { openPdf } from '../document/index.js';
 import { AppError, invalidInput, limitExceeded } from '../errors.js';
-import { colorValues, int, json, oneOf, output, text, trueFalse } from '../http/fields.js';
-import { operation, type RunContext } from '../http/operation.js';
 import {
   checkLocale,
   cmykToRgb,
@@ -25,6 +23,8 @@ import {
   toPdfA3,
   validateInvoice,
 } from '../invoice/index.js';
+import { colorValues, int, json, oneOf, output, text, trueFalse } from '../requests/fields.js';
+import { operation, type RunContext } from '../requests/operation.js';
 
 const COLORS = ['text_color', 'muted_text_color', 'accent_color', 'border_color', 'table_header_color', 'table_alternate_color'] as const;
 const CORNERS = ['top-left', 'top-right', 'bottom-left', 'bottom-right'] as const;

@@ -4,13 +4,13 @@
  * taking the files the step before produced (once per file, or all at once for merge-like operations). Three
  * front doors: POST /pipeline, named pipeline files (PIPELINES_DIR), and watched folders (WATCH_DIR).
  */
-import type { Deps } from '../http/context.js';
-import { executeJob, type JobSpec } from '../http/pipeline.js';
+
 import type { JobContext } from '../jobs/index.js';
+import type { Deps } from '../requests/context.js';
+import { executeJob, type JobSpec } from '../requests/execute.js';
 import { isPipelineSpec, runPipeline } from './run.js';
 
 export { loadNamedPipelines } from './named.js';
-export { mountPipelines } from './routes.js';
 export { type PipelineSpec, submitPipeline } from './run.js';
 export { type Watcher, watchFolders } from './watch.js';
 

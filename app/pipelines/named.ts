@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Deps, NamedPipeline } from '../http/context.js';
+import type { Deps, NamedPipeline } from '../requests/context.js';
 import { parseSteps, planSteps } from './plan.js';
 
 /** A pipeline's name is its file name: it becomes a folder name under WATCH_DIR and a metrics label. */

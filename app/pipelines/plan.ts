@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../errors.js';
-import type { Deps } from '../http/context.js';
-import { json } from '../http/fields.js';
-import { type InputSpec, type Operation, primaryInput, producesOf } from '../http/operation.js';
-import { parseFields, requireEngines, validationError } from '../http/pipeline.js';
+import { parseFields, requireEngines, validationError } from '../requests/check.js';
+import type { Deps } from '../requests/context.js';
+import { json } from '../requests/fields.js';
+import { type InputSpec, type Operation, primaryInput, producesOf } from '../requests/operation.js';
 
 export const MAX_STEPS = 20;
 

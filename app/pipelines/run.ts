@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import { AppError, prefixedError } from '../errors.js';
-import type { Deps } from '../http/context.js';
-import { resolveInputs } from '../http/inputs.js';
-import { metricsOf } from '../http/metrics.js';
-import type { StoredFile } from '../http/operation.js';
-import { queueOperation, type Submitted } from '../http/pipeline.js';
 import type { JobContext } from '../jobs/index.js';
+import type { Deps } from '../requests/context.js';
+import { resolveInputs } from '../requests/inputs.js';
+import { metricsOf } from '../requests/metrics.js';
+import type { StoredFile } from '../requests/operation.js';
+import { queueOperation, type Submitted } from '../requests/submit.js';
 import { planSteps, type RawStep, type Step } from './plan.js';
 
 /** A pipeline request as data (cluster mode sends it through Redis to the worker that runs it). */

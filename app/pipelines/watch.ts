@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { extname, join } from 'node:path';
 import { AppError, toClientError } from '../errors.js';
-import type { Deps, NamedPipeline } from '../http/context.js';
-import { metricsOf } from '../http/metrics.js';
+import type { Deps, NamedPipeline } from '../requests/context.js';
+import { metricsOf } from '../requests/metrics.js';
 import { stripExtension } from '../store/names.js';
 import { directoryFolder, type Entry, type Folder } from './folders.js';
 import { submitPipeline } from './run.js';

@@ -6,10 +6,10 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { Operation } from '../../app/http/operation.js';
 import excel from '../../app/operations/excel.js';
 import powerpoint from '../../app/operations/powerpoint.js';
 import word from '../../app/operations/word.js';
+import type { Operation } from '../../app/requests/operation.js';
 import { configurePool, shutdownPool } from '../../engines/libreoffice/pool.js';
 
 const sh = promisify(execFile);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Hono } from 'hono';
-import type { Deps, Env } from '../context.js';
+import type { Deps, Env } from '../../requests/context.js';
 import { ICON_SVG, PAGE_CSS, pageHtml } from './page.js';
 
 // The script is plain JavaScript (`// @ts-check`, type-checked by tsc through allowJs), so the browser gets the very

@@ -7,8 +7,8 @@ import ipaddr from 'ipaddr.js';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { FollowUpResult, JobQueue, JobRecord } from '../jobs/index.js';
+import { statusBody } from './execute.js';
 import { guardedLookup, isAllowedAddress } from './fetch-url.js';
-import { statusBody } from './status.js';
 
 /**
  * Webhooks for callers that do not poll: a processing POST with `Webhook-Url` is answered 202 `{requestId}` at

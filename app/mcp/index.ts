@@ -11,12 +11,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Context, Hono } from 'hono';
 import { AppError, TEXT, toClientError } from '../errors.js';
+import { baseUrlOf, clientOf, type Deps, type Env } from '../requests/context.js';
+import { fetchUrl } from '../requests/fetch-url.js';
+import { requestSchema } from '../requests/schema.js';
+import { submitOperation } from '../requests/submit.js';
+import { storeStream } from '../requests/uploads.js';
 import { isResourceId } from '../store/index.js';
-import { storeStream } from './body.js';
-import { baseUrlOf, clientOf, type Deps, type Env } from './context.js';
-import { fetchUrl } from './fetch-url.js';
-import { requestSchema } from './openapi.js';
-import { submitOperation } from './pipeline.js';
 
 /** What a tool may return inline: a resource read is the whole file, base64 in the JSON-RPC answer. */
 const MAX_INLINE_BYTES = 20 * 1024 * 1024;

@@ -1,10 +1,10 @@
 import type { Hono } from 'hono';
 import { AppError, outOfRange } from '../errors.js';
-import type { Deps, Env } from '../http/context.js';
-import { resolveInputs } from '../http/inputs.js';
-import { acceptRequest } from '../http/pipeline.js';
-import { parseSteps, type RawStep } from './plan.js';
-import { submitPipeline } from './run.js';
+import { parseSteps, type RawStep } from '../pipelines/plan.js';
+import { submitPipeline } from '../pipelines/run.js';
+import type { Deps, Env } from '../requests/context.js';
+import { resolveInputs } from '../requests/inputs.js';
+import { acceptRequest } from './accept.js';
 
 /** `steps`, or `pipeline` naming one of PIPELINES_DIR; exactly one of them. */
 function stepsOf(fields: Record<string, unknown>, deps: Deps): { steps: RawStep[]; name?: string } {

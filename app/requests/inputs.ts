@@ -2,8 +2,8 @@ import { formatOf, isPdfHeader } from '../document/index.js';
 import { AppError, invalidInput, TEXT } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { extensionOf } from '../store/names.js';
-import type { Body } from './body.js';
 import type { InputSpec, StoredFile } from './operation.js';
+import type { Body } from './uploads.js';
 
 const asIds = (v: unknown): string[] => {
   if (v === undefined || v === null || v === '') return [];
