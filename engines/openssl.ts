@@ -76,3 +76,23 @@ export async function cmsSign(f: CmsSignFiles, ctx: EngineContext): Promise<Buff
   await expectOutput('openssl', output);
   return readFile(output);
 }
+
+/**
+ * `openssl verify` of a certificate against trust anchors (`trusted`, PEM), with intermediates from `untrusted`,
+ * optionally at another time than now. No purpose is checked: document signing certificates carry varied key usages.
+ * Returns null when the chain verifies, else OpenSSL's reason ("certificate has expired", "unable to get local
+ * issuer certificate"...).
+ */
+export async function verifyChain(
+  cert: string,
+  files: { trusted: string; untrusted?: string },
+  at: Date | undefined,
+  ctx: EngineContext,
+): Promise<string | null> {
+  const args = ['verify', '-CAfile', files.trusted, ...(files.untrusted ? ['-untrusted', files.untrusted] : [])];
+  if (at) args.push('-attime', String(Math.floor(at.getTime() / 1000)));
+  // openssl verify exits 2 when the chain does not verify, saying why on stderr.
+  const r = await run('openssl', [...args, '--', cert], { ...ctx, okExitCodes: [2] });
+  if (r.exitCode === 0) return null;
+  return /error \d+ at \d+ depth lookup: ?(.*)/.exec(r.stderr)?.[1]?.trim() ?? 'the chain does not verify';
+}

@@ -324,3 +324,22 @@ export async function oversizedContentStream(
   }
   return null;
 }
+
+/**
+ * Where each object of the document's last revision is (`qpdf --show-xref`): "N/G" -> "uncompressed; offset = X",
+ * "compressed; stream = S, index = I" or "free". An object whose entry differs between a file and a prefix of it
+ * was written again, or first, by an incremental update after that prefix.
+ */
+export async function xrefEntries(input: string, ctx: EngineContext): Promise<Map<string, string>> {
+  try {
+    const r = await run('qpdf', ['--show-xref', '--', input], { ...ctx, okExitCodes: WARNINGS });
+    const entries = new Map<string, string>();
+    for (const line of r.stdout.split('\n')) {
+      const m = /^(\d+\/\d+): (.*)$/.exec(line.trim());
+      if (m) entries.set(m[1], m[2]);
+    }
+    return entries;
+  } catch (err) {
+    throw classify(err);
+  }
+}
