@@ -86,6 +86,7 @@ const schema = z.object({
   PIPELINES_DIR: z.string().min(1).optional(),
   WATCH_DIR: z.string().min(1).optional(),
   WATCH_SETTLE_SECONDS: int(1).default(5),
+  SIGNATURE_TRUST_DIR: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -144,6 +145,8 @@ export interface Config {
   watchDir?: string;
   /** A dropped file is taken once its size and time have not changed for this long. */
   watchSettleMs: number;
+  /** The trust anchors /pdf-signatures validates certificate chains against (PEM/DER certificates); unset = none trusted. */
+  signatureTrustDir?: string;
 }
 
 /**
@@ -244,6 +247,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('WATCH_DIR: needs PIPELINES_DIR (each named pipeline gets a watched folder)');
   if (parsed.success && parsed.data.LLM_URL && !parsed.data.LLM_MODEL)
     problems.push('LLM_MODEL: required when LLM_URL is set (the model name the server expects)');
+  if (parsed.success && parsed.data.SIGNATURE_TRUST_DIR && !existsSync(parsed.data.SIGNATURE_TRUST_DIR))
+    problems.push(`SIGNATURE_TRUST_DIR: directory ${parsed.data.SIGNATURE_TRUST_DIR} does not exist`);
   if (problems.length) throw new ConfigError(problems);
   const d = parsed.data!;
   return {
@@ -303,6 +308,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     pipelinesDir: d.PIPELINES_DIR && resolve(d.PIPELINES_DIR),
     watchDir: d.WATCH_DIR && (/^s3:\/\//.test(d.WATCH_DIR) ? d.WATCH_DIR.replace(/\/+$/, '') : resolve(d.WATCH_DIR)),
     watchSettleMs: d.WATCH_SETTLE_SECONDS * 1000,
+    signatureTrustDir: d.SIGNATURE_TRUST_DIR && resolve(d.SIGNATURE_TRUST_DIR),
   };
 }
 

@@ -15,6 +15,7 @@ import mergedPdf from './merged-pdf.js';
 import nUpPdf from './n-up-pdf.js';
 import toPdf from './pdf.js';
 import pdfInfo from './pdf-info.js';
+import pdfSignatures from './pdf-signatures.js';
 import pdfWithAcroforms from './pdf-with-acroforms.js';
 import pdfWithAddedAttachment from './pdf-with-added-attachment.js';
 import pdfWithAddedImage from './pdf-with-added-image.js';
@@ -37,6 +38,7 @@ import rasterizedPdf from './rasterized-pdf.js';
 import reorderedPdf from './reordered-pdf.js';
 import resizedPdf from './resized-pdf.js';
 import rotatedPdf from './rotated-pdf.js';
+import sanitizedPdf from './sanitized-pdf.js';
 import security from './security.js';
 import separatedPdf from './separated-pdf.js';
 import signedPdf from './signed-pdf.js';
@@ -61,6 +63,7 @@ export const operations = [
   blankPdf,
   linearizedPdf,
   ...security,
+  sanitizedPdf,
   mergedPdf,
   splitPdf,
   rotatedPdf,
@@ -88,6 +91,7 @@ export const operations = [
   exportedFormData,
   pdfWithAcroforms,
   signedPdf,
+  pdfSignatures,
   summarizedPdfText,
   translatedPdfText,
   watermarkedPdf,

@@ -71,6 +71,7 @@ async function runJob(spec: JobSpec, job: JobContext, deps: Deps): Promise<Recor
             concurrency: deps.config.concurrency,
             limits,
             llm: deps.config.llm,
+            signatureTrustDir: deps.config.signatureTrustDir,
           };
           return op.thread ? runOperationInThread(op.thread, op.path, ctx, limits.jobMaxMemoryMb) : op.run(ctx as RunContext<typeof fields>);
         },

@@ -70,6 +70,8 @@ export interface RunContext<F> {
   limits: Limits;
   /** The language model (LLM_*) of the AI text operations, or null when none is configured. */
   llm: LlmConfig | null;
+  /** The directory of trust anchors for signature validation (SIGNATURE_TRUST_DIR), or undefined: none trusted. */
+  signatureTrustDir?: string;
 }
 
 export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
