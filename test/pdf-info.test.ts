@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PDFDocument, PDFHexString, PDFName } from '@cantoo/pdf-lib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { QUERIES } from '../app/operations/pdf-info.js';
+import { PDF_INFO_QUERIES as QUERIES } from '../app/document/index.js';
 import { corpus, startApp, type TestApp, tool } from './helpers.js';
 
 let t: TestApp;

@@ -3,7 +3,8 @@
  * password-protected input is a 401, an unreadable one a 400), read-only navigation over qpdf's object dump, the
  * one page-selection grammar, paper sizes, and the page model every text-reading endpoint shares: words with
  * geometry and style from MuPDF's structured text, grouped into rows, columns, tables, paragraphs, headings and
- * lists in reading order. Other domains build on it; it depends on engines only.
+ * lists in reading order; and what /pdf-info answers about a file (pdf-info.ts). Other domains build on it; it
+ * depends on engines only.
  */
 export { bidi } from './bidi.js';
 export * from './layout.js';
@@ -12,6 +13,7 @@ export * from './markdown.js';
 export * from './page-sizes.js';
 export * from './pages.js';
 export * from './pdf-access.js';
+export { PDF_INFO_QUERIES, pdfInfo } from './pdf-info.js';
 export * from './pdf-objects.js';
 export * from './read-budgets.js';
 export * from './read-chain.js';
