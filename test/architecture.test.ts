@@ -89,6 +89,60 @@ test('front doors: nothing outside app/http imports it but app/server.ts', () =>
   }
 });
 
+// An operation is a declaration plus a call into its domain: engines are called from the domain that owns the work.
+// Files still calling engines, by name, each with why; the list may only shrink (a file leaving it must be taken off).
+const ENGINE_CALLERS: Record<string, string> = {
+  // Owned by other work in progress this session (issues 40, 45 and the OCR/rotation work): left to be finished there.
+  'rotated-pdf.ts': 'owned by work in progress this session',
+  'pdf-with-ocr-text.ts': 'owned by work in progress this session',
+  'watermarked-pdf.ts': 'owned by work in progress this session',
+  'word.ts': 'owned by work in progress this session',
+  // Not moved yet (issue 44): the lead's remaining list.
+  'deskewed-pdf.ts': 'not moved yet (issue 44)',
+  'extracted-images.ts': 'not moved yet (issue 44)',
+  'flatten.ts': 'not moved yet (issue 44)',
+  'images.ts': 'not moved yet (issue 44)',
+  'linearized-pdf.ts': 'not moved yet (issue 44)',
+  'merged-pdf.ts': 'not moved yet (issue 44)',
+  'pdf-with-acroforms.ts': 'not moved yet (issue 44)',
+  'pdf-with-added-attachment.ts': 'not moved yet (issue 44)',
+  'pdf-with-added-image.ts': 'not moved yet (issue 44)',
+  'pdf-with-added-tables.ts': 'not moved yet (issue 44)',
+  'pdf-with-converted-colors.ts': 'not moved yet (issue 44)',
+  'pdf-with-imported-form-data.ts': 'not moved yet (issue 44)',
+  'pdf-with-page-boxes-set.ts': 'not moved yet (issue 44)',
+  'pdf-with-redacted-text-applied.ts': 'not moved yet (issue 44)',
+  'pdf-with-redacted-text-preview.ts': 'not moved yet (issue 44)',
+  'pdf-without-blank-pages.ts': 'not moved yet (issue 44)',
+  'pdfa.ts': 'not moved yet (issue 44)',
+  'pdfx.ts': 'not moved yet (issue 44)',
+  'postscript.ts': 'not moved yet (issue 44)',
+  'rasterized-pdf.ts': 'not moved yet (issue 44)',
+  'reordered-pdf.ts': 'not moved yet (issue 44)',
+  'resized-pdf.ts': 'not moved yet (issue 44)',
+  'security.ts': 'not moved yet (issue 44)',
+  'separated-pdf.ts': 'not moved yet (issue 44)',
+  'signed-pdf.ts': 'not moved yet (issue 44)',
+  'split-pdf.ts': 'not moved yet (issue 44)',
+  'zugferd-pdf.ts': 'not moved yet (issue 44)',
+};
+
+test('operations: none imports an engine (but those listed, still to move into their domain)', () => {
+  const callers = files(join('app', 'operations'))
+    .filter((f) => imports(f).some((i) => i.startsWith('../../engines/')))
+    .map((f) => f.split(sep).at(-1)!);
+  assert.equal(
+    callers.filter((f) => !ENGINE_CALLERS[f]),
+    [],
+    'operation files importing engines: move the engine calls into the domain folder that owns them',
+  );
+  assert.equal(
+    Object.keys(ENGINE_CALLERS).filter((f) => !callers.includes(f)),
+    [],
+    'files no longer calling engines: take them off ENGINE_CALLERS',
+  );
+});
+
 test('operations do not reach into submission, job execution or jobs', () => {
   for (const f of files(join('app', 'operations'))) {
     for (const i of imports(f)) assert.not.ok(/\/jobs\/|\/requests\/(submit|execute|uploads|webhooks|metrics)\.js/.test(i), `${f} imports ${i}`);
