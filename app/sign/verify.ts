@@ -350,13 +350,15 @@ async function changesAfter(
     return [{ kind: 'other', count: 1 }];
   }
   const roles = rolesOf(pdf, json);
+  const used = reachable(pdf);
   const counts = new Map<string, number>();
   const objects = json.qpdf?.[1] ?? {};
   for (const [key, entry] of finalXref) {
     if (entry === 'free' || before.get(key) === entry) continue;
     const ref = `${key.replace('/', ' ')} R`;
     const o = objects[`obj:${ref}`];
-    if (!o) continue; // an object stream or cross-reference stream, which qpdf does not list
+    // An object stream or cross-reference stream (qpdf does not list them), or an object nothing refers to.
+    if (!o || !used.has(ref)) continue;
     const value = o.value ?? o.stream?.dict;
     const type = isDict(value) ? value['/Type'] : undefined;
     if (type === '/ObjStm' || type === '/XRef') continue;
@@ -367,12 +369,39 @@ async function changesAfter(
   return [...counts].map(([kind, count]) => ({ kind, count }));
 }
 
+/** The objects a reader can reach from the trailer. */
+function reachable(pdf: PdfObjects): Set<string> {
+  const seen = new Set<string>();
+  const stack: unknown[] = [pdf.trailer];
+  while (stack.length) {
+    const v = stack.pop();
+    if (isRef(v)) {
+      if (seen.has(v)) continue;
+      seen.add(v);
+      stack.push(pdf.resolve(v, 31)); // one step: the object's own value or stream dictionary
+    } else if (Array.isArray(v)) stack.push(...v);
+    else if (isDict(v)) stack.push(...Object.values(v));
+  }
+  return seen;
+}
+
 const CONTAINER_KEYS: Record<string, Set<string>> = {
   '/Catalog': new Set(['/AcroForm', '/DSS', '/Extensions', '/Perms', '/Metadata', '/Names']),
   '/Page': new Set(['/Annots']),
   '/Pages': new Set(),
   acroform: new Set(['/Fields', '/SigFlags', '/DR', '/NeedAppearances', '/DA']),
 };
+
+/** Equal values; numbers within 0.001, as writers print reals differently (595.27563 read and written as 595.27566). */
+function same(a: unknown, b: unknown, depth = 0): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) < 0.001;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && depth < 32 && a.every((x, i) => same(x, b[i], depth + 1));
+  if (isDict(a) && isDict(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return depth < 32 && [...keys].every((k) => same(a[k], b[k], depth + 1));
+  }
+  return a === b;
+}
 
 /** 'none' for a container whose changed keys only hold references to other changed objects; null when it is something else. */
 function containerChange(ref: string, value: unknown, old: Dict | null, pdf: PdfObjects): string | null {
@@ -383,7 +412,7 @@ function containerChange(ref: string, value: unknown, old: Dict | null, pdf: Pdf
   if (!allowed) return null;
   if (!old) return 'other';
   const keys = new Set([...Object.keys(value), ...Object.keys(old)]);
-  const changed = [...keys].filter((k) => JSON.stringify(value[k]) !== JSON.stringify(old[k]));
+  const changed = [...keys].filter((k) => !same(value[k], old[k]));
   return changed.every((k) => allowed.has(k)) ? 'none' : 'other';
 }
 
