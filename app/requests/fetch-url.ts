@@ -1,7 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns';
+import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import { AppError } from '../errors.js';
@@ -98,4 +99,14 @@ export async function fetchUrl(raw: string, policy: FetchPolicy, signal?: AbortS
     type: res.headers['content-type']?.split(';')[0].trim(),
     url: url.toString(),
   };
+}
+
+/** The address to connect to for a host, if every address it resolves to is allowed; else null. */
+export async function resolveAllowedHost(host: string, policy: FetchPolicy): Promise<string | null> {
+  const name = host.replace(/^\[|\]$/g, '');
+  if (!policy.enabled) return null;
+  if (isIP(name)) return isAllowedAddress(name, name, policy.allow) ? name : null;
+  const found = await lookup(name, { all: true }).catch(() => []);
+  if (!found.length || found.some((a) => !isAllowedAddress(a.address, name, policy.allow))) return null;
+  return found[0].address;
 }
