@@ -1,4 +1,5 @@
-import { type Box, isListMarker, type Line, type PageModel, type TableItem } from './layout.js';
+import { mostlyRtl } from './bidi.js';
+import { type Box, isListMarker, type Line, type PageModel } from './layout.js';
 
 /**
  * Markdown from the page model: the blocks every text export shares (headings, paragraphs, lists, tables; /markdown
@@ -7,22 +8,27 @@ import { type Box, isListMarker, type Line, type PageModel, type TableItem } fro
 
 export interface MarkdownOptions {
   pageBreakComments: boolean;
+  /** The document's outline (bookmarks): where present, heading levels come from it. */
+  outline?: OutlineEntry[];
 }
 
-/**
- * Markdown from the model: headings from size (larger than the body text, levels by size rank) and weight
- * (a short bold line on its own), paragraphs joined across line breaks (hyphenation undone), bulleted and
- * numbered lists, tables as pipe tables.
- */
-const LIST_LINE = /^(- |\d+\. )/;
+/** One outline entry as the block builder uses it (engines/qpdf-outline reads them). */
+export interface OutlineEntry {
+  title: string;
+  level: number;
+  page?: number;
+}
+
+const LIST_LINE = /^\s*(- |\d+\. )/;
 
 /**
  * A block of text as the Markdown builder (and /word) sees it: a heading (level 1-6), a paragraph, a list item
- * (`marker` is `-` or `N.`), or a table; with the rows it was made of, in reading order.
+ * (`marker` is `-` or `N.`, `level` its nesting from 0), a code block (monospaced rows, one line each), or a
+ * table; with the rows it was made of, in reading order.
  */
 export type TextBlock<L extends BlockLine = Line> =
-  | { kind: 'p' | 'h' | 'li'; level: number; text: string; lines: L[]; marker?: string }
-  | (TableItem & { kind: 'table' });
+  | { kind: 'p' | 'h' | 'li' | 'code'; level: number; text: string; lines: L[]; marker?: string }
+  | (BlockTable<L> & { kind: 'table' });
 
 /** What the block builder reads of a row: a Line, or the thin copy of one kept for a whole document (thinPage). */
 export interface BlockLine {
@@ -31,7 +37,20 @@ export interface BlockLine {
   bold: boolean;
   box: Box;
   vertical: boolean;
-  words: { text: string }[];
+  words: { text: string; font?: { name: string } }[];
+  /** Mostly right-to-left letters (thinPage says; otherwise read from the text). */
+  rtl?: boolean;
+  /** Every word in a monospaced font (thinPage says; otherwise read from the words' fonts). */
+  mono?: boolean;
+}
+
+/** A table as the block builder reads it: the text of each cell, and (when kept) the rows of each cell. */
+export interface BlockTable<L extends BlockLine = Line> {
+  kind: 'table';
+  rows: string[][];
+  lines: L[];
+  cells?: L[][][];
+  cuts?: number[];
 }
 
 /** What the block builder reads of a page: every row (tables' too, for the sizes), and the items in reading order. */
@@ -40,13 +59,18 @@ export interface BlockPage<L extends BlockLine = Line> {
   /** The displayed page's height: where its top and bottom bands are (page furniture). */
   height?: number;
   lines: L[];
-  items: ({ kind: 'line'; line: L } | TableItem)[];
+  items: ({ kind: 'line'; line: L } | BlockTable<L>)[];
 }
 
+const MONO = /mono|courier|consol|menlo|inconsolata|typewriter|code|CMTT|SFTT|LMMono|Fixed/i;
+const isRtl = (l: BlockLine) => l.rtl ?? mostlyRtl(l.text);
+const isMono = (l: BlockLine) => l.mono ?? (l.words.length > 0 && l.words.every((w) => !!w.font && MONO.test(w.font.name)));
+
 /**
- * A page as Markdown needs it once laid out: rows with their text, size, weight and box, tables with their cells'
- * text. Without the words' corners, fonts and colours it is a tenth of the page model, so a whole document's pages
- * can wait for the sizes of all of them (heading levels are ranked across the document).
+ * A page as Markdown needs it once laid out: rows with their text, size, weight, box, direction and whether they
+ * are monospaced, tables with their cells. Without the words' corners, fonts and colours it is a tenth of the page
+ * model, so a whole document's pages can wait for the sizes of all of them (heading levels are ranked across the
+ * document).
  */
 export function thinPage(page: PageModel): BlockPage<BlockLine> {
   const thin = (l: Line): BlockLine => ({
@@ -56,73 +80,252 @@ export function thinPage(page: PageModel): BlockPage<BlockLine> {
     box: l.box,
     vertical: l.vertical,
     words: l.words.map((w) => ({ text: w.text })),
+    rtl: mostlyRtl(l.text),
+    mono: isMono(l),
   });
   const lines = new Map(page.lines.map((l) => [l, thin(l)]));
+  const own = (l: Line) => lines.get(l) ?? thin(l);
   return {
     page: page.page,
     height: page.height,
     lines: [...lines.values()],
     items: page.items.map((it) =>
-      it.kind === 'line' ? { kind: 'line', line: lines.get(it.line) ?? thin(it.line) } : { kind: 'table', rows: it.rows, lines: [] },
+      it.kind === 'line'
+        ? { kind: 'line', line: own(it.line) }
+        : { kind: 'table', rows: it.rows, lines: it.lines.map(own), cells: it.cells?.map((r) => r.map((c) => c.map(own))) },
     ),
   };
 }
 
-/** Blocks of each page: headings from size and weight, paragraphs joined across line breaks, list items, tables. */
-export function textBlocks<L extends BlockLine>(pages: BlockPage<L>[]): TextBlock<L>[][] {
+// A numbered section head ("5", "5.1", "5.1.2." then a word): its depth is the count of numbers.
+const NUMBERED = /^(\d{1,3}(?:\.\d{1,3}){0,5})\.?\s+\S/u;
+const numberDepth = (text: string) => {
+  const m = NUMBERED.exec(text);
+  return m ? m[1].split('.').length : 0;
+};
+// A caption opens a paragraph of its own, above or below its table or figure.
+const CAPTION = /^(Table|Tab\.|Figure|Fig\.|Chart|Listing|Exhibit)\s*[\dIVXivx]+[.:\s]/;
+const sizeKey = (s: number) => Math.round(s * 2) / 2;
+const norm = (s: string) =>
+  s
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/(\p{L})(\p{N})|(\p{N})(\p{L})/gu, '$1$3 $2$4')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+// The same words in any order: an outline title some producers store in visual order ("2026תוכנית ... לשנת").
+const bag = (key: string) => key.split(' ').sort().join(' ');
+
+/**
+ * A table whose last (or first) row is one cell of a numbered section head, or of larger type than the rest, took
+ * in the heading after (or before) it: that row is given back as rows of text.
+ */
+function splitTable<L extends BlockLine>(t: BlockTable<L>): { before: L[]; table: BlockTable<L>; after: L[] } {
+  const none = { before: [] as L[], table: t, after: [] as L[] };
+  if (!t.cells || t.cells.length < 3) return none;
+  const cells = t.cells;
+  const sizes = cells.flat(2).map((l) => l.size);
+  const typical = sizes.sort((a, b) => a - b)[Math.floor(sizes.length / 2)] ?? 0;
+  const loose = (row: L[][]) => {
+    const filled = row.filter((c) => c.length);
+    if (filled.length !== 1) return false;
+    const text = filled[0].map((l) => l.text).join(' ');
+    return numberDepth(text) > 0 || Math.min(...filled[0].map((l) => l.size)) >= typical * 1.15;
+  };
+  let from = 0;
+  let to = cells.length;
+  if (loose(cells[0])) from = 1;
+  if (loose(cells[to - 1])) to--;
+  if ((from === 0 && to === cells.length) || to - from < 2) return none;
+  const rowsOf = (rs: L[][][]) => rs.flatMap((r) => r.flat());
+  const kept = new Set(rowsOf(cells.slice(from, to)));
+  return {
+    before: rowsOf(cells.slice(0, from)),
+    table: { ...t, rows: t.rows.slice(from, to), cells: cells.slice(from, to), lines: t.lines.filter((l) => kept.has(l)) },
+    after: rowsOf(cells.slice(to)),
+  };
+}
+
+/**
+ * Blocks of each page: headings (levels from the outline when it names the row, else from section numbering and
+ * size ranks across the document), paragraphs joined across line breaks, list items with their nesting, code
+ * blocks, tables.
+ */
+export function textBlocks<L extends BlockLine>(pages: BlockPage<L>[], outline: OutlineEntry[] = []): TextBlock<L>[][] {
   const all = pages.flatMap((p) => p.lines);
   const body = bodySize(all);
-  const headingSizes = [...new Set(all.filter((l) => l.size >= body * 1.15 && l.text.length > 1).map((l) => Math.round(l.size * 2) / 2))].sort((a, b) => b - a);
-  const levelOf = (l: L): number => {
-    const s = Math.round(l.size * 2) / 2;
+  const candidate = (l: L) =>
+    !l.vertical &&
+    l.text.length > 1 &&
+    (sizeKey(l.size) >= body * 1.15 || (l.bold && l.words.length <= 12 && !/[.,;:]$/.test(l.text) && !isListMarker(l.words[0].text)));
+  const candidates = all.filter(candidate);
+  // Section numbering: each size of numbered heads takes the depth most of them have.
+  const depthBySize = new Map<number, Map<number, number>>();
+  for (const l of candidates) {
+    const d = numberDepth(l.text);
+    if (!d) continue;
+    const by = depthBySize.get(sizeKey(l.size)) ?? new Map<number, number>();
+    by.set(d, (by.get(d) ?? 0) + 1);
+    depthBySize.set(sizeKey(l.size), by);
+  }
+  const numbered = candidates.filter((l) => numberDepth(l.text)).length >= 2;
+  const largestNumbered = Math.max(0, ...[...depthBySize.keys()]);
+  // Unnumbered heads larger than every numbered one (a title) rank above them.
+  const above = [...new Set(candidates.filter((l) => sizeKey(l.size) > largestNumbered && sizeKey(l.size) >= body * 1.15).map((l) => sizeKey(l.size)))].sort(
+    (a, b) => b - a,
+  );
+  const base = numbered ? above.length : 0;
+  // Numbering gives ranks, not levels: the shallowest numbered heads ("4.1" when no "4" is set as a head) come
+  // right below the unnumbered ones above them.
+  const depths = candidates.map((l) => numberDepth(l.text)).filter(Boolean);
+  const shallowest = Math.min(...depths) - 1;
+  const deepest = Math.max(0, ...depths) - shallowest;
+  const headingSizes = [...new Set(candidates.filter((l) => sizeKey(l.size) >= body * 1.15).map((l) => sizeKey(l.size)))].sort((a, b) => b - a);
+  const sizeLevel = (l: L): number => {
+    const s = sizeKey(l.size);
+    if (numbered) {
+      const d = numberDepth(l.text);
+      if (d) return Math.min(6, base + d - shallowest);
+      if (s > largestNumbered && s >= body * 1.15) return Math.min(6, above.indexOf(s) + 1);
+      const by = depthBySize.get(s);
+      if (by) return Math.min(6, base + [...by.entries()].sort((a, b) => b[1] - a[1])[0][0] - shallowest);
+      return Math.min(6, base + deepest + 1);
+    }
     if (s >= body * 1.15) return Math.min(6, headingSizes.indexOf(s) + 1 || headingSizes.length);
-    if (l.bold && l.words.length <= 12 && !/[.,;:]$/.test(l.text) && !isListMarker(l.words[0].text)) return Math.min(6, headingSizes.length + 1);
+    return Math.min(6, headingSizes.length + 1);
+  };
+  // The outline names the headings when most of its entries are found on their pages; rows it does not name are
+  // headings only when larger than the body text, below its deepest level.
+  const entries = outline.map((e) => ({ ...e, key: norm(e.title), bag: bag(norm(e.title)), used: false }));
+  const names = (e: (typeof entries)[number], l: L) => {
+    const k = norm(l.text);
+    return e.key === k || e.bag === bag(k) || (k.length >= 2 && candidate(l) && e.key.startsWith(k));
+  };
+  const outlineLevel = (l: L, page: number, prev: TextBlock<L> | undefined): number => {
+    const k = norm(l.text);
+    if (k.length < 2) return 0;
+    for (const e of entries) {
+      if (e.used || (e.page !== undefined && e.page !== page)) continue;
+      if (names(e, l)) {
+        e.used = e.key === k || e.bag === bag(k);
+        return Math.min(6, e.level);
+      }
+      // The rest of a heading set on two rows.
+      if (prev?.kind === 'h' && e.key === norm(`${prev.text} ${l.text}`)) {
+        e.used = true;
+        return Math.min(6, e.level);
+      }
+    }
     return 0;
   };
+  const listed = new Set(pages.map((p) => p.page));
+  const onPages = entries.filter((e) => e.page === undefined || listed.has(e.page));
+  const found = onPages.filter((e) => pages.some((p) => (e.page === undefined || e.page === p.page) && p.lines.some((l) => names(e, l)))).length;
+  const useOutline = onPages.length > 0 && found * 2 >= onPages.length;
+  const outlineDeepest = Math.max(0, ...onPages.map((e) => e.level));
+  const levelOf = (l: L, page: number, prev: TextBlock<L> | undefined): number => {
+    if (useOutline) {
+      const o = outlineLevel(l, page, prev);
+      if (o) return o;
+      return sizeKey(l.size) >= body * 1.15 && !l.vertical && l.text.length > 1 ? Math.min(6, outlineDeepest + 1) : 0;
+    }
+    return candidate(l) ? sizeLevel(l) : 0;
+  };
+  // A document set in a monospaced font throughout (a typescript) has no code blocks: it is all text.
+  const monoChars = all.filter(isMono).reduce((n, l) => n + l.text.length, 0);
+  const codeFont = monoChars * 2 < all.reduce((n, l) => n + l.text.length, 0);
   const joinText = (a: string, b: string) => (/[A-Za-z]-$/.test(a) && /^[a-z]/.test(b) ? a.slice(0, -1) + b : `${a} ${b}`);
   return pages.map((page) => {
     const out: TextBlock<L>[] = [];
-    for (const item of page.items) {
+    const addLine = (line: L) => {
       const prev = out[out.length - 1];
-      if (item.kind === 'table') {
-        out.push(item);
-        continue;
-      }
-      const line = item.line;
-      const level = levelOf(line);
-      const first = line.words[0].text;
       const last = prev && prev.kind !== 'table' ? prev.lines[prev.lines.length - 1] : undefined;
+      if (codeFont && isMono(line)) {
+        if (prev?.kind === 'code' && last && line.box.y0 - last.box.y1 < 1.2 * last.size) {
+          prev.lines.push(line);
+          prev.text = codeText(prev.lines);
+        } else out.push({ kind: 'code', level: 0, text: line.text, lines: [line] });
+        return;
+      }
+      const level = levelOf(line, page.page, prev);
       if (level) {
         if (prev?.kind === 'h' && prev.level === level && close(last!, line)) {
           prev.text = `${prev.text} ${line.text}`;
           prev.lines.push(line);
         } else out.push({ kind: 'h', level, text: line.text, lines: [line] });
-        continue;
+        return;
       }
-      if (isListMarker(first) && line.words.length > 1) {
-        const numbered = /\d|^\(?[a-zA-Z]{1,5}[.)]$/.test(first) && !/^[-–—*•]$/.test(first);
-        const n = /(\d+)/.exec(first)?.[1];
-        out.push({
-          kind: 'li',
-          level: 0,
-          text: line.words
-            .slice(1)
-            .map((w) => w.text)
-            .join(' '),
-          lines: [line],
-          marker: numbered ? `${n ?? 1}.` : '-',
-        });
-        continue;
+      const item = listItem(line);
+      if (item) {
+        out.push({ kind: 'li', level: 0, text: item.text, lines: [line], marker: item.marker });
+        return;
       }
-      if (last && (prev.kind === 'p' || prev.kind === 'li') && continues(last, line, prev.kind === 'li')) {
+      if (last && (prev.kind === 'p' || prev.kind === 'li') && !CAPTION.test(line.text) && continues(last, line, prev.kind === 'li')) {
         prev.text = joinText(prev.text, line.text);
         prev.lines.push(line);
-        continue;
+        return;
       }
       out.push({ kind: 'p', level: 0, text: line.text, lines: [line] });
+    };
+    for (const item of page.items) {
+      if (item.kind === 'line') {
+        addLine(item.line);
+        continue;
+      }
+      const { before, table, after } = splitTable(item);
+      for (const l of before) addLine(l);
+      out.push(table);
+      for (const l of after) addLine(l);
     }
+    nestLists(out);
     return out;
   });
+}
+
+/** A list item's marker and text: a marker word, or one set against its text ("1.מעבר", "●تحسن"). */
+function listItem(line: BlockLine): { marker: string; text: string } | undefined {
+  const first = line.words[0].text;
+  let rest = line.words
+    .slice(1)
+    .map((w) => w.text)
+    .join(' ');
+  let marker = first;
+  if (!(isListMarker(first) && line.words.length > 1)) {
+    const glued = /^([•◦▪●○■□➢➤►▶‣⁃∙·\uf0b7\uf0a7]|\d{1,3}[.)])(\p{L}.*)$/u.exec(first);
+    if (!glued) return undefined;
+    marker = glued[1];
+    rest = rest ? `${glued[2]} ${rest}` : glued[2];
+  }
+  const numbered = /\d|^\(?[a-zA-Z]{1,5}[.)]$/.test(marker) && !/^[-–—*•]$/.test(marker);
+  const n = /(\d+)/.exec(marker)?.[1];
+  return { marker: numbered ? `${n ?? 1}.` : '-', text: rest };
+}
+
+/** Nesting of each run of list items: the distinct indents of their markers, outermost first (0). */
+function nestLists<L extends BlockLine>(blocks: TextBlock<L>[]) {
+  for (let i = 0; i < blocks.length; ) {
+    if (blocks[i].kind !== 'li') {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < blocks.length && blocks[j].kind === 'li') j++;
+    const run = blocks.slice(i, j) as Exclude<TextBlock<L>, { kind: 'table' }>[];
+    // Where the marker starts: the left edge, or the right one for right-to-left rows.
+    const start = (b: (typeof run)[number]) => (isRtl(b.lines[0]) ? -b.lines[0].box.x1 : b.lines[0].box.x0);
+    const em = Math.max(...run.map((b) => b.lines[0].size));
+    const indents: number[] = [];
+    for (const x of run.map(start).sort((a, b) => a - b)) if (!indents.length || x - indents[indents.length - 1] > 0.8 * em) indents.push(x);
+    for (const b of run) b.level = Math.min(5, indents.filter((x) => x <= start(b) + 0.8 * em).length - 1);
+    i = j;
+  }
+}
+
+/** The rows of a code block, each on its own line, indented as set (a monospaced character is about 0.6 em). */
+function codeText(lines: BlockLine[]): string {
+  const rtl = lines.some(isRtl);
+  const left = Math.min(...lines.map((l) => l.box.x0));
+  return lines.map((l) => (rtl ? '' : ' '.repeat(Math.max(0, Math.round((l.box.x0 - left) / (0.6 * l.size))))) + l.text).join('\n');
 }
 
 export function toMarkdown(pages: BlockPage<BlockLine>[], opts: MarkdownOptions): string {
@@ -132,11 +335,21 @@ export function toMarkdown(pages: BlockPage<BlockLine>[], opts: MarkdownOptions)
 /**
  * Page furniture: rows in the top or bottom tenth of their page whose text, numbers aside, recurs at about the same
  * height on at least half of the pages (and 3 or more): running heads and feet, page numbers ("9", "Page 9 of 20").
+ * On any number of pages, a row there that is only a page number ("9", "- 9 -", "Page 9 of 20", "9/20"), or a
+ * browser's print stamp (a lone address, a date and time), is furniture too, with the rows beside it.
  */
 export function pageFurniture(pages: BlockPage<BlockLine>[]): Set<BlockLine> {
   const found = new Set<BlockLine>();
-  if (pages.length < 3) return found;
   const inBand = (p: BlockPage<BlockLine>, l: BlockLine) => !!p.height && (l.box.y1 < p.height * 0.1 || l.box.y0 > p.height * 0.9);
+  for (const p of pages) {
+    const band = p.lines.filter((l) => inBand(p, l));
+    const stamps = band.filter((l) => PAGE_NUMBER.test(l.text.trim()) || PRINT_STAMP.test(l.text.trim()));
+    // A head or foot row is set in one line: what stands beside a page number or print stamp belongs to it.
+    for (const l of band)
+      if (stamps.some((f) => Math.min(f.box.y1, l.box.y1) - Math.max(f.box.y0, l.box.y0) > 0.5 * Math.min(f.box.y1 - f.box.y0, l.box.y1 - l.box.y0)))
+        found.add(l);
+  }
+  if (pages.length < 3) return found;
   const key = (l: BlockLine) => `${Math.round(l.box.y0 / 8)}|${l.text.replace(/\d+/g, '#').trim()}`;
   const count = new Map<string, number>();
   for (const p of pages) {
@@ -146,6 +359,11 @@ export function pageFurniture(pages: BlockPage<BlockLine>[]): Set<BlockLine> {
   for (const p of pages) for (const l of p.lines) if (inBand(p, l) && (count.get(key(l)) ?? 0) >= enough) found.add(l);
   return found;
 }
+
+const PAGE_WORD = String.raw`(?:page|p\.|pg\.|seite|página|pagina|страница|صفحة|الصفحة|עמוד|sayfa|페이지|ページ)`;
+const OF_WORD = '(?:of|/|von|de|di|из|من|מתוך|sur)';
+const PAGE_NUMBER = new RegExp(String.raw`^(?:[-–—]\s*)?(?:${PAGE_WORD}\s*)?(\d{1,5}|[ivxlc]{1,7})(?:\s*${OF_WORD}\s*\d{1,5})?(?:\s*[-–—])?$`, 'iu');
+const PRINT_STAMP = /^(?:(?:file|https?):\/\/\S+|\d{1,4}[./-]\d{1,2}[./-]\d{1,4},?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AP]M)?)$/i;
 
 /**
  * toMarkdown in parts, a page's at a time, for writing to a file as they come. Page furniture is left out (with
@@ -161,7 +379,9 @@ export function* markdownParts(pages: BlockPage<BlockLine>[], opts: MarkdownOpti
         items: p.items.filter((it) => it.kind !== 'line' || !furniture.has(it.line)),
       }))
     : pages;
-  const blocks = textBlocks(body);
+  const blocks = textBlocks(body, opts.outline);
+  // The indent of each open list level: the width of the markers of the items it is nested in.
+  let indents: string[] = [];
   for (const [i, page] of blocks.entries()) {
     const out: string[] = [];
     if (opts.pageBreakComments) {
@@ -170,10 +390,17 @@ export function* markdownParts(pages: BlockPage<BlockLine>[], opts: MarkdownOpti
       for (const l of pages[i].lines.filter((x) => furniture.has(x))) out.push(`<!--Furniture: ${l.text.replace(/-{2,}/g, (d) => d.split('').join(' '))}-->`);
     }
     for (const b of page) {
+      if (b.kind !== 'li') indents = [];
       if (b.kind === 'table') out.push(tableMarkdown(b.rows));
       else if (b.kind === 'h') out.push(`${'#'.repeat(b.level)} ${b.text}`);
-      else if (b.kind === 'li') out.push(`${b.marker} ${b.text}`);
-      else out.push(escapeLead(b.text));
+      else if (b.kind === 'code') out.push(`\`\`\`\n${b.text.replace(/^```/gm, ' ```')}\n\`\`\``);
+      else if (b.kind === 'li') {
+        const level = Math.min(b.level, indents.length);
+        indents = indents.slice(0, level);
+        const pad = indents.join('');
+        indents.push(' '.repeat(b.marker!.length + 1));
+        out.push(`${pad}${b.marker} ${b.text}`);
+      } else out.push(escapeLead(b.text));
     }
     // Blocks apart by a blank line, list items by a line break.
     let part = '';
@@ -199,8 +426,16 @@ function bodySize(lines: BlockLine[]): number {
 /** Two rows close enough in the same column to belong to one heading. */
 const close = (a: BlockLine, b: BlockLine) => b.box.y0 - a.box.y1 < 0.6 * a.size && b.box.x0 < a.box.x1 && b.box.x1 > a.box.x0;
 
-/** Does `b` continue the paragraph (or list item) that `a` ended? */
+/** A row seen in a mirror: a right-to-left row starts at its right edge, as a left-to-right one at its left. */
+const mirrored = (l: BlockLine): BlockLine => ({ ...l, box: { ...l.box, x0: -l.box.x1, x1: -l.box.x0 } });
+
+/** Does `b` continue the paragraph (or list item) that `a` ended? Right-to-left rows are read in a mirror. */
 function continues(a: BlockLine, b: BlockLine, listItem: boolean): boolean {
+  if (!a.vertical && !b.vertical && isRtl(a) && isRtl(b)) return continuesLtr(mirrored(a), mirrored(b), listItem);
+  return continuesLtr(a, b, listItem);
+}
+
+function continuesLtr(a: BlockLine, b: BlockLine, listItem: boolean): boolean {
   if (b.vertical || a.vertical) return a.vertical === b.vertical && Math.abs(a.size - b.size) < 0.5;
   if (Math.abs(a.size - b.size) > 0.6) return false;
   // A sentence cut by a column break goes on at the top of the next column.
@@ -216,11 +451,20 @@ function continues(a: BlockLine, b: BlockLine, listItem: boolean): boolean {
   return true;
 }
 
-const escapeLead = (s: string) => s.replace(/^(#{1,6}\s|[-*+]\s|\d+[.)]\s|>)/, '\\$1');
+const escapeLead = (s: string) => s.replace(/^(#{1,6}\s|[-*+]\s|\d+[.)]\s|>|```)/, '\\$1');
 
+/**
+ * A pipe table. Its first row is the header row (GitHub-flavoured Markdown has no table without one). A cell
+ * spanning several columns stands in the first of them, the others left empty. A right-to-left table's columns are
+ * written in reading order, its rightmost first.
+ */
 function tableMarkdown(rows: string[][]): string {
   const cols = Math.max(...rows.map((r) => r.length));
+  const rtl = mostlyRtl(rows.flat().join(' '));
   const cell = (s: string | undefined) => (s ?? '').replace(/\|/g, '\\|');
-  const line = (r: string[]) => `| ${Array.from({ length: cols }, (_, i) => cell(r[i])).join(' | ')} |`;
+  const line = (r: string[]) => {
+    const cells = Array.from({ length: cols }, (_, i) => cell(r[i]));
+    return `| ${(rtl ? cells.reverse() : cells).join(' | ')} |`;
+  };
   return [line(rows[0]), `|${' --- |'.repeat(cols)}`, ...rows.slice(1).map(line)].join('\n');
 }
