@@ -576,7 +576,9 @@ function cut(lines: Line[], em: number, depth = 0): Item[] {
       for (const band of group) items.push(...band.sort((p, q) => p.box.x0 - q.box.x0).map((line) => ({ kind: 'line' as const, line })));
       continue;
     }
-    items.push(...cut(left, em, depth + 1), ...cut(right, em, depth + 1));
+    // Columns of right-to-left text are read from the right one.
+    const sides = [cut(left, em, depth + 1), cut(right, em, depth + 1)];
+    items.push(...(mostlyRtl(flat.map((l) => l.text).join(' ')) ? sides.reverse() : sides).flat());
   }
   return items;
 }
