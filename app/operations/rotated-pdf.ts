@@ -1,10 +1,11 @@
 import { join } from 'node:path';
+import { surveyPages } from '../../engines/mupdf-text-layer.js';
 import { type QuarterTurn, rotatePages } from '../../engines/qpdf-edit.js';
-import { openPdf, selectedPages } from '../document/index.js';
-import { num, oneOf, output, pages } from '../requests/fields.js';
-import { operation, pdfInput, perCore } from '../requests/operation.js';
+import { inputError, openPdf, selectedPages } from '../document/index.js';
 import { detectOrientations, MIN_ORIENTATION_CONFIDENCE } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
+import { num, oneOf, output, pages } from '../requests/fields.js';
+import { operation, pdfInput, perCore } from '../requests/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
 const list = (pages: number[]) => pages.join(', ');
@@ -13,7 +14,7 @@ export default operation({
   path: '/rotated-pdf',
   tag: 'Assembly and creation',
   summary: 'Rotate pages',
-  description: `rotation 90, 180 or 270 turns the selected pages clockwise, added to the turn they already have (their /Rotate), as viewers do; nothing is drawn again. rotation auto reads each selected page's text orientation with Tesseract's orientation detection (the page drawn in grey at 200 dpi) and turns the pages whose text is not upright; pages already upright, and pages where the detection's confidence is below min_confidence (default ${MIN_ORIENTATION_CONFIDENCE}, OCRmyPDF's default; Tesseract's own arbitrary units) or that hold too little text, are left as they are. The warning lists the pages turned and those left undecided.`,
+  description: `rotation 90, 180 or 270 turns the selected pages clockwise, added to the turn they already have (their /Rotate), as viewers do; nothing is drawn again. rotation auto reads each selected page's text orientation with Tesseract's orientation detection, the page drawn in grey at the resolution it was scanned at (150-300 dpi; other pages at 300), and turns the pages whose text is not upright. A reading whose confidence reaches min_confidence (default ${MIN_ORIENTATION_CONFIDENCE}, OCRmyPDF's default; Tesseract's own units) decides alone; a weaker one is checked by reading the page's text-densest half and the whole page at another resolution, and the page is turned when every reading that finds text names the same turn and their confidences add up to min_confidence. Pages whose readings disagree or that hold too little text are left as they are. The warning lists the pages turned and those left undecided; \`orientations\` gives per page the turn decided (null: left as it is), the reason and each reading.`,
   inputs: pdfInput(),
   fields: {
     pages: pages(GRAMMAR),
@@ -34,10 +35,15 @@ export default operation({
       return { files: [{ path, name: `${outputName}.pdf` }] };
     }
     const { boxes } = await openForRendering(input.path, ctx);
-    const found = await detectOrientations(input.path, boxes, selected, { dir, signal, timeoutMs, progress });
-    const sure = found.filter((f) => f.found && f.found.confidence >= fields.min_confidence);
-    const unsure = found.filter((f) => !sure.includes(f)).map((f) => f.page);
-    const turns = ([90, 180, 270] as const).map((angle) => ({ angle, pages: sure.filter((f) => f.found!.rotate === angle).map((f) => f.page) }));
+    const surveys = await surveyPages(input.path, selected, ctx).catch((err) => {
+      throw inputError(err);
+    });
+    const found = await detectOrientations(
+      { input: input.path, boxes, pages: selected, surveys, minConfidence: fields.min_confidence },
+      { dir, signal, timeoutMs, progress },
+    );
+    const unsure = found.filter((f) => f.turn === null).map((f) => f.page);
+    const turns = ([90, 180, 270] as const).map((angle) => ({ angle, pages: found.filter((f) => f.turn === angle).map((f) => f.page) }));
     await rotatePages(input.path, path, turns, ctx);
     const turned = turns.flatMap((t) => t.pages.map((p) => `${p} (${t.angle})`));
     const warning = [
@@ -46,6 +52,6 @@ export default operation({
     ]
       .filter(Boolean)
       .join(' ');
-    return { files: [{ path, name: `${outputName}.pdf` }], warning };
+    return { files: [{ path, name: `${outputName}.pdf` }], warning, json: { orientations: found } };
   },
 });
