@@ -194,42 +194,41 @@ export function textBlocks<L extends BlockLine>(pages: BlockPage<L>[], outline: 
     if (s >= body * 1.15) return Math.min(6, headingSizes.indexOf(s) + 1 || headingSizes.length);
     return Math.min(6, headingSizes.length + 1);
   };
-  // The outline names the headings when most of its entries are found on their pages; rows it does not name are
-  // headings only when larger than the body text, below its deepest level.
-  const entries = outline.map((e) => ({ ...e, key: norm(e.title), bag: bag(norm(e.title)), used: false }));
-  const names = (e: (typeof entries)[number], l: L) => {
-    const k = norm(l.text);
-    return e.key === k || e.bag === bag(k) || (k.length >= 2 && candidate(l) && e.key.startsWith(k));
-  };
-  const outlineLevel = (l: L, page: number, prev: TextBlock<L> | undefined): number => {
-    const k = norm(l.text);
-    if (k.length < 2) return 0;
-    for (const e of entries) {
-      if (e.used || (e.page !== undefined && e.page !== page)) continue;
-      if (names(e, l)) {
-        e.used = e.key === k || e.bag === bag(k);
-        return Math.min(6, e.level);
-      }
-      // The rest of a heading set on two rows.
-      if (prev?.kind === 'h' && e.key === norm(`${prev.text} ${l.text}`)) {
-        e.used = true;
-        return Math.min(6, e.level);
-      }
+  // The outline names the headings when most of its entries are found on their pages: each entry names the first
+  // row (or two rows) of its page with its title, a section number before it allowed. Rows it does not name are
+  // headings only when larger than the body text: at the level of the named rows of their size, else below them.
+  const named = new Map<L, number>();
+  const left = outline.map((e) => ({ level: Math.min(6, Math.max(1, e.level)), page: e.page, key: norm(e.title), bag: bag(norm(e.title)) }));
+  const same = (e: (typeof left)[number], k: string) => !!k && (e.key === k || e.bag === bag(k) || e.key === k.replace(/^(\d+ )+/, ''));
+  for (const p of pages) {
+    const rows = p.items.flatMap((it) => (it.kind === 'line' ? [it.line] : []));
+    for (let i = 0; i < rows.length && left.length; i++) {
+      const k = norm(rows[i].text);
+      const two = i + 1 < rows.length && candidate(rows[i]) ? norm(`${rows[i].text} ${rows[i + 1].text}`) : '';
+      const at = left.findIndex((e) => (e.page === undefined || e.page === p.page) && (same(e, k) || same(e, two)));
+      if (at < 0) continue;
+      const [e] = left.splice(at, 1);
+      named.set(rows[i], e.level);
+      if (!same(e, k)) named.set(rows[++i], e.level);
     }
-    return 0;
-  };
+  }
   const listed = new Set(pages.map((p) => p.page));
-  const onPages = entries.filter((e) => e.page === undefined || listed.has(e.page));
-  const found = onPages.filter((e) => pages.some((p) => (e.page === undefined || e.page === p.page) && p.lines.some((l) => names(e, l)))).length;
-  const useOutline = onPages.length > 0 && found * 2 >= onPages.length;
-  const outlineDeepest = Math.max(0, ...onPages.map((e) => e.level));
-  const levelOf = (l: L, page: number, prev: TextBlock<L> | undefined): number => {
-    if (useOutline) {
-      const o = outlineLevel(l, page, prev);
-      if (o) return o;
-      return sizeKey(l.size) >= body * 1.15 && !l.vertical && l.text.length > 1 ? Math.min(6, outlineDeepest + 1) : 0;
-    }
-    return candidate(l) ? sizeLevel(l) : 0;
+  const onPages = (es: { page?: number }[]) => es.filter((e) => e.page === undefined || listed.has(e.page)).length;
+  const useOutline = named.size > 0 && (onPages(outline) - onPages(left)) * 2 >= onPages(outline);
+  const namedLevels = new Map<number, Map<number, number>>();
+  for (const [l, level] of named) {
+    const by = namedLevels.get(sizeKey(l.size)) ?? new Map<number, number>();
+    by.set(level, (by.get(level) ?? 0) + 1);
+    namedLevels.set(sizeKey(l.size), by);
+  }
+  const namedDeepest = Math.max(0, ...named.values());
+  const levelOf = (l: L): number => {
+    if (!useOutline) return candidate(l) ? sizeLevel(l) : 0;
+    const level = named.get(l);
+    if (level) return level;
+    if (l.vertical || l.text.length < 2 || sizeKey(l.size) < body * 1.15) return 0;
+    const by = namedLevels.get(sizeKey(l.size));
+    return by ? [...by.entries()].sort((x, y) => y[1] - x[1])[0][0] : Math.min(6, namedDeepest + 1);
   };
   // A document set in a monospaced font throughout (a typescript) has no code blocks: it is all text.
   const monoChars = all.filter(isMono).reduce((n, l) => n + l.text.length, 0);
@@ -247,7 +246,7 @@ export function textBlocks<L extends BlockLine>(pages: BlockPage<L>[], outline: 
         } else out.push({ kind: 'code', level: 0, text: line.text, lines: [line] });
         return;
       }
-      const level = levelOf(line, page.page, prev);
+      const level = levelOf(line);
       if (level) {
         if (prev?.kind === 'h' && prev.level === level && close(last!, line)) {
           prev.text = `${prev.text} ${line.text}`;
