@@ -34,10 +34,14 @@ export function runningLines(pages: PageModel[]): Running {
   const offsets = new Map<number, number>();
   const candidates: { page: number; line: Line; word: number; value: number }[] = [];
   pages.forEach((p, i) => {
-    for (const l of p.lines.filter((l) => inBand(p, l))) {
+    const found = p.lines.filter((l) => {
+      if (!inBand(p, l)) return false;
       const repeated = (seen.get(`${shape(l)}@${Math.round(l.box.y0 / 6)}`)?.length ?? 0) >= 2;
-      const bare = /^(page\s+)?\d{1,6}$/i.test(l.text.trim());
-      if (!repeated && !bare) continue;
+      // A running head or foot has a few pieces side by side at most (left, centre, right): not a table's row.
+      const beside = p.lines.filter((o) => o.box.y0 < l.box.y1 && l.box.y0 < o.box.y1 && !o.vertical).length;
+      return (repeated || /^(page\s+)?\d{1,6}$/i.test(l.text.trim())) && beside <= 3;
+    });
+    for (const l of outsideBody(p, found)) {
       out.lines.add(l);
       l.words.forEach((w, k) => {
         if (!/^\d{1,6}$/.test(w.text)) return;
@@ -52,4 +56,21 @@ export function runningLines(pages: PageModel[]): Running {
     for (const c of candidates) if (c.value - c.page === best[0] && !out.pageNumber.has(c.page)) out.pageNumber.set(c.page, c);
   }
   return out;
+}
+
+/**
+ * Of the rows found repeating at a page's top or bottom, those that are a band above (or below) all its other
+ * rows: a repeated row beside or below body text (the first row of a form, whose labels come back on each page)
+ * is part of the page, and as a Word header it would push the page's body down, onto a page of its own.
+ */
+function outsideBody(p: PageModel, found: Line[]): Line[] {
+  let kept = new Set(found);
+  for (;;) {
+    const body = p.lines.filter((l) => !kept.has(l) && !l.vertical);
+    const top = Math.min(...body.map((l) => l.box.y0));
+    const bottom = Math.max(...body.map((l) => l.box.y1));
+    const next = new Set([...kept].filter((l) => (l.box.y1 < p.height / 2 ? l.box.y1 <= top + 0.5 : l.box.y0 >= bottom - 0.5)));
+    if (next.size === kept.size) return [...kept];
+    kept = next;
+  }
 }

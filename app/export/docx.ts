@@ -107,7 +107,7 @@ interface Marks {
 function rowRuns(
   words: Word[],
   { links, underlined, invisible }: Marks,
-  opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean } = {},
+  opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean; scale?: number } = {},
 ): Inline[] {
   const out: Inline[] = [];
   const gapAt = new Set(
@@ -124,7 +124,7 @@ function rowRuns(
   };
   words.forEach((w, i) => {
     if (opts.skipFirst && i === 0) return;
-    const style = runStyle(w, underlined.has(w), invisible.has(w));
+    const style = scaled(runStyle(w, underlined.has(w), invisible.has(w)), opts.scale);
     const cx = (w.box.x0 + w.box.x1) / 2;
     const cy = (w.box.y0 + w.box.y1) / 2;
     const uri = links.find((l) => cx >= l.box.x0 && cx <= l.box.x1 && cy >= l.box.y0 && cy <= l.box.y1)?.uri;
@@ -159,6 +159,9 @@ function rowRuns(
   flush();
   return out;
 }
+
+/** A run's look with its type set `scale` times its size (half-points, 1 pt at least). */
+const scaled = (style: RunStyle, scale = 1): RunStyle => (scale === 1 ? style : { ...style, halfPoints: Math.max(2, Math.round(style.halfPoints * scale)) });
 
 /** Where tab stops go: measured from `origin` (the left edge of the frame or column), collected row by row. */
 interface TabGaps {
@@ -311,8 +314,13 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
     const marginLeft = clamp(left, 0, page.width / 3);
     const marginRight = clamp(right, 0, page.width / 3);
     let pageTop = 72;
-    // The lowest point the page's flow reaches (tables set in it, below the text): the bottom margin leaves room.
-    let flowBottom = 0;
+    // All the room below the text (down to the running foot), so a row set a little taller than in the PDF does
+    // not push the page's last rows onto another page.
+    const bottomMargin = clamp(
+      Math.min(page.height - bottomText - 2, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0),
+      0,
+      page.height / 3,
+    );
     if (blocks.length) {
       let frames: Paragraph[] = [];
       let tables: FlowTable[] = [];
@@ -342,8 +350,13 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
       // the flow, each at its height below the one before (rows of exact height). LibreOffice hangs frames on the
       // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
       // before and after.
-      children.push(spacer(0), ...frames, ...tablesInFlow(tables, pageTop, page.height), spacer(0));
-      flowBottom = Math.min(page.height - 16, Math.max(0, ...tables.map((t) => t.top + t.height)));
+      const flow = tablesInFlow(tables, pageTop, page.height - bottomMargin);
+      // A table beside another (the flow has one at a time) is its rows in frames instead, at their place.
+      for (const t of flow.beside) {
+        const x0 = Math.min(...t.lines.map((l) => l.box.x0));
+        frames.push(...tabbedRows(t.lines, x0, right, ratio, marks, [], page.width).frames);
+      }
+      children.push(spacer(0), ...frames, ...flow.children, spacer(0));
     }
     // A page without text still needs one paragraph.
     if (!children.length) children.push(new Paragraph({}));
@@ -379,33 +392,21 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
     }
 
     const landscape = page.width > page.height;
-    const headerTop = top.length ? Math.min(...top.map((l) => l.box.y0)) : 0;
-    const footerBottom = feet.length ? Math.max(...feet.map((l) => l.box.y1)) : page.height;
+    const topMargin = clamp(pageTop - pictures.length, 0, page.height - 36);
+    const shape = { col: { x0: left, x1: page.width - right }, marks, printed };
+    // The header from just above its first row's glyphs; the footer from just below its last row's.
+    const head = runningRows(top);
+    const headerAt = clamp(head.length ? head[0].y0 - Math.max(0, head[0].pitch - FONT_HEIGHT_EM * head[0].size) : 0, 0, page.height / 3);
+    const foot = runningRows(feet);
+    const footerAt = clamp(page.height - (feet.length ? Math.max(...feet.map((l) => l.box.y1)) : page.height) - 2, 0, page.height / 3);
     const margin = {
       left: twips(marginLeft),
       right: twips(marginRight),
-      top: twips(clamp(pageTop - pictures.length, 0, page.height - 36)),
-      // All the room below the text (down to the running foot), so a row set a little taller than in the PDF
-      // does not push the page's last rows onto another page.
-      bottom: twips(
-        clamp(
-          Math.min(page.height - bottomText - 2, page.height - flowBottom - 3, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0),
-          0,
-          page.height / 3,
-        ),
-      ),
-      header: twips(clamp(headerTop - 2, 0, page.height / 3)),
-      footer: twips(clamp(page.height - footerBottom - 2, 0, page.height / 3)),
+      top: twips(topMargin),
+      bottom: twips(bottomMargin),
+      header: twips(headerAt),
+      footer: twips(footerAt),
     };
-    const runningParagraphs = (rows: Line[]) =>
-      rows.map(
-        (l) =>
-          new Paragraph({
-            ...paragraphShapeProps(paragraphShape([l], { x0: left, x1: page.width - right })),
-            spacing: { before: 0, after: 0 },
-            children: rowRuns(l.words, marks, { pageNumber: printed?.line === l ? printed.word : undefined }),
-          }),
-      );
     sections.push({
       properties: {
         type: SectionType.NEXT_PAGE,
@@ -419,8 +420,8 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
           ...(printed ? { pageNumbers: { start: printed.value } } : {}),
         },
       },
-      headers: { default: new Header({ children: top.length ? runningParagraphs(top) : [] }) },
-      footers: { default: new Footer({ children: feet.length ? runningParagraphs(feet) : [] }) },
+      headers: { default: new Header({ children: runningParagraphs(head, topMargin - headerAt - 1, shape) }) },
+      footers: { default: new Footer({ children: runningParagraphs(foot, bottomMargin - footerAt - 1, shape) }) },
       children,
     });
   }
@@ -444,6 +445,52 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
     sections,
   });
   return Packer.toBuffer(doc);
+}
+
+/** Running heads or feet row by row (pieces side by side on one row are one row), with the PDF's pitch. */
+function runningRows(lines: Line[]): { pieces: Line[]; y0: number; size: number; pitch: number }[] {
+  const rows: Line[][] = [];
+  for (const l of [...lines].sort((p, q) => p.box.y0 - q.box.y0)) {
+    const row = rows[rows.length - 1];
+    if (row && l.box.y0 < Math.max(...row.map((r) => r.box.y1)) - 0.5 * (l.box.y1 - l.box.y0)) row.push(l);
+    else rows.push([l]);
+  }
+  return rows.map((row, i) => {
+    const y0 = Math.min(...row.map((l) => l.box.y0));
+    const size = Math.max(...row.map((l) => l.size));
+    const next = rows[i + 1] ? Math.min(...rows[i + 1].map((l) => l.box.y0)) - y0 : Infinity;
+    return {
+      pieces: row.sort((p, q) => p.box.x0 - q.box.x0),
+      y0,
+      size,
+      pitch: Number.isFinite(next) ? clamp(next, 0.8 * size, 2 * FONT_HEIGHT_EM * size) : FONT_HEIGHT_EM * size,
+    };
+  });
+}
+
+/**
+ * Header or footer paragraphs, a row each (its pieces at tab stops where they start), at exact pitches squeezed
+ * into `room` points: a header or footer taller than the margin it sits in pushes the page's body (LibreOffice
+ * grows it), and the body's last rows onto a page of their own.
+ */
+function runningParagraphs(
+  rows: ReturnType<typeof runningRows>,
+  room: number,
+  o: { col: { x0: number; x1: number }; marks: Marks; printed?: { line: Line; word: number } },
+): Paragraph[] {
+  const total = rows.reduce((a, r) => a + r.pitch, 0);
+  const squeeze = total > room ? Math.max(0, room) / total : 1;
+  return rows.map((r) => {
+    const runs = (l: Line) => rowRuns(l.words, o.marks, { pageNumber: o.printed?.line === l ? o.printed.word : undefined });
+    const spacing = { before: 0, after: 0, line: Math.max(1, twips(r.pitch * squeeze)), lineRule: LineRuleType.EXACT };
+    if (r.pieces.length === 1) return new Paragraph({ ...paragraphShapeProps(paragraphShape(r.pieces, o.col)), spacing, children: runs(r.pieces[0]) });
+    return new Paragraph({
+      indent: { left: twips(Math.max(0, r.pieces[0].box.x0 - o.col.x0)) },
+      tabStops: r.pieces.slice(1).map((l) => ({ type: TabStopType.LEFT, position: twips(Math.max(0, l.box.x0 - o.col.x0)) })),
+      spacing,
+      children: r.pieces.flatMap((l, k) => [...(k ? [new TextRun({ children: [new Tab()] })] : []), ...runs(l)]),
+    });
+  });
 }
 
 /** Word's list numbering: one instance per list, and the numbering formats (by start value) the document needs. */
@@ -639,7 +686,10 @@ const paragraphShapeProps = (s: ReturnType<typeof paragraphShape>) => ({
 interface FlowTable {
   /** Turned rows that are not the whole of a cell: set as text boxes over the table. */
   turned?: Line[];
-  table: () => Table;
+  /** Its rows, for a table set otherwise (in frames) where the flow has no place for it. */
+  lines: Line[];
+  /** The table, its rows' heights (and their pitches, and past a tenth their type) times `scale`. */
+  table: (scale?: number) => Table;
   top: number;
   height: number;
 }
@@ -773,20 +823,46 @@ function turnedBoxes(lines: Line[], page: PageModel, ratio: number, marks: Marks
 const flowStart = (firstTop: number, heads: Line[]) => Math.min(firstTop, Math.max(36, ...heads.map((l) => l.box.y1 + 6)));
 
 /**
+ * Points the flow of a page keeps free above the bottom of its body: LibreOffice gives a footer, even an empty
+ * one, 1 mm at least; borders, rounding to twips.
+ */
+const FLOW_SLACK = 3 + 4;
+
+/**
  * Tables in the flow of a page whose text is in frames, each at its height: a spacer paragraph fills the gap
  * above it (one also where there is none, since tables that follow each other become one table). The flow
- * starts at `pageTop` after the 1 pt paragraph that opens the page.
+ * starts at `pageTop` after the 1 pt paragraph that opens the page and ends, with the 1 pt paragraph that closes
+ * it, above `bottom`: never on another page. Tables that do not fit where they are come up (the gaps above them
+ * close); tables taller together than the page's body are set smaller (rows, pitches and, past a tenth, type), not
+ * split. A table beside the one before it (the flow holds one at a time) is left to the caller: `beside`.
  */
-function tablesInFlow(tables: FlowTable[], pageTop: number, pageHeight: number): (Paragraph | Table)[] {
-  const flow: (Paragraph | Table)[] = [];
-  let cursor = pageTop + 1;
+function tablesInFlow(tables: FlowTable[], pageTop: number, bottom: number): { children: (Paragraph | Table)[]; beside: FlowTable[] } {
+  const inFlow: FlowTable[] = [];
+  const beside: FlowTable[] = [];
   for (const t of [...tables].sort((p, q) => p.top - q.top)) {
-    // A table down to the page's edge comes up a little: the paragraph closing the page and the borders need room.
-    const top = Math.min(t.top, pageHeight - t.height - 16);
-    flow.push(spacer(top - cursor), t.table());
-    cursor = Math.max(cursor + 1, top) + t.height;
+    const last = inFlow[inFlow.length - 1];
+    if (last && t.top < last.top + last.height - 2) beside.push(t);
+    else inFlow.push(t);
   }
-  return flow;
+  // The body below the opening paragraph, less the closing paragraph, a 1 pt spacer before each table and slack.
+  const room = bottom - FLOW_SLACK - (pageTop + 1) - 1 - inFlow.length;
+  const heights = inFlow.reduce((a, t) => a + t.height, 0);
+  const scale = heights > room ? Math.max(0.1, room / heights) : 1;
+  // Tops from the bottom up: each table at its place or higher, so that it and those below it fit.
+  const tops: number[] = [];
+  let limit = bottom - FLOW_SLACK - 1;
+  for (let i = inFlow.length - 1; i >= 0; i--) {
+    tops[i] = Math.min(inFlow[i].top, limit - inFlow[i].height * scale);
+    limit = tops[i] - 1;
+  }
+  const children: (Paragraph | Table)[] = [];
+  let cursor = pageTop + 1;
+  inFlow.forEach((t, i) => {
+    const top = Math.max(cursor + 1, tops[i]);
+    children.push(spacer(top - cursor), t.table(scale));
+    cursor = top + t.height * scale;
+  });
+  return { children, beside };
 }
 
 /**
@@ -805,8 +881,7 @@ function bodySize(pages: PageModel[]): number {
 
 /**
  * A table at its place: columns as wide as between the gutters the page model found, rows as tall as their
- * pitch on the page, each cell's rows with their look (numbers flush right stay so). The first row repeats as
- * the header on each page. Where the page draws the table (table-art), the rules are the cells' borders (the
+ * pitch on the page, each cell's rows with their look (numbers flush right stay so). Where the page draws the table (table-art), the rules are the cells' borders (the
  * outer columns and the rows reach out to them), filled rectangles their shading, and a ruled grid merges
  * cells: a header over a group of ruled columns, a cell over rows no rule separates. Without line art the
  * table has no borders: the page model also takes prose set in columns for a table.
@@ -901,89 +976,97 @@ function wordTable(b: Extract<TextBlock, { kind: 'table' }>, col: { x0: number; 
     };
   };
   const loose: Line[] = [];
-  const rows = cells.map((_r, ri) => {
-    const children: TableCell[] = [];
-    for (let c = 0; c < widths.length; ) {
-      const under = continued.get(`${ri}|${c}`);
-      if (under) {
+  // Type is set smaller only when the rows are a tenth shorter or more: a little less pitch clips nothing.
+  const rowsAt = (scale: number) =>
+    cells.map((_r, ri) => {
+      const type = scale < 0.9 ? scale : 1;
+      const children: TableCell[] = [];
+      for (let c = 0; c < widths.length; ) {
+        const under = continued.get(`${ri}|${c}`);
+        if (under) {
+          children.push(
+            new TableCell({
+              columnSpan: under,
+              verticalMerge: VerticalMergeType.CONTINUE,
+              margins: { left: 0, right: 0, top: 0, bottom: 0 },
+              ...look(ri, c, under),
+              children: [new Paragraph({})],
+            }),
+          );
+          c += under;
+          continue;
+        }
+        const span = spans[ri][c]?.span ?? 1;
+        const right = bounds[c + span];
+        // Each row of the cell is a paragraph at its height: a tall cell holds a stretch of prose, top to bottom.
+        const all = sameRowJoined(spans[ri][c]?.lines ?? []);
+        // A cell's turned rows beside upright ones (a head set sideways over a label) are text boxes over it.
+        const mixed = all.some(isTurned) && !all.every(isTurned);
+        if (mixed && scale === 1) loose.push(...all.filter(isTurned));
+        const lines = mixed ? all.filter((l) => !isTurned(l)) : all;
+        const rightAligned = lines.length > 0 && lines.every((l) => right - l.box.x1 < 6 && l.box.x0 - bounds[c] > 12);
+        // A cell whose text is set a quarter turn turns it too.
+        const turned = lines.length > 0 && lines.every(isTurned);
+        const paragraphs = turned
+          ? turnedParagraphs(lines, marks)
+          : lines.map((l, i) => {
+              const tabs: TabGaps = { origin: bounds[c], stops: [] };
+              const size = l.size * type;
+              const pitch =
+                scale *
+                (i > 0
+                  ? Math.max(1, l.box.y0 - lines[i - 1].box.y0)
+                  : lines[1] && lines[1].box.y0 > l.box.y0
+                    ? clamp(lines[1].box.y0 - l.box.y0, l.size, 2 * l.size)
+                    : FONT_HEIGHT_EM * l.size);
+              // A full row of prose is spread to the column's edge, as the PDF set it (its font may be narrower here).
+              const spread = span === 1 && !rightAligned && l.words.length >= 4 && Math.abs(ends[c] - l.box.x1) < 1.5;
+              return new Paragraph({
+                alignment: rightAligned ? AlignmentType.RIGHT : spread ? AlignmentType.DISTRIBUTE : AlignmentType.LEFT,
+                indent: {
+                  // A header centred over merged columns keeps its place in them.
+                  left: rightAligned ? 0 : twips(clamp(l.box.x0 - bounds[c], 0, span > 1 ? Math.max(72, right - bounds[c] - (l.box.x1 - l.box.x0) - 12) : 72)),
+                  right: rightAligned || spread ? twips(clamp(right - l.box.x1, 0, 72)) : 0,
+                },
+                spacing: {
+                  before: i === 0 ? twips(Math.max(0, scale * (l.box.y0 - tops[ri]) - (pitch - FONT_HEIGHT_EM * size))) : 0,
+                  after: 0,
+                  line: twips(pitch),
+                  lineRule: LineRuleType.EXACT,
+                },
+                widowControl: false,
+                children: rowRuns(l.words, marks, { tabs, scale: type }),
+                ...(tabs.stops.length ? { tabStops: tabStopsOf(tabs) } : {}),
+              });
+            });
         children.push(
           new TableCell({
-            columnSpan: under,
-            verticalMerge: VerticalMergeType.CONTINUE,
+            width: { size: twips(widths.slice(c, c + span).reduce((a, w) => a + w, 0)), type: WidthType.DXA },
             margins: { left: 0, right: 0, top: 0, bottom: 0 },
-            ...look(ri, c, under),
-            children: [new Paragraph({})],
+            ...(span > 1 ? { columnSpan: span } : {}),
+            ...(down.has(`${ri}|${c}`) ? { verticalMerge: VerticalMergeType.RESTART } : {}),
+            ...look(ri, c, span),
+            ...(turned ? { textDirection: turnDirection(lines[0]) } : {}),
+            children: paragraphs.length ? paragraphs : [new Paragraph({})],
           }),
         );
-        c += under;
-        continue;
+        c += span;
       }
-      const span = spans[ri][c]?.span ?? 1;
-      const right = bounds[c + span];
-      // Each row of the cell is a paragraph at its height: a tall cell holds a stretch of prose, top to bottom.
-      const all = sameRowJoined(spans[ri][c]?.lines ?? []);
-      // A cell's turned rows beside upright ones (a head set sideways over a label) are text boxes over it.
-      const mixed = all.some(isTurned) && !all.every(isTurned);
-      if (mixed) loose.push(...all.filter(isTurned));
-      const lines = mixed ? all.filter((l) => !isTurned(l)) : all;
-      const rightAligned = lines.length > 0 && lines.every((l) => right - l.box.x1 < 6 && l.box.x0 - bounds[c] > 12);
-      // A cell whose text is set a quarter turn turns it too.
-      const turned = lines.length > 0 && lines.every(isTurned);
-      const paragraphs = turned
-        ? turnedParagraphs(lines, marks)
-        : lines.map((l, i) => {
-            const tabs: TabGaps = { origin: bounds[c], stops: [] };
-            const size = l.size;
-            const pitch =
-              i > 0
-                ? Math.max(1, l.box.y0 - lines[i - 1].box.y0)
-                : lines[1] && lines[1].box.y0 > l.box.y0
-                  ? clamp(lines[1].box.y0 - l.box.y0, size, 2 * size)
-                  : FONT_HEIGHT_EM * size;
-            // A full row of prose is spread to the column's edge, as the PDF set it (its font may be narrower here).
-            const spread = span === 1 && !rightAligned && l.words.length >= 4 && Math.abs(ends[c] - l.box.x1) < 1.5;
-            return new Paragraph({
-              alignment: rightAligned ? AlignmentType.RIGHT : spread ? AlignmentType.DISTRIBUTE : AlignmentType.LEFT,
-              indent: {
-                // A header centred over merged columns keeps its place in them.
-                left: rightAligned ? 0 : twips(clamp(l.box.x0 - bounds[c], 0, span > 1 ? Math.max(72, right - bounds[c] - (l.box.x1 - l.box.x0) - 12) : 72)),
-                right: rightAligned || spread ? twips(clamp(right - l.box.x1, 0, 72)) : 0,
-              },
-              spacing: {
-                before: i === 0 ? twips(Math.max(0, l.box.y0 - (pitch - FONT_HEIGHT_EM * size) - tops[ri])) : 0,
-                after: 0,
-                line: twips(pitch),
-                lineRule: LineRuleType.EXACT,
-              },
-              widowControl: false,
-              children: rowRuns(l.words, marks, { tabs }),
-              ...(tabs.stops.length ? { tabStops: tabStopsOf(tabs) } : {}),
-            });
-          });
-      children.push(
-        new TableCell({
-          width: { size: twips(widths.slice(c, c + span).reduce((a, w) => a + w, 0)), type: WidthType.DXA },
-          margins: { left: 0, right: 0, top: 0, bottom: 0 },
-          ...(span > 1 ? { columnSpan: span } : {}),
-          ...(down.has(`${ri}|${c}`) ? { verticalMerge: VerticalMergeType.RESTART } : {}),
-          ...look(ri, c, span),
-          ...(turned ? { textDirection: turnDirection(lines[0]) } : {}),
-          children: paragraphs.length ? paragraphs : [new Paragraph({})],
-        }),
-      );
-      c += span;
-    }
-    return new TableRow({ tableHeader: ri === 0, height: { value: twips(heights[ri]), rule: HeightRule.EXACT }, children });
-  });
+      // No repeated header row: the table never goes on to another page, and LibreOffice breaks a table with one
+      // early (a 31-row timetable after 22 rows, with room left on the page).
+      return new TableRow({ height: { value: Math.max(1, twips(heights[ri] * scale)), rule: HeightRule.EXACT }, children });
+    });
+  const rows = rowsAt(1);
   return {
-    table: () =>
+    lines: b.lines,
+    table: (scale = 1) =>
       new Table({
         columnWidths: widths.map(twips),
         width: { size: twips(x1 - x0), type: WidthType.DXA },
         // Cells carry the rules the page draws; none elsewhere.
         borders: TableBorders.NONE,
         indent: { size: twips(Math.max(0, x0 - col.x0)), type: WidthType.DXA },
-        rows,
+        rows: scale === 1 ? rows : rowsAt(scale),
       }),
     turned: loose,
     top: tops[0],

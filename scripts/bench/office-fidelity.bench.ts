@@ -1,7 +1,8 @@
 // Fidelity of /word, /excel or /powerpoint on documents nobody here chose: every PDF of <corpus>/word-fidelity
-// (pdf2docx's test samples) plus six corpus PDFs. Each PDF is converted by the service, the export rendered back
+// (pdf2docx's test samples) and of <corpus>/word-fidelity-pdfjs (pdf.js's: forms, invoices, reports, papers) plus
+// six corpus PDFs. Each PDF is converted by the service, the export rendered back
 // to PDF by LibreOffice and its words matched to the original's on the same page (office-fidelity-measure.ts).
-// Prints per file and overall (word-weighted, and the mean of the files with text): recall (original words found
+// Prints per file, per folder and overall (word-weighted, and the mean of the files with text): recall (original words found
 // anywhere, and on their page), in place (box centre within 3 % of the page size), sized (of those in place, size
 // within 10 %), styled (size within 10 % and same bold/italic), pages (original -> round trip), time.
 // Run: npm run bench -- office-fidelity, or node --import tsx scripts/bench/office-fidelity.bench.ts
@@ -13,11 +14,14 @@ import { basename, join, resolve } from 'node:path';
 import { compare, type Fidelity, officeToPdf, stextWords } from './office-fidelity-measure.js';
 
 const CORPUS = resolve(process.env.QUIRE_CORPUS ?? new URL('../../../shared/corpus', import.meta.url).pathname);
+const FOLDERS = ['word-fidelity', 'word-fidelity-pdfjs'];
 const DOCS = [
-  ...readdirSync(join(CORPUS, 'word-fidelity'))
-    .filter((f) => f.endsWith('.pdf'))
-    .sort()
-    .map((f) => `word-fidelity/${f}`),
+  ...FOLDERS.flatMap((folder) =>
+    readdirSync(join(CORPUS, folder))
+      .filter((f) => f.endsWith('.pdf'))
+      .sort()
+      .map((f) => `${folder}/${f}`),
+  ),
   'pdf/multicolumn-3-pages.pdf',
   'pdf/federal-register-15-pages.pdf',
   'pdf/google-docs-export.pdf',
@@ -67,8 +71,9 @@ async function main() {
   const share = (n: number, d: number) => (d ? (n / d).toFixed(3) : '-');
   console.log(`/${format} round trip through LibreOffice ${process.env.QUIRE_URL ? `(${process.env.QUIRE_URL})` : '(this checkout)'}`);
   console.log(['document', 'words', 'recall (any page)', 'recall (same page)', 'in place', 'sized', 'styled', 'pages', 'convert'].join(' | '));
-  const total: Fidelity = { words: 0, anywhere: 0, found: 0, inPlace: 0, sized: 0, styled: 0 };
-  const samples: Fidelity = { words: 0, anywhere: 0, found: 0, inPlace: 0, sized: 0, styled: 0 };
+  const zero = (): Fidelity => ({ words: 0, anywhere: 0, found: 0, inPlace: 0, sized: 0, styled: 0 });
+  const total = zero();
+  const folders = new Map(FOLDERS.map((f) => [f, { sum: zero(), files: 0, samePages: 0, placed: [] as [string, number][] }]));
   const placed: number[] = [];
   let files = 0;
   let samePages = 0;
@@ -90,11 +95,17 @@ async function main() {
     const [original, back] = [await stextWords(pdf), await stextWords(rendered)];
     const f = compare(original, back);
     rmSync(join(rendered, '..'), { recursive: true, force: true });
+    const folder = folders.get(doc.split('/')[0]);
     for (const k of Object.keys(total) as (keyof Fidelity)[]) {
       total[k] += f[k];
-      if (doc.startsWith('word-fidelity/')) samples[k] += f[k];
+      if (folder) folder.sum[k] += f[k];
     }
     files++;
+    if (folder) {
+      folder.files++;
+      if (original.length === back.length) folder.samePages++;
+      if (f.words) folder.placed.push([basename(doc), f.inPlace / f.words]);
+    }
     if (original.length === back.length) samePages++;
     else if (Math.abs(original.length - back.length) === 1) offByOne++;
     if (f.words) placed.push(f.inPlace / f.words);
@@ -112,19 +123,23 @@ async function main() {
       ].join(' | '),
     );
   }
-  console.log(
-    [
-      'word-fidelity/ (word-weighted)',
-      samples.words,
-      share(samples.anywhere, samples.words),
-      share(samples.found, samples.words),
-      share(samples.inPlace, samples.words),
-      share(samples.sized, samples.inPlace),
-      share(samples.styled, samples.words),
-      '',
-      '',
-    ].join(' | '),
-  );
+  for (const [name, { sum, files: n, samePages: same, placed: fp }] of folders) {
+    if (!n) continue;
+    const lowest = [...fp].sort((x, y) => x[1] - y[1]).slice(0, 3);
+    console.log(
+      [
+        `${name}/ (word-weighted)`,
+        sum.words,
+        share(sum.anywhere, sum.words),
+        share(sum.found, sum.words),
+        share(sum.inPlace, sum.words),
+        share(sum.sized, sum.inPlace),
+        share(sum.styled, sum.words),
+        `${same}/${n} equal`,
+        `lowest ${lowest.map(([d, p]) => `${d} ${p.toFixed(3)}`).join(', ')}`,
+      ].join(' | '),
+    );
+  }
   console.log(
     [
       'overall (word-weighted)',
