@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
 import { type QpdfJson, type ReadLimits, readPdfJson, streamData } from '../../engines/qpdf.js';
-import { writePdf } from '../../engines/qpdf-edit.js';
+import { runJob } from '../../engines/qpdf-edit.js';
+import { expectOutput } from '../../engines/run.js';
 import { PdfObjects } from '../document/index.js';
 import { cullMarkedContent } from './marked-content.js';
 
@@ -82,14 +83,19 @@ export async function sanitizePdf(
   limits: ReadLimits = {},
   onSigned: (signatures: number) => void = () => {},
 ): Promise<SanitizeResult> {
-  const { json } = await readPdfJson(input, ctx, limits);
+  // qpdf 11.3 drops JSON updates of objects stored in object streams (the stream's copy wins when it is read):
+  // the document is first written without them, and every reference below is to that copy.
+  const plain = join(ctx.cwd, `.sanitize-${randomUUID()}.pdf`);
+  await runJob({ inputFile: input, outputFile: plain, objectStreams: 'disable' }, ctx);
+  await expectOutput('qpdf', plain);
+  const { json } = await readPdfJson(plain, ctx, limits);
   const pdf = new PdfObjects(json);
   const signatures = countSignatures(pdf);
   if (signatures) onSigned(signatures);
   const s = new Sanitizer(pdf, json, opts);
   s.clean();
-  await s.cullHidden(input, ctx, limits.maxBytes);
-  await writeUpdates(input, output, s.updates, ctx);
+  await s.cullHidden(plain, ctx, limits.maxBytes);
+  await writeUpdates(plain, output, s.updates, ctx);
   return { removed: [...s.removed].map(([kind, count]) => ({ kind, count })), signatures };
 }
 
@@ -103,7 +109,8 @@ async function writeUpdates(input: string, output: string, updates: Map<string, 
   }
   const file = join(ctx.cwd, `.sanitize-${randomUUID()}.json`);
   await writeFile(file, JSON.stringify({ qpdf: [{ jsonversion: 2 }, entries] }));
-  await writePdf(input, output, { updateFromJson: file }, ctx);
+  await runJob({ inputFile: input, outputFile: output, updateFromJson: file, objectStreams: 'generate' }, ctx);
+  await expectOutput('qpdf', output);
 }
 
 class StreamUpdate {
@@ -163,6 +170,12 @@ class Sanitizer {
       if (key === 'trailer') continue;
       const ref = key.replace(/^obj:/, '');
       const before = o.value ?? o.stream?.dict;
+      // An annotation that goes as a whole is counted once, as itself (annots), not for its actions too; it is
+      // emptied where it stands, so a reference left to it (a popup's /Parent) does not keep its file or media.
+      if (isDict(before) && UNSAFE_ANNOTATIONS[String(before['/Subtype'])]) {
+        this.updates.set(ref, null);
+        continue;
+      }
       let v = this.value(before);
       if (ref === catalogRef) v = this.catalog(v as Dict);
       if (ref === namesRef) v = this.names(v as Dict);
@@ -299,11 +312,11 @@ class Sanitizer {
 
   private names(d: Dict): Dict {
     if ('/JavaScript' in d) {
-      this.count('javascript', this.treeEntries(d['/JavaScript']) || 1);
+      this.count('javascript', this.treeEntries(d['/JavaScript']));
       d = this.with(d, '/JavaScript', undefined);
     }
     if ('/EmbeddedFiles' in d) {
-      this.count('embedded_file', this.treeEntries(d['/EmbeddedFiles']) || 1);
+      this.count('embedded_file', this.treeEntries(d['/EmbeddedFiles']));
       d = this.with(d, '/EmbeddedFiles', undefined);
     }
     return d;
@@ -407,6 +420,8 @@ class Sanitizer {
     const newConfig: Dict = {};
     for (const [k, v] of Object.entries(config)) newConfig[k] = drop(v);
     const newProps: Dict = { '/OCGs': drop(props['/OCGs']), '/D': newConfig };
+    // The groups themselves go too (resources may still name them, now for nothing).
+    for (const g of hidden) this.updates.set(g, null);
     const propsRef = this.pdf.catalog['/OCProperties'];
     if (isRef(propsRef)) this.set(propsRef, newProps);
     else {
