@@ -2,7 +2,7 @@ import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { addTextLayers, surveyPages } from '../../engines/mupdf-text-layer.js';
 import { inputError, readBudgets, selectedPages } from '../document/index.js';
-import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, openForRendering, recognizePages, tesseractLanguages } from '../render/index.js';
+import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, openForRendering, recognizePages, tesseractLanguages, timed } from '../render/index.js';
 import { list, output, pages } from '../requests/fields.js';
 import { operation, pdfInput, perCore } from '../requests/operation.js';
 
@@ -33,7 +33,7 @@ export default operation({
     const languages = await tesseractLanguages(fields.languages, ectx);
     const { boxes } = await openForRendering(input.path, ectx);
     const selected = selectedPages(fields.pages, boxes.length);
-    const surveys = await surveyPages(input.path, selected, ectx).catch((err) => {
+    const surveys = await timed('survey', () => surveyPages(input.path, selected, ectx)).catch((err) => {
       throw inputError(err);
     });
     const scanned = selected.filter((p) => !surveys.get(p)?.glyphs);
@@ -44,7 +44,7 @@ export default operation({
     }
     const { layers, timedOut } = await recognizePages({ input: input.path, boxes, pages: scanned, surveys, languages }, { dir, signal, timeoutMs, progress });
     if (layers.length) {
-      await addTextLayers(input.path, path, layers, ectx).catch((err) => {
+      await timed('layer', () => addTextLayers(input.path, path, layers, ectx)).catch((err) => {
         throw inputError(err);
       });
     } else {

@@ -7,12 +7,12 @@
 // Skips OCRmyPDF when it is not installed. Images (tif, png) are wrapped in PDFs first (sharp + pdf-lib).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import sharp from 'sharp';
 import op from '../../app/operations/pdf-with-ocr-text.js';
-import { LANGUAGES, type Language } from '../../app/render/index.js';
+import { LANGUAGES, type Language, ocrStageMs } from '../../app/render/index.js';
 
 const CORPUS = process.env.QUIRE_CORPUS ?? resolve(import.meta.dirname, '../../../shared/corpus');
 const corpus = (rel: string) => join(CORPUS, rel);
@@ -162,7 +162,10 @@ function cer(c: Case, out: string): number {
   return errors / chars;
 }
 
-async function ours(c: Case, work: string): Promise<{ s: number; out: string }> {
+type Stages = typeof ocrStageMs;
+
+async function ours(c: Case, work: string): Promise<{ s: number; out: string; stages: Stages }> {
+  for (const k of Object.keys(ocrStageMs) as (keyof Stages)[]) ocrStageMs[k] = 0;
   const input = { id: 'bench', name: 'in.pdf', type: 'application/pdf', path: c.pdf };
   const t0 = performance.now();
   const result = await op.run({
@@ -177,7 +180,7 @@ async function ours(c: Case, work: string): Promise<{ s: number; out: string }> 
     urlPolicy: undefined as never,
     concurrency: 1,
   });
-  return { s: (performance.now() - t0) / 1000, out: result.files![0].path };
+  return { s: (performance.now() - t0) / 1000, out: result.files![0].path, stages: { ...ocrStageMs } };
 }
 
 function ocrmypdf(c: Case, work: string, extra: string[]): { s: number; out: string } {
@@ -202,31 +205,35 @@ function ocrmypdf(c: Case, work: string, extra: string[]): { s: number; out: str
 const RUNS = Number(process.argv[2] ?? 2);
 
 /** The fastest of RUNS runs of each tool, taking turns. */
-async function best(tools: (() => Promise<{ s: number; out: string }>)[]): Promise<{ s: number; out: string }[]> {
-  const results: ({ s: number; out: string } | null)[] = tools.map(() => null);
+async function best<T extends { s: number; out: string }>(tools: (() => Promise<T>)[]): Promise<T[]> {
+  const results: (T | null)[] = tools.map(() => null);
   for (let r = 0; r < RUNS; r++) {
     for (const [i, tool] of tools.entries()) {
       const x = await tool();
       if (!results[i] || x.s < results[i]!.s) results[i] = x;
     }
   }
-  return results as { s: number; out: string }[];
+  return results as T[];
 }
 
 async function main() {
   const hasPeer = spawnSync('ocrmypdf', ['--version']).status === 0;
   console.log(
-    `${availableParallelism()} cores; best of ${RUNS} runs; OCRmyPDF ${hasPeer ? sh('ocrmypdf', ['--version']).trim() : 'not installed: peer columns skipped'}`,
+    `${availableParallelism()} cores; load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}; best of ${RUNS} runs; OCRmyPDF ${hasPeer ? sh('ocrmypdf', ['--version']).trim() : 'not installed: peer columns skipped'}`,
   );
   console.log('file | ours s | ocrmypdf s | ocrmypdf pdf s | ocrmypdf / ours | ocrmypdf pdf / ours | ours CER | ocrmypdf CER | ocrmypdf pdf CER');
   const pct = (x: number) => (Number.isNaN(x) ? '-' : `${(x * 100).toFixed(1)}%`);
   const total = { ours: 0, peer: 0, peerPdf: 0 };
+  const stages: [string, number, Stages][] = [];
   for (const c of await cases()) {
     const run = (name: string) => mkdtempSync(join(dir, `${name}-`));
-    const [a, b, p] = await best([
+    const [a, b, p] = await best<{ s: number; out: string; stages?: Stages }>([
       () => ours(c, run('ours')),
       ...(hasPeer ? [async () => ocrmypdf(c, run('ocrmypdf'), []), async () => ocrmypdf(c, run('ocrmypdf-pdf'), ['--output-type', 'pdf'])] : []),
     ]);
+    stages.push([c.name, a.s, a.stages!]);
     const row = [c.name, a.s.toFixed(2)];
     if (hasPeer) {
       row.push(b.s.toFixed(2), p.s.toFixed(2), (b.s / a.s).toFixed(2), (p.s / a.s).toFixed(2), pct(cer(c, a.out)), pct(cer(c, b.out)), pct(cer(c, p.out)));
@@ -242,6 +249,25 @@ async function main() {
     const r = (x: number) => (x / total.ours).toFixed(2);
     console.log(`all | ${total.ours.toFixed(2)} | ${total.peer.toFixed(2)} | ${total.peerPdf.toFixed(2)} | ${r(total.peer)} | ${r(total.peerPdf)} | | |`);
   }
+  // Seconds summed over pages (the pages of a document are read on all cores at once, so a document's stages add
+  // up to more than its wall time); nothing is optimised afterwards (no Ghostscript pass: the text is added to the
+  // original file as an incremental update).
+  console.log('\nWhere our time goes (best run; survey and layer per document, the others summed over pages):');
+  console.log('file | wall s | survey s | draw s | tesseract s | reread (psm 1) s | text layer s | optimisation s');
+  const sum = { wall: 0, survey: 0, draw: 0, tesseract: 0, reread: 0, layer: 0 };
+  for (const [name, wall, st] of stages) {
+    console.log([name, wall.toFixed(2), ...[st.survey, st.draw, st.tesseract, st.reread, st.layer].map((ms) => (ms / 1000).toFixed(2)), '0'].join(' | '));
+    sum.wall += wall;
+    for (const k of Object.keys(st) as (keyof Stages)[]) sum[k] += st[k];
+  }
+  console.log(
+    ['all', sum.wall.toFixed(2), ...[sum.survey, sum.draw, sum.tesseract, sum.reread, sum.layer].map((ms) => (ms / 1000).toFixed(2)), '0'].join(' | '),
+  );
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   rmSync(dir, { recursive: true, force: true });
 }
 
