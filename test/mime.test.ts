@@ -200,6 +200,8 @@ const ENDPOINTS: Record<string, Case[] | null> = {
   ],
   '/pdf-with-added-image': [{ fields: { image_file: image, x: '10', y: '10', page: '1' }, type: PDF }],
   '/tdm-reserved-pdf': [{ fields: { policy: 'https://example.com/tdm-policy' }, type: PDF }],
+  '/sanitized-pdf': [{ file: pdf('javascript/js-buttons.pdf'), type: PDF }],
+  '/pdf-signatures': null,
   '/pdf-with-added-shapes': [{ fields: { shape_objects: '[{"type":"line","page":"1","x1":"10","y1":"10","x2":"100","y2":"100"}]' }, type: PDF }],
   '/pdf-with-added-tables': [
     {

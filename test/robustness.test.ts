@@ -78,6 +78,8 @@ const ENDPOINTS: Record<string, Record<string, FormValue>> = {
   '/flattened-layers-pdf': {},
   '/flattened-transparencies-pdf': { quality: 'low' },
   '/tdm-reserved-pdf': { policy: 'https://example.com/policy' },
+  '/sanitized-pdf': {},
+  '/pdf-signatures': {},
   '/postscript': {},
   '/zugferd-pdf': {},
   '/validated-zugferd': {},
