@@ -7,6 +7,7 @@
 
 export * from './crop.js';
 export * from './grid.js';
+export * from './order.js';
 export * from './orientation.js';
 export * from './place.js';
 export * from './prune.js';

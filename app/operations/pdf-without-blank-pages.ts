@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { reorderPages } from '../../engines/qpdf-edit.js';
 import { inputError, selectedPages } from '../document/index.js';
 import { invalidInput } from '../errors.js';
-import { pruneDroppedPages } from '../impose/index.js';
+import { reorderPdf } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
 import { num, output, pages } from '../requests/fields.js';
 import { operation, pdfInput, perCore } from '../requests/operation.js';
@@ -34,14 +33,11 @@ export default operation({
     );
     const kept = boxes.map((b) => b.page).filter((p) => !blank.has(p));
     if (!kept.length) throw invalidInput(`every page is blank (ink below threshold ${fields.threshold}), and a PDF cannot have no pages`);
-    const assembled = join(dir, 'kept.pdf');
     const path = join(dir, 'without-blank-pages.pdf');
-    // The input stays qpdf's primary file: outlines, form fields and metadata of the kept pages stay; outline entries
-    // and links to removed pages are pruned (as /reordered-pdf does).
-    await reorderPages(input.path, assembled, kept, ectx).catch((err) => {
+    // Outlines, form fields and metadata of the kept pages stay; outline entries and links to removed pages are pruned.
+    await reorderPdf(input.path, kept, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ectx).catch((err) => {
       throw inputError(err);
     });
-    await pruneDroppedPages(assembled, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ectx);
     return { files: [{ path, name: `${outputName}.pdf` }], json: { removedPages: [...blank] } };
   },
 });

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { reorderPages } from '../../engines/qpdf-edit.js';
 import { MAX_LISTED_PAGES, openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { pruneDroppedPages } from '../impose/index.js';
+import { reorderPdf } from '../impose/index.js';
 import { output, pageList } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
 
@@ -35,10 +34,8 @@ export default operation({
           `${fields.pages.join(',').slice(0, 200)} is not within the acceptable range for pages: it lists more than the ${most} pages one order may list`,
         );
     }
-    const assembled = join(dir, 'assembled.pdf');
-    await reorderPages(input.path, assembled, order, ctx);
     const path = join(dir, 'reordered.pdf');
-    await pruneDroppedPages(assembled, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ctx);
+    await reorderPdf(input.path, order, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ctx);
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { arrangePages, type PageSource } from '../../engines/qpdf-edit.js';
 import { MAX_PAGE_UNITS, openPdf, PAGE_SIZE_NAMES, PAGE_SIZES, selectedPages } from '../document/index.js';
 import { AppError } from '../errors.js';
-import { cropToContent, placePages, pruneDroppedPages, type Sheet } from '../impose/index.js';
+import { arrangePdf, cropToContent, placePages, type Sheet } from '../impose/index.js';
 import { openForRendering } from '../render/index.js';
 import { num, oneOf, output, pages, positive } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
@@ -63,15 +62,7 @@ export default operation({
     // so its outline, links and fields of the untouched pages are kept (and pointers to replaced pages pruned).
     const at = new Map(selected.map((p, k) => [p, k + 1]));
     const sources = boxes.map((_, i) => (at.has(i + 1) ? { path: fitted, pages: [at.get(i + 1)!] } : { path: input.path, pages: [i + 1] }));
-    const merged = sources.reduce<PageSource[]>((runs, s) => {
-      const last = runs[runs.length - 1];
-      if (last?.path === s.path) last.pages.push(...s.pages);
-      else runs.push({ path: s.path, pages: [...s.pages] });
-      return runs;
-    }, []);
-    const arranged = join(dir, 'arranged.pdf');
-    await arrangePages(input.path, merged, arranged, ctx);
-    await pruneDroppedPages(arranged, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ctx);
+    await arrangePdf(input.path, sources, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ctx);
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });
