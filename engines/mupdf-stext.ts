@@ -222,6 +222,14 @@ class Tags {
       while (isNameChar(xml[i])) i++;
       this.name = tagName(xml, nameStart, i);
       this.count = 0;
+      this.glyph = undefined;
+      if (this.name === 'char' && !this.close) {
+        const end = this.readGlyph(i);
+        if (end > 0) {
+          this.at = end;
+          return true;
+        }
+      }
       // Attributes: name="value" pairs up to '>' (a '>' inside a value does not end the tag).
       for (;;) {
         let c: number | undefined = xml[i];
@@ -252,6 +260,46 @@ class Tags {
     }
   }
 
+  /**
+   * The glyph of a `<char>` tag as MuPDF 1.21 writes every one (quad="8 numbers" x="n" y="n" color="#rrggbb" c="…"),
+   * read in one pass over its bytes; 0 when the tag is laid out otherwise (it is then read attribute by attribute).
+   * Most of a text page's XML is such tags, so this is where the parse spends its time.
+   */
+  private readGlyph(from: number): number {
+    const xml = this.xml;
+    let i = expect(xml, from, QUAD);
+    if (i < 0) return 0;
+    const quad: Quad = [0, 0, 0, 0, 0, 0, 0, 0];
+    for (let k = 0; k < 8; k++) {
+      if (k > 0) {
+        if (xml[i] !== 32) return 0;
+        i++;
+      }
+      quad[k] = readNumber(xml, i);
+      if (numberEnd === i || !Number.isFinite(quad[k])) return 0;
+      i = numberEnd;
+    }
+    if ((i = expect(xml, i, X)) < 0) return 0;
+    const x = readNumber(xml, i);
+    if ((i = expect(xml, numberEnd, Y)) < 0) return 0;
+    const y = readNumber(xml, i);
+    if ((i = expect(xml, numberEnd, COLOR)) < 0) return 0;
+    const colourEnd = xml.indexOf(34, i);
+    if (colourEnd < 0) return 0;
+    const colour = this.glyphColour;
+    this.glyphColour = colourEnd - i === colour.length && same(xml, i, colour) ? colour : decodeEntities(xml.toString('utf8', i, colourEnd));
+    if ((i = expect(xml, colourEnd, C)) < 0) return 0;
+    const cEnd = xml.indexOf(34, i);
+    if (cEnd < 0 || xml[cEnd + 1] !== 47 || xml[cEnd + 2] !== 62) return 0; // '"/>'
+    const c = cEnd === i + 1 && xml[i] < 128 && xml[i] !== 38 ? String.fromCharCode(xml[i]) : decodeEntities(xml.toString('utf8', i, cEnd));
+    this.glyph = { c, quad, x, y, color: this.glyphColour };
+    return cEnd + 3;
+  }
+
+  /** The glyph of the current `<char>` tag when readGlyph could read it. */
+  glyph: StextChar | undefined;
+  private glyphColour = '#000000';
+
   private find(name: string): number {
     for (let k = 0; k < this.count; k++) if (this.nameEnds[k] - this.nameStarts[k] === name.length && same(this.xml, this.nameStarts[k], name)) return k;
     return -1;
@@ -279,6 +327,30 @@ class Tags {
   number(name: string): number {
     const k = this.find(name);
     return k < 0 ? Number.NaN : numberAt(this.xml, this.starts[k], this.ends[k]);
+  }
+
+  /**
+   * The attribute as exactly eight finite numbers (a glyph's quad), else undefined: read straight into one array
+   * of eight, the hottest path of the parse (a page of text has ~4,000 of them).
+   */
+  quad(name: string): Quad | undefined {
+    const k = this.find(name);
+    if (k < 0) return undefined;
+    const xml = this.xml;
+    const end = this.ends[k];
+    const q: Quad = [0, 0, 0, 0, 0, 0, 0, 0];
+    let n = 0;
+    for (let i = this.starts[k]; i < end; ) {
+      while (i < end && xml[i] <= 32) i++;
+      if (i >= end) break;
+      const s = i;
+      while (i < end && xml[i] > 32) i++;
+      if (n === 8) return undefined;
+      const v = numberAt(xml, s, i);
+      if (!Number.isFinite(v)) return undefined;
+      q[n++] = v;
+    }
+    return n === 8 ? q : undefined;
   }
 
   /** The attribute's space-separated numbers (none when absent). */
@@ -315,6 +387,56 @@ function same(xml: Buffer, at: number, s: string): boolean {
 
 const isNameStart = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 const isNameChar = (c: number) => isNameStart(c) || (c >= 48 && c <= 57) || c === 45 || c === 58;
+
+// The bytes between a `<char` tag's values, in the order MuPDF writes them.
+const QUAD = Buffer.from(' quad="');
+const X = Buffer.from('" x="');
+const Y = Buffer.from('" y="');
+const COLOR = Buffer.from('" color="');
+const C = Buffer.from('" c="');
+
+/** The position after `bytes` when xml holds them at `at`, else -1. */
+function expect(xml: Buffer, at: number, bytes: Buffer): number {
+  for (let k = 0; k < bytes.length; k++) if (xml[at + k] !== bytes[k]) return -1;
+  return at + bytes.length;
+}
+
+/** Where the last readNumber stopped. */
+let numberEnd = 0;
+
+/** The number starting at xml[start] (up to the first byte that is not part of it: numberEnd); see numberAt. */
+function readNumber(xml: Buffer, start: number): number {
+  let i = start;
+  let c = xml[i];
+  const negative = c === 45;
+  if (negative || c === 43) c = xml[++i];
+  // Digits gathered into one integer and divided once by a power of ten, as numberAt does.
+  let mantissa = 0;
+  let scale = 1;
+  let digits = 0;
+  while (c >= 48 && c <= 57) {
+    mantissa = mantissa * 10 + (c - 48);
+    digits++;
+    c = xml[++i];
+  }
+  if (c === 46) {
+    c = xml[++i];
+    while (c >= 48 && c <= 57) {
+      mantissa = mantissa * 10 + (c - 48);
+      scale *= 10;
+      digits++;
+      c = xml[++i];
+    }
+  }
+  if ((c === 32 || c === 34) && digits && digits <= 15) {
+    numberEnd = i;
+    return negative ? -mantissa / scale : mantissa / scale;
+  }
+  // Anything else ("1e-05", "nan") is read whole, up to a space or a quote, by numberAt.
+  while (i < xml.length && xml[i] !== 32 && xml[i] !== 34) i++;
+  numberEnd = i;
+  return i === start ? Number.NaN : numberAt(xml, start, i);
+}
 
 /**
  * The number written in xml[start, end): plain decimals ("-12.5", MuPDF's %g without an exponent) are read digit
@@ -381,11 +503,16 @@ export function parseStext(xml: Buffer | string): StextPage[] {
     switch (t.name) {
       case 'char': {
         if (!span) break;
-        const q = t.numbers('quad');
+        if (t.glyph) {
+          span.chars.push(t.glyph);
+          color = t.glyph.color;
+          break;
+        }
+        const quad = t.quad('quad');
         // A glyph whose quad is not all finite numbers has no place on the page to lay it out at.
-        if (q.length !== 8 || !q.every(Number.isFinite)) break;
+        if (!quad) break;
         color = t.attrLike('color', color) ?? '#000000';
-        span.chars.push({ c: t.attr('c') ?? '', quad: q as Quad, x: t.number('x'), y: t.number('y'), color });
+        span.chars.push({ c: t.attr('c') ?? '', quad, x: t.number('x'), y: t.number('y'), color });
         break;
       }
       case 'page': {

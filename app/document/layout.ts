@@ -161,9 +161,25 @@ export function displayedSize(geo: Pick<PageGeometry, 'mediaBox' | 'cropBox' | '
   return turned ? { width: (y1 - y0) * unit, height: (x1 - x0) * unit } : { width: (x1 - x0) * unit, height: (y1 - y0) * unit };
 }
 
+// A page's words share a few colours and fonts: each is worked out once per page, not once per word.
+const hexColours = new Map<string, number[]>();
 const hexColour = (hex: string) => {
-  const n = parseInt(hex.replace('#', ''), 16) || 0;
-  return { space: 'DeviceRGB', values: [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => round(v / 255)) };
+  let values = hexColours.get(hex);
+  if (!values) {
+    const n = parseInt(hex.replace('#', ''), 16) || 0;
+    values = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => round(v / 255));
+    if (hexColours.size < 4096) hexColours.set(hex, values);
+  }
+  return { space: 'DeviceRGB', values: [...values] };
+};
+const fontStyles = new Map<string, { bold: boolean; italic: boolean }>();
+const fontStyle = (font: string) => {
+  let style = fontStyles.get(font);
+  if (!style) {
+    style = { bold: BOLD.test(font), italic: ITALIC.test(font) };
+    if (fontStyles.size < 4096) fontStyles.set(font, style);
+  }
+  return style;
 };
 
 /** Index of trace glyphs by device position, to find each character's original colour. */
@@ -192,7 +208,12 @@ function glyphIndex(glyphs: TraceGlyph[] | undefined) {
   };
 }
 
-const isSpace = (c: string) => /^\s*$/u.test(c) || c === '\u00a0';
+/** Printable ASCII other than the space: by far the most common glyphs, told without a regular expression. */
+const plainAscii = (c: string) => {
+  const code = c.charCodeAt(0);
+  return c.length === 1 && code > 32 && code < 127;
+};
+const isSpace = (c: string) => !plainAscii(c) && (/^\s*$/u.test(c) || c === '\u00a0');
 
 /** Builds the page model from MuPDF's structured text, page geometry and (optionally) the traced colours. */
 export function buildPages(stext: StextPage[], geometry: PageGeometry[], traced?: Map<number, TraceGlyph[]>): PageModel[] {
@@ -225,7 +246,8 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
   let cur: { chars: { c: string; quad: number[]; x: number; y: number; color: string }[]; font: string; size: number } | null = null;
   const flush = () => {
     if (!cur?.chars.length) return void (cur = null);
-    const text = cur.chars.map((c) => c.c).join('');
+    let text = '';
+    for (const c of cur.chars) text += c.c;
     // An oriented box along the line's direction: right for left-to-right, right-to-left and vertical lines alike.
     let minD = Infinity,
       maxD = -Infinity,
@@ -254,14 +276,15 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
     const at = (d: number, n: number) => toUser({ x: d * dx + n * nx, y: d * dy + n * ny });
     const first = cur.chars.find((c) => !isSpace(c.c)) ?? cur.chars[0];
     const traced = colourAt?.(first.x, first.y, first.c);
+    const style = fontStyle(cur.font);
     words.push({
       text,
       page,
       box: { x0: bx0, y0: by0, x1: bx1, y1: by1 },
       corners: { topLeft: at(minD, minN), topRight: at(maxD, minN), bottomLeft: at(minD, maxN), bottomRight: at(maxD, maxN) },
       font: { name: cur.font, size: fontSize(cur.size, maxN - minN) },
-      bold: BOLD.test(cur.font),
-      italic: ITALIC.test(cur.font),
+      bold: style.bold,
+      italic: style.italic,
       color: traced ? { space: traced.space, values: traced.values } : hexColour(first.color),
     });
     cur = null;
@@ -269,7 +292,7 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
   const take = (ch: StextChar, span: StextSpan) => {
     // Glyphs without a Unicode mapping carry no text; nor do control characters (a font's broken ToUnicode), which
     // XML cannot even hold.
-    if (ch.c === '\ufffd' || ch.c === '' || /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffe\uffff]$/.test(ch.c)) return;
+    if (!plainAscii(ch.c) && (ch.c === '\ufffd' || ch.c === '' || /^[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffe\uffff]$/.test(ch.c))) return;
     if (isSpace(ch.c)) return flush();
     if (!cur) cur = { chars: [], font: span.font, size: span.size };
     cur.chars.push(ch);
@@ -358,13 +381,13 @@ function mergeRows(lines: Line[]): Line[] {
     let box = l.box;
     for (;;) {
       const h = box.y1 - box.y0;
-      const next = horiz
-        .filter((o) => !used.has(o) && o.box.x0 >= box.x1 - 1)
-        .filter((o) => {
-          const overlap = Math.min(o.box.y1, box.y1) - Math.max(o.box.y0, box.y0);
-          return overlap > 0.6 * Math.min(h, o.box.y1 - o.box.y0);
-        })
-        .sort((a, b) => a.box.x0 - b.box.x0)[0];
+      // The nearest piece to the right that shares the row (the first of equals in `horiz` order).
+      let next: Line | undefined;
+      for (const o of horiz) {
+        if (used.has(o) || o.box.x0 < box.x1 - 1 || (next && o.box.x0 >= next.box.x0)) continue;
+        const overlap = Math.min(o.box.y1, box.y1) - Math.max(o.box.y0, box.y0);
+        if (overlap > 0.6 * Math.min(h, o.box.y1 - o.box.y0)) next = o;
+      }
       if (!next) break;
       const gap = next.box.x0 - box.x1;
       const em = Math.max(pieces.length === 1 ? l.size : dominantSize(pieces.flatMap((p) => p.words)), next.size);
@@ -543,12 +566,18 @@ function cut(lines: Line[], em: number, depth = 0): Item[] {
   let i = 0;
   while (i < bands.length) {
     let free = gutters(bands[i], x0, x1, minGutter);
+    // The gutters the group's first k + 1 bands share, at k; and the last band with gutters of its own.
+    const frees = [free];
+    let own = 0;
     let j = i + 1;
     if (free.length) {
       while (j < bands.length) {
-        const next = intersect(free, gutters(bands[j], x0, x1, minGutter).concat(bandFits(bands[j], x0, x1)), minGutter);
+        const inside = gutters(bands[j], x0, x1, minGutter);
+        const next = intersect(free, inside.concat(bandFits(bands[j], x0, x1)), minGutter);
         if (!next.length) break;
         free = next;
+        frees.push(next);
+        if (inside.length) own = j - i;
         j++;
       }
     }
@@ -561,6 +590,15 @@ function cut(lines: Line[], em: number, depth = 0): Item[] {
     const table = asTable(group, free, x1 - x0);
     if (table) {
       items.push(table);
+      continue;
+    }
+    // Rows after a table that only fit beside its gutters (a heading, a short paragraph) are not the table's: the
+    // bands up to the last one with gutters of its own are a table alone when each of its rows has several cells,
+    // and the rest is cut again.
+    const head = own >= 1 && own + 1 < group.length ? asTable(group.slice(0, own + 1), frees[own], x1 - x0) : null;
+    if (head?.kind === 'table' && head.cells?.every((r) => r.filter((c) => c.length).length >= 2)) {
+      items.push(head);
+      i -= group.length - own - 1;
       continue;
     }
     // Widest gutter first; each side is cut again (more than two columns, or structure inside a column).
