@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PRESETS } from '../app/operations/pdf-with-converted-colors.js';
+import { COLOR_PRESETS as PRESETS } from '../app/rewrite/index.js';
 import { corpus, pdfImages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 /**

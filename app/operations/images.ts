@@ -1,7 +1,6 @@
-import type { ColorModel, ImageFormat } from '../../engines/images.js';
 import { resolvePages } from '../document/index.js';
 import { readableXfa } from '../forms/index.js';
-import { checkPixelBudget, openForRendering, PIXEL_CAP_DOC, renderImages } from '../render/index.js';
+import { type ColorModel, checkPixelBudget, type ImageFormat, openForRendering, PIXEL_CAP_DOC, renderImages } from '../render/index.js';
 import { int, list, oneOf, output, pages } from '../requests/fields.js';
 import { operation, pdfInput, perCore } from '../requests/operation.js';
 

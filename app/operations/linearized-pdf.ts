@@ -1,8 +1,7 @@
 import { join } from 'node:path';
-import { writePdf } from '../../engines/qpdf-edit.js';
-import { inputError } from '../document/index.js';
 import { output } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
+import { linearizePdf } from '../rewrite/index.js';
 
 export default operation({
   path: '/linearized-pdf',
@@ -17,9 +16,7 @@ export default operation({
   run: async ({ input, dir, signal, timeoutMs, outputName }) => {
     const ctx = { cwd: dir, signal, timeoutMs };
     const path = join(dir, 'linearized.pdf');
-    await writePdf(input.path, path, { linearize: true }, ctx).catch((err) => {
-      throw inputError(err);
-    });
+    await linearizePdf(input.path, path, ctx);
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });

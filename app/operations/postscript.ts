@@ -1,8 +1,6 @@
-import { join } from 'node:path';
-import { EngineError } from '../../engines/errors.js';
-import { pdfToPs } from '../../engines/postscript.js';
-import { inputError, openPdf, parsePages, resolvePages } from '../document/index.js';
+import { openPdf, parsePages, resolvePages } from '../document/index.js';
 import { outOfRange } from '../errors.js';
+import { postscriptOf } from '../render/index.js';
 import { oneOf, output, positive, text, trueFalse } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
 
@@ -49,16 +47,14 @@ export default operation({
     const spec = fields.page_range.trim().toLowerCase();
     const list = spec === 'all' ? undefined : resolvePages(spec, pageCount, {}, 'page_range');
     const scale = fields.shrink_to_fit ? Math.min(fields.scale, 1) : fields.scale;
-    const path = join(dir, 'output.ps');
-    await pdfToPs(
-      input.path,
-      path,
-      { level: fields.ps_level === '2' ? 2 : 3, pages: list, annotations: fields.print_annotations, autoRotate: fields.rotate, scale },
-      ctx,
-    ).catch((err) => {
-      if (err instanceof EngineError && err.details.exitCode !== undefined && !err.details.timedOut) throw inputError(err);
-      throw err;
-    });
+    const options = {
+      level: fields.ps_level === '2' ? (2 as const) : (3 as const),
+      pages: list,
+      annotations: fields.print_annotations,
+      autoRotate: fields.rotate,
+      scale,
+    };
+    const path = await postscriptOf(input.path, options, dir, ctx);
     return { files: [{ path, name: `${outputName}.ps` }] };
   },
 });

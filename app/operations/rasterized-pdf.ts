@@ -1,7 +1,5 @@
-import { join } from 'node:path';
-import { rasterizePdf } from '../../engines/ghostscript-raster.js';
 import { readableXfa } from '../forms/index.js';
-import { openForRendering } from '../render/index.js';
+import { rasterizedPdf } from '../render/index.js';
 import { output } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
 
@@ -19,10 +17,7 @@ export default operation({
   engines: ['ghostscript', 'mupdf', 'qpdf'],
   run: async ({ input, dir, signal, timeoutMs, outputName, limits }) => {
     const { path: source, warning } = await readableXfa(input.path, { dir, signal, timeoutMs, limits });
-    // The same checks as the image converters: 401 for a password, 400 for a file MuPDF cannot open.
-    await openForRendering(source, { cwd: dir, signal, timeoutMs });
-    const path = join(dir, 'rasterized.pdf');
-    await rasterizePdf(source, path, { resolution: RESOLUTION }, { cwd: dir, signal, timeoutMs });
+    const path = await rasterizedPdf(source, RESOLUTION, dir, { cwd: dir, signal, timeoutMs });
     return { files: [{ path, name: `${outputName}.pdf` }], warning };
   },
 });

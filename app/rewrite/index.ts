@@ -3,6 +3,8 @@
  * and custom profiles, never larger than the input) and standards output (PDF/A, PDF/X: claims, OutputIntents and
  * XMP read back and fixed), and sanitizing (active and hidden content removed at the object level, written again by qpdf).
  */
+export * from './colors.js';
 export * from './compression.js';
+export * from './linearize.js';
 export * from './sanitize.js';
 export * from './standards.js';
