@@ -110,9 +110,7 @@ function rowRuns(
   opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean; scale?: number } = {},
 ): Inline[] {
   const out: Inline[] = [];
-  const gapAt = new Set(
-    opts.tabs ? words.flatMap((w, i) => (i && (!opts.skipFirst || i > 1) && w.box.x0 - words[i - 1].box.x1 > TAB_GAP_EM * w.font.size ? [i] : [])) : [],
-  );
+  const gapAt = opts.tabs ? tabGaps(words, opts.skipFirst) : new Set<number>();
   const condensed = gapAt.size ? 0 : condensing(opts.skipFirst ? words.slice(1) : words, !opts.justified);
   let cur: { style: RunStyle; text: string; uri?: string } | null = null;
   const flush = () => {
@@ -171,6 +169,26 @@ interface TabGaps {
 
 /** A gap between two words of a row wider than this many ems is a tab, not a space. */
 const TAB_GAP_EM = 1.5;
+
+/**
+ * Words of a row that start after a tab: those after a gap wider than TAB_GAP_EM, and every word of a row of
+ * short words (3 characters at most: characters or codes spaced out in the cells of a grid, which spaces would
+ * pack together; not prose, whose justified rows stretch their spaces) whose gaps (three or more) are all at least
+ * twice its font's space and half an em.
+ */
+function tabGaps(words: Word[], skipFirst?: boolean): Set<number> {
+  const from = skipFirst ? 2 : 1;
+  const gaps = words.map((w, i) => (i >= from ? w.box.x0 - words[i - 1].box.x1 : NaN));
+  const wide = new Set(gaps.flatMap((g, i) => (g > TAB_GAP_EM * words[i].font.size ? [i] : [])));
+  const inner = gaps.flatMap((g, i) => (Number.isNaN(g) ? [] : [{ g, i }]));
+  if (inner.length < 3 || words.some((w) => [...w.text].length > 3)) return wide;
+  const spaced = inner.every(({ g, i }) => {
+    const st = runStyle(words[i]);
+    const space = (naturalWidth(' ', st.font, st.bold, st.italic) ?? 0.25) * words[i].font.size;
+    return g >= 2 * space && g >= 0.5 * words[i].font.size;
+  });
+  return spaced ? new Set(inner.map(({ i }) => i)) : wide;
+}
 
 /** Left tab stops at the collected positions, one per 2 pt. */
 const tabStopsOf = (tabs: TabGaps) =>
@@ -520,8 +538,12 @@ function blockParagraph(
   // goes on in the next column (it has no marker row, and may have a single row).
   const wrapped = marker ? lines.slice(1) : lines;
   const textStart = marker && lines[0].words.length > 1 ? lines[0].words[1].box.x0 : wrapped.length ? Math.min(...wrapped.map((l) => l.box.x0)) : undefined;
+  // Rows with tabs are set from the left, where their tab stops are: a block of such rows (a grid's cells) whose
+  // rows end together is not flush right.
+  const tabbed = lines.some((l, i) => !l.vertical && tabGaps(l.words, marker && i === 0 && l.words.length > 1).size > 0);
+  const start = b.kind === 'li' ? textStart : tabbed ? Math.min(...(lines.length > 1 ? lines.slice(1) : lines).map((l) => l.box.x0)) : undefined;
   // Centred or flush right as the page's text column sets it; a frame then keeps that alignment around the block.
-  const own = paragraphShape(lines, o.col, b.kind === 'li' ? textStart : undefined);
+  const own = paragraphShape(lines, o.col, start);
   // Room for a substitute font that runs a little wider, on the side the rows grow to.
   const slack = Math.max(6, 0.1 * (x1 - x0));
   const frameCol =
@@ -533,7 +555,7 @@ function blockParagraph(
   frameCol.x0 = Math.max(0, frameCol.x0);
   frameCol.x1 = Math.min(o.page.width, frameCol.x1);
   const aligned = own.align === AlignmentType.CENTER || own.align === AlignmentType.RIGHT;
-  const shape = aligned ? { ...own, left: 0, right: 0, firstLine: 0 } : paragraphShape(lines, frameCol, b.kind === 'li' ? textStart : undefined);
+  const shape = aligned ? { ...own, left: 0, right: 0, firstLine: 0 } : paragraphShape(lines, frameCol, start);
   // A justified frame's rows reach a little past the PDF's edge: one that comes out a point longer must not wrap.
   if (shape.align === AlignmentType.JUSTIFIED) shape.right = Math.max(0, shape.right - Math.max(3, 0.02 * (x1 - x0)));
   const runs: Inline[] = [];
