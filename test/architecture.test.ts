@@ -99,7 +99,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'word.ts': 'owned by work in progress this session',
   // Not moved yet (issue 44): the lead's remaining list.
   'deskewed-pdf.ts': 'not moved yet (issue 44)',
-  'extracted-images.ts': 'not moved yet (issue 44)',
   'flatten.ts': 'not moved yet (issue 44)',
   'merged-pdf.ts': 'not moved yet (issue 44)',
   'pdf-with-acroforms.ts': 'not moved yet (issue 44)',
@@ -111,7 +110,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'pdf-with-redacted-text-applied.ts': 'not moved yet (issue 44)',
   'pdf-with-redacted-text-preview.ts': 'not moved yet (issue 44)',
   'pdfa.ts': 'not moved yet (issue 44)',
-  'pdfx.ts': 'not moved yet (issue 44)',
   'security.ts': 'not moved yet (issue 44)',
   'separated-pdf.ts': 'not moved yet (issue 44)',
   'signed-pdf.ts': 'not moved yet (issue 44)',

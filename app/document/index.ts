@@ -3,10 +3,11 @@
  * password-protected input is a 401, an unreadable one a 400), read-only navigation over qpdf's object dump, the
  * one page-selection grammar, paper sizes, and the page model every text-reading endpoint shares: words with
  * geometry and style from MuPDF's structured text, grouped into rows, columns, tables, paragraphs, headings and
- * lists in reading order; and what /pdf-info answers about a file (pdf-info.ts). Other domains build on it; it
- * depends on engines only.
+ * lists in reading order; what /pdf-info answers about a file (pdf-info.ts) and the images of pages as stored
+ * (images.ts). Other domains build on it; it depends on engines only.
  */
 export { bidi } from './bidi.js';
+export * from './images.js';
 export * from './layout.js';
 export * from './links.js';
 export * from './markdown.js';

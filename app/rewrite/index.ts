@@ -6,5 +6,6 @@
 export * from './colors.js';
 export * from './compression.js';
 export * from './linearize.js';
+export * from './pdfx.js';
 export * from './sanitize.js';
 export * from './standards.js';
