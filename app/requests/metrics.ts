@@ -4,8 +4,8 @@ import { poolStats } from '../../engines/libreoffice/pool.js';
 import type { Deps } from './context.js';
 
 /**
- * GET /metrics in Prometheus text format (METRICS=on). One registry per app, so apps sharing a process (tests)
- * never clash. Labels are bounded: routes are the registered patterns (`/resource/:id`, never a raw URL),
+ * What GET /metrics (app/http/metrics.ts) serves in Prometheus text format, counted by every front door and by the
+ * jobs run here. One registry per app, so apps sharing a process (tests) never clash. Labels are bounded: routes are the registered patterns (`/resource/:id`, never a raw URL),
  * operations their paths, lanes the four cost classes.
  */
 export interface Metrics {
