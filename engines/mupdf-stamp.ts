@@ -18,7 +18,8 @@ import { expectOutput } from './run.js';
  * contents become [q, the original streams, Q and the form drawn]; behind the page, the form is drawn first.
  * An encrypted input is left to qpdf (summary `encrypted`).
  */
-const STAMP = String.raw`
+// What both scripts share: the documents, the plan, and each target page's frame as a matrix from stamp space.
+const PRELUDE = String.raw`
 var doc = new PDFDocument(scriptArgs[0]);
 var stamps = new PDFDocument(scriptArgs[1]);
 var plan = JSON.parse(read(scriptArgs[3]));
@@ -43,6 +44,40 @@ function rect(box) {
   return [Math.min(v[0], v[2]), Math.min(v[1], v[3]), Math.max(v[0], v[2]), Math.max(v[1], v[3])];
 }
 function num(n) { return String(Math.round(n * 1e5) / 1e5); }
+function frameMatrix(page) {
+  // The trim box, else the crop box, else the media box (qpdf's getTrimBox), and /Rotate as a quarter turn.
+  var box = rect(page.get("TrimBox")) || rect(inherited(page, "CropBox")) || rect(inherited(page, "MediaBox")) || [0, 0, 612, 792];
+  var rotate = has(inherited(page, "Rotate")) ? inherited(page, "Rotate").valueOf() : 0;
+  rotate = (((Math.round(rotate / 90) * 90) % 360) + 360) % 360;
+  // Stamp space (origin at the lower-left of the page as seen) to user space.
+  var m = rotate === 90 ? [0, 1, -1, 0, box[2], box[1]] : rotate === 180 ? [-1, 0, 0, -1, box[2], box[3]] : rotate === 270 ? [0, -1, 1, 0, box[0], box[3]] : [1, 0, 0, 1, box[0], box[1]];
+  return m.map(num).join(" ");
+}
+// Pages of one size draw their stamps with the same operators (the name is each page's own): one stream for all.
+var streams = {};
+function streamOf(text) {
+  if (!streams[text]) streams[text] = doc.addStream(text, doc.newDictionary());
+  return streams[text];
+}
+// The page's contents become [q, the original streams, Q, what is drawn] (or what is drawn first, behind it).
+function wrapContents(page, draw, behind) {
+  var contents = page.get("Contents");
+  var list = doc.newArray();
+  if (behind) list.push(draw);
+  list.push(streamOf("q\n"));
+  if (has(contents) && contents.isArray()) for (var j = 0; j < contents.length; j++) list.push(contents.get(j));
+  else if (has(contents)) list.push(contents);
+  list.push(streamOf("\nQ\n"));
+  if (!behind) list.push(draw);
+  page.put("Contents", list);
+}
+function save(count) {
+  doc.save(scriptArgs[2], doc.canBeSavedIncrementally() ? "incremental" : "compress");
+  print(JSON.stringify({ stamped: count }));
+}
+`;
+
+const STAMP = String.raw`
 var graft = doc.newGraftMap();
 var forms = {};
 function formOf(n) {
@@ -61,20 +96,8 @@ function formOf(n) {
   forms[n] = doc.addStream(data, form);
   return forms[n];
 }
-// Pages of one size draw their stamps with the same operators (the name is each page's own): one stream for all.
-var streams = {};
-function streamOf(text) {
-  if (!streams[text]) streams[text] = doc.addStream(text, doc.newDictionary());
-  return streams[text];
-}
 for (var i = 0; i < plan.to.length; i++) {
   var page = doc.findPage(plan.to[i] - 1);
-  // The trim box, else the crop box, else the media box (qpdf's getTrimBox), and /Rotate as a quarter turn.
-  var box = rect(page.get("TrimBox")) || rect(inherited(page, "CropBox")) || rect(inherited(page, "MediaBox")) || [0, 0, 612, 792];
-  var rotate = has(inherited(page, "Rotate")) ? inherited(page, "Rotate").valueOf() : 0;
-  rotate = (((Math.round(rotate / 90) * 90) % 360) + 360) % 360;
-  // Stamp space (origin at the lower-left of the page as seen) to user space.
-  var m = rotate === 90 ? [0, 1, -1, 0, box[2], box[1]] : rotate === 180 ? [-1, 0, 0, -1, box[2], box[3]] : rotate === 270 ? [0, -1, 1, 0, box[0], box[3]] : [1, 0, 0, 1, box[0], box[1]];
   var res = copyDict(inherited(page, "Resources"));
   var xobjects = copyDict(res.get("XObject"));
   var name = "QuireStamp";
@@ -82,18 +105,35 @@ for (var i = 0; i < plan.to.length; i++) {
   xobjects.put(name, formOf(plan.from[i]));
   res.put("XObject", xobjects);
   page.put("Resources", res);
-  var draw = "q " + m.map(num).join(" ") + " cm /" + name + " Do Q\n";
-  var contents = page.get("Contents");
-  var list = doc.newArray();
-  if (plan.behind) list.push(streamOf(draw));
-  list.push(streamOf("q\n"));
-  if (has(contents) && contents.isArray()) for (var j = 0; j < contents.length; j++) list.push(contents.get(j));
-  else if (has(contents)) list.push(contents);
-  list.push(streamOf(plan.behind ? "\nQ\n" : "\nQ\n" + draw));
-  page.put("Contents", list);
+  wrapContents(page, streamOf("q " + frameMatrix(page) + " cm /" + name + " Do Q\n"), plan.behind);
 }
-doc.save(scriptArgs[2], doc.canBeSavedIncrementally() ? "incremental" : "compress");
-print(JSON.stringify({ stamped: plan.to.length }));
+save(plan.to.length);
+`;
+
+/**
+ * Text drawn straight into each target page's content (page numbers: a stamp page per number would be a form per
+ * page to copy): plan.draws[i] is page i's text operators in stamp space, naming its fonts /QF1, /QF2..., which
+ * are the fonts of the stamp file's first page (copied once); each page's resources get them under names of
+ * its own.
+ */
+const TEXT = String.raw`
+var graft = doc.newGraftMap();
+var shared = stamps.findPage(0).get("Resources").get("Font");
+var fonts = [];
+shared.forEach(function (key, value) { fonts.push({ key: key, font: graft.graftObject(value) }); });
+for (var i = 0; i < plan.to.length; i++) {
+  var page = doc.findPage(plan.to[i] - 1);
+  var res = copyDict(inherited(page, "Resources"));
+  var own = copyDict(res.get("Font"));
+  var prefix = "Quire";
+  for (var k = 1; fonts.some(function (f) { return has(own.get(prefix + f.key)); }); k++) prefix = "Quire" + k;
+  fonts.forEach(function (f) { own.put(prefix + f.key, f.font); });
+  res.put("Font", own);
+  page.put("Resources", res);
+  var ops = plan.draws[i].replace(/\/QF/g, "/" + prefix + "QF");
+  wrapContents(page, doc.addStream("q " + frameMatrix(page) + " cm\n" + ops + "\nQ\n", doc.newDictionary()), false);
+}
+save(plan.to.length);
 `;
 
 /**
@@ -103,7 +143,23 @@ print(JSON.stringify({ stamped: plan.to.length }));
 export async function stampPagesIncrementally(input: string, stamp: string, output: string, plan: StampPlan, ctx: EngineContext): Promise<void> {
   const planFile = join(ctx.cwd, 'stamp-plan.json');
   await writeFile(planFile, JSON.stringify(plan));
-  const r = await runScript('stamp-pages.js', STAMP, [input, stamp, output, planFile], ctx, true);
+  const r = await runScript('stamp-pages.js', PRELUDE + STAMP, [input, stamp, output, planFile], ctx, true);
   if (r.encrypted) throw new EngineError('mutool', 'the input is encrypted: its stamps are laid by qpdf, which keeps the encryption');
+  await expectOutput('mutool', output);
+}
+
+export interface TextPlan {
+  /** 1-based target pages, ascending. */
+  to: number[];
+  /** For each target, its text operators in stamp space, naming the fonts /QF1, /QF2... of the stamp file's first page. */
+  draws: string[];
+}
+
+/** Draws text into pages with an incremental save (see TEXT); fails like stampPagesIncrementally. */
+export async function drawTextIncrementally(input: string, fonts: string, output: string, plan: TextPlan, ctx: EngineContext): Promise<void> {
+  const planFile = join(ctx.cwd, 'text-plan.json');
+  await writeFile(planFile, JSON.stringify(plan));
+  const r = await runScript('draw-text.js', PRELUDE + TEXT, [input, fonts, output, planFile], ctx, true);
+  if (r.encrypted) throw new EngineError('mutool', 'the input is encrypted: its text is laid by qpdf, which keeps the encryption');
   await expectOutput('mutool', output);
 }

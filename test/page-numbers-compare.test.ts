@@ -156,6 +156,34 @@ test('page numbers: a crop box offset from the media box; the number stays insid
   near(deleted.box.y, height - Math.max(...words.map((x) => x.yMax)), 1, 'deleted box bottom');
 });
 
+test('page numbers: drawn into each page (one font file, not a stamp page per number); an encrypted file keeps its encryption', async () => {
+  // Cyrillic needs an embedded font: its subset travels once, every page names it.
+  const body = await ok(await t.form('/pdf-with-page-numbers', { file: { file: FED }, text: 'Стр. {page} из {pages}', pages: '1-3' }));
+  const out = await t.download(body.outputUrl);
+  assert.equal(
+    [1, 2, 3, 4].map((p) => /Стр\. \d+ из 3/.exec(pageText(out, p))?.[0] ?? null),
+    ['Стр. 1 из 3', 'Стр. 2 из 3', 'Стр. 3 из 3', null],
+  );
+  assert.is(pdfPages(out), 15);
+  // No form XObject per page: the pages' added content is their own text.
+  const objects = tool('qpdf', ['--json=2', '--json-key=qpdf', out]);
+  assert.not.ok(objects.includes('QuireStamp'), 'no stamp form');
+  assert.ok(objects.includes('/QuireQF1'), 'the font named in the pages');
+  // Opens without a password, permissions withheld: the numbers are laid by qpdf, the encryption kept.
+  const locked = await ok(
+    await t.form('/pdf-with-page-numbers', {
+      file: { file: corpus('encrypted/rc4-128-owner-master-no-user-password.pdf') },
+      text: 'No. {page}',
+      start: '7',
+      pages: '2',
+    }),
+  );
+  const lockedOut = await t.download(locked.outputUrl);
+  assert.match(tool('qpdf', ['--show-encryption', lockedOut]), /P = -3104/);
+  assert.match(pageText(lockedOut, 2), /No\. 7/);
+  assert.not.match(pageText(lockedOut, 1), /No\./);
+});
+
 test('page numbers: the 400s name the field', async () => {
   const send = (fields: Record<string, string>) => t.form('/pdf-with-page-numbers', { file: { file: ROTATED }, ...fields });
   await refused(await send({ text: 'Page {pag}' }), 400, /\{pag\} is not within the acceptable range for text/);

@@ -1,9 +1,13 @@
-import { type Color, PDFDocument, type PDFFont } from '@cantoo/pdf-lib';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Color, PDFDocument, type PDFFont, PDFName } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
+import { EngineError } from '../../engines/errors.js';
+import { drawTextIncrementally } from '../../engines/mupdf-stamp.js';
 import { AppError, outOfRange } from '../errors.js';
 import { type FontChoice, FontSet } from './fonts.js';
 import { applyStamps, type PageFrame, type StampTarget } from './stamp.js';
-import { drawLines, LINE_SPACING, wrapText } from './text-block.js';
+import { drawLines, LINE_SPACING, lineOperators, wrapText } from './text-block.js';
 
 /**
  * Page numbers and Bates numbers: a template (`Page {page} of {pages}`, `ABC-{page:06}`) filled in for each
@@ -69,10 +73,23 @@ export async function stampPageNumbers(
   }
   const targets: StampTarget[] = pages.map((page, i) => ({ page, frame: frames[page - 1], key: labels[i] }));
   for (const t of targets) fits(laid.get(t.key)!, t, place);
+  try {
+    await drawNumbers(input, output, doc, targets, laid, place, ctx);
+    return;
+  } catch (err) {
+    // Out of time is out of time for qpdf too; else (an encrypted input, a file MuPDF fails on) stamp pages.
+    if (!(err instanceof EngineError) || err.details.aborted || err.details.timedOut) throw err;
+  }
+  const stampDoc = await PDFDocument.create();
+  const stampFonts = new FontSet(stampDoc);
+  for (const label of laid.keys()) {
+    const chars = [...label.replace(/\r\n?/g, '\n')];
+    laid.set(label, wrapText(chars, await stampFonts.fontsFor(chars, place.font), place.size, Infinity));
+  }
   await applyStamps(
     input,
     output,
-    doc,
+    stampDoc,
     targets,
     (page, t) => {
       const lines = laid.get(t.key)!;
@@ -82,6 +99,35 @@ export async function stampPageNumbers(
     false,
     ctx,
   );
+}
+
+/**
+ * The numbers as text operators in each page's own content (drawTextIncrementally: no stamp page per number, so
+ * 2,000 numbered pages cost about what MuPDF's incremental save of their page objects costs); the fonts travel
+ * on the one page of a small font file.
+ */
+async function drawNumbers(
+  input: string,
+  output: string,
+  doc: PDFDocument,
+  targets: StampTarget[],
+  laid: Map<string, Lines>,
+  place: NumberPlacement,
+  ctx: EngineContext,
+): Promise<void> {
+  const names = new Map<PDFFont, string>();
+  const nameOf = (font: PDFFont) => names.get(font) ?? names.set(font, `QF${names.size + 1}`).get(font)!;
+  const sorted = [...targets].sort((a, b) => a.page - b.page);
+  const draws = sorted.map((t) => {
+    const lines = laid.get(t.key)!;
+    const { x, y, width } = origin(lines, t.frame, place);
+    return lineOperators(lines, { x, y }, width, place.horizontal, { size: place.size, color: place.color, rtl: false }, nameOf);
+  });
+  const page = doc.addPage([1, 1]);
+  for (const [font, name] of names) page.node.setFontDictionary(PDFName.of(name), font.ref);
+  const fonts = join(ctx.cwd, 'number-fonts.pdf');
+  await writeFile(fonts, await doc.save({ useObjectStreams: false }));
+  await drawTextIncrementally(input, fonts, output, { to: sorted.map((t) => t.page), draws }, ctx);
 }
 
 type Lines = ReturnType<typeof wrapText>;

@@ -8,6 +8,9 @@ import {
   type PDFOperator,
   type PDFPage,
   type PDFRef,
+  popGraphicsState,
+  pushGraphicsState,
+  setFillingColor,
   setFillingGrayscaleColor,
   setFontAndSize,
   showText,
@@ -160,6 +163,31 @@ export function textOperators(lines: Line[], size: number, top: number, left: (l
   });
   ops.push(endText());
   return { ops, fonts };
+}
+
+/**
+ * drawLines (unrotated, opaque) as the text of a content stream, the fonts named by `nameOf`: for text drawn
+ * into a page's own content rather than on a stamp page.
+ */
+export function lineOperators(
+  lines: Line[],
+  origin: { x: number; y: number },
+  columnWidth: number,
+  align: 'left' | 'right' | 'center',
+  style: Pick<DrawStyle, 'size' | 'color' | 'rtl'>,
+  nameOf: (font: PDFFont) => string,
+): string {
+  const ops: PDFOperator[] = [pushGraphicsState(), beginText(), setFillingColor(style.color)];
+  lines.forEach((line, n) => {
+    const y = origin.y - n * style.size * LINE_SPACING;
+    let x = origin.x + (align === 'left' ? 0 : align === 'right' ? columnWidth - line.width : (columnWidth - line.width) / 2);
+    for (const run of visualRuns(line, style.rtl)) {
+      ops.push(setFontAndSize(nameOf(run.font), style.size), moveText(x, y), showText(run.font.encodeText(run.text)), moveText(-x, -y));
+      x += run.font.widthOfTextAtSize(run.text, style.size);
+    }
+  });
+  ops.push(endText(), popGraphicsState());
+  return ops.map((op) => op.toString()).join('\n');
 }
 
 const STRONG_RTL = new Set(['R', 'AL']);
