@@ -369,6 +369,8 @@ const OPS: Op[] = [
   { path: '/n-up-pdf', label: '/n-up-pdf (2 per sheet)', body: () => ({ pages_per_sheet: '2' }) },
   { path: '/resized-pdf', label: '/resized-pdf (A4)', body: () => ({ page_size: 'A4' }) },
   { path: '/linearized-pdf', raw: ['qpdf --linearize', (d, o) => ['qpdf', '--linearize', d.path, outPdf(o)]] },
+  { path: '/sanitized-pdf', raw: qpdfCopy },
+  { path: '/pdf-signatures', label: '/pdf-signatures (none: every signature field looked for)' },
   {
     path: '/encrypted-pdf',
     body: () => ({ new_open_password: PASSWORD }),
