@@ -370,7 +370,7 @@ const OPS: Op[] = [
   { path: '/resized-pdf', label: '/resized-pdf (A4)', body: () => ({ page_size: 'A4' }) },
   { path: '/linearized-pdf', raw: ['qpdf --linearize', (d, o) => ['qpdf', '--linearize', d.path, outPdf(o)]] },
   { path: '/sanitized-pdf', raw: qpdfCopy },
-  { path: '/pdf-signatures', label: '/pdf-signatures (none: every signature field looked for)' },
+  { path: '/pdf-signatures' },
   {
     path: '/encrypted-pdf',
     body: () => ({ new_open_password: PASSWORD }),
