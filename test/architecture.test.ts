@@ -109,7 +109,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'pdf-with-page-boxes-set.ts': 'not moved yet (issue 44)',
   'pdf-with-redacted-text-applied.ts': 'not moved yet (issue 44)',
   'pdf-with-redacted-text-preview.ts': 'not moved yet (issue 44)',
-  'pdfa.ts': 'not moved yet (issue 44)',
   'security.ts': 'not moved yet (issue 44)',
   'separated-pdf.ts': 'not moved yet (issue 44)',
   'signed-pdf.ts': 'not moved yet (issue 44)',

@@ -6,8 +6,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NOT_SMALLER } from '../app/operations/compressed-pdf.js';
-import { conformanceU, spliceSources } from '../app/operations/pdfa.js';
-import { iccTarget, parseProfile, profileSettings } from '../app/rewrite/index.js';
+import { conformanceU, iccTarget, parseProfile, profileSettings, spliceSources } from '../app/rewrite/index.js';
 import { pdfwriteArgs, psString, qFactor } from '../engines/ghostscript-pdfwrite.js';
 import { corpus, type FormValue, fontsEmbedded, pdfImages, pdfPages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 

@@ -5,14 +5,9 @@ import { inputError, PdfObjects, pdfText } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { output } from '../requests/fields.js';
 import { operation } from '../requests/operation.js';
+import { pdfaPart } from '../rewrite/index.js';
 
 export const PDFA_PROHIBITS = 'The input PDF claims conformance to a PDF/A version that prohibits file attachments';
-
-/** The PDF/A part an XMP packet claims (`pdfaid:part`, as attribute or element), or null. */
-export function pdfaPart(xmp: string): number | null {
-  const m = /pdfaid:part\s*=\s*["'](\d+)["']|<pdfaid:part>\s*(\d+)\s*</.exec(xmp);
-  return m ? Number(m[1] ?? m[2]) : null;
-}
 
 /** A key not yet used in the EmbeddedFiles name tree (qpdf refuses duplicates; the old file stays). */
 export function freeKey(name: string, taken: Set<string>): string {

@@ -6,6 +6,7 @@
 export * from './colors.js';
 export * from './compression.js';
 export * from './linearize.js';
+export * from './pdfa.js';
 export * from './pdfx.js';
 export * from './sanitize.js';
 export * from './standards.js';
