@@ -100,7 +100,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   // Not moved yet (issue 44): the lead's remaining list.
   'deskewed-pdf.ts': 'not moved yet (issue 44)',
   'flatten.ts': 'not moved yet (issue 44)',
-  'merged-pdf.ts': 'not moved yet (issue 44)',
   'pdf-with-acroforms.ts': 'not moved yet (issue 44)',
   'pdf-with-added-attachment.ts': 'not moved yet (issue 44)',
   'pdf-with-added-image.ts': 'not moved yet (issue 44)',
@@ -112,7 +111,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'security.ts': 'not moved yet (issue 44)',
   'separated-pdf.ts': 'not moved yet (issue 44)',
   'signed-pdf.ts': 'not moved yet (issue 44)',
-  'split-pdf.ts': 'not moved yet (issue 44)',
   'zugferd-pdf.ts': 'not moved yet (issue 44)',
 };
 

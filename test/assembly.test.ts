@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { runsBySize } from '../app/impose/index.js';
 import { interleave } from '../app/operations/merged-pdf.js';
-import { runsBySize } from '../app/operations/split-pdf.js';
 import { rangeText } from '../engines/qpdf-edit.js';
 import { corpus, pdfPages, pdfText, startApp, type TestApp } from './helpers.js';
 

@@ -1,13 +1,9 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { assemblePages } from '../../engines/qpdf-edit.js';
-import { openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
+import { ORDER_GRAMMAR as GRAMMAR, mergePdfs } from '../impose/index.js';
 import { list, looseList, output, pageList } from '../requests/fields.js';
 import { type InputFile, operation } from '../requests/operation.js';
-
-const GRAMMAR = { reverse: true, parity: true };
-const INSPECT_AT_ONCE = 4;
 
 /**
  * The client's order of inputs (spec 4.8): the n-th `file` in type[] is the n-th upload, the n-th `id`
@@ -69,16 +65,12 @@ export default operation({
         `${pages.join(',')} is not within the acceptable range for pages: it needs one page selection per input (${ordered.length})`,
       );
     }
-    const ctx = { cwd: dir, signal, timeoutMs };
-    // One inspection per distinct file (even when a file is merged twice), a few at a time.
-    const paths = [...new Set(ordered.map((f) => f.path))];
-    const counts = new Map<string, number>();
-    for (let i = 0; i < paths.length; i += INSPECT_AT_ONCE) {
-      await Promise.all(paths.slice(i, i + INSPECT_AT_ONCE).map(async (p) => counts.set(p, (await openPdf(p, ctx)).pageCount)));
-    }
-    const sources = ordered.map((f, n) => ({ path: f.path, pages: resolvePages(pages[n], counts.get(f.path)!, GRAMMAR) }));
     const path = join(dir, 'merged.pdf');
-    await assemblePages(sources, path, ctx);
+    await mergePdfs(
+      ordered.map((f, n) => ({ path: f.path, pages: pages[n] })),
+      path,
+      { cwd: dir, signal, timeoutMs },
+    );
     return { files: [{ path, name: `${outputName}.pdf` }], inputs: ordered };
   },
 });

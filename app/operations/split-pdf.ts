@@ -1,22 +1,7 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { splitPages } from '../../engines/qpdf-edit.js';
-import { openPdf, resolvePages } from '../document/index.js';
 import { AppError } from '../errors.js';
+import { ORDER_GRAMMAR as GRAMMAR, splitPdf } from '../impose/index.js';
 import { output, pageList } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
-
-const GRAMMAR = { reverse: true, parity: true };
-
-/**
- * Groups of equal size go through one qpdf run (`--pages` then `--split-pages=size`): one single-page
- * PDF per page of a 1000-page file is one process, and any pages[] list costs one run per distinct size.
- */
-export function runsBySize(groups: number[][]): { size: number; members: number[] }[] {
-  const bySize = new Map<number, number[]>();
-  groups.forEach((g, i) => bySize.set(g.length, [...(bySize.get(g.length) ?? []), i]));
-  return [...bySize].map(([size, members]) => ({ size, members }));
-}
 
 export default operation({
   path: '/split-pdf',
@@ -39,18 +24,7 @@ export default operation({
     }
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    const { pageCount } = await openPdf(input.path, ctx);
-    const groups = fields.pages ? fields.pages.map((spec) => resolvePages(spec, pageCount, GRAMMAR)) : Array.from({ length: pageCount }, (_, i) => [i + 1]);
-    const paths: string[] = new Array(groups.length);
-    const runs = runsBySize(groups);
-    for (const [r, { size, members }] of runs.entries()) {
-      const sub = join(dir, `split-${r}`);
-      await mkdir(sub);
-      const parts = await splitPages({ path: input.path, pages: members.flatMap((m) => groups[m]) }, join(sub, 'part-%d.pdf'), size, ctx);
-      members.forEach((m, k) => (paths[m] = parts[k]));
-      progress((r + 1) / runs.length);
-    }
+    const paths = await splitPdf(input.path, fields.pages, dir, progress, { cwd: dir, signal, timeoutMs });
     return { files: paths.map((path, i) => ({ path, name: `${outputName}_${i + 1}.pdf` })) };
   },
 });
