@@ -368,7 +368,9 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
       // the flow, each at its height below the one before (rows of exact height). LibreOffice hangs frames on the
       // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
       // before and after.
-      const flow = tablesInFlow(tables, pageTop, page.height - bottomMargin);
+      // LibreOffice keeps the foot of a page without a bottom margin for its footer (an empty one too): a table
+      // ending 8 pt above the page's edge went onto a page of its own.
+      const flow = tablesInFlow(tables, pageTop, page.height - Math.max(bottomMargin, PAGE_FOOT));
       // A table beside another (the flow has one at a time) is its rows in frames instead, at their place.
       for (const t of flow.beside) {
         const x0 = Math.min(...t.lines.map((l) => l.box.x0));
@@ -849,6 +851,8 @@ const flowStart = (firstTop: number, heads: Line[]) => Math.min(firstTop, Math.m
  * one, 1 mm at least; borders, rounding to twips.
  */
 const FLOW_SLACK = 3 + 4;
+/** Points at the foot of a page that LibreOffice keeps free of a flow whatever the bottom margin. */
+const PAGE_FOOT = 9;
 
 /**
  * Tables in the flow of a page whose text is in frames, each at its height: a spacer paragraph fills the gap
