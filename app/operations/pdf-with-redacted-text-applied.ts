@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { applyRedactions } from '../../engines/mupdf-redact.js';
-import { inputError, selectPages } from '../document/index.js';
-import { AppError } from '../errors.js';
+import { applyRedactionMarks } from '../redact/index.js';
 import { output } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
 
@@ -17,10 +15,6 @@ export const rgbColor = z.preprocess(
   z.tuple([z.number(), z.number(), z.number()]),
 );
 
-/** The ordering rule of the spec (section 3): the input of this step is the preview's output. */
-export const NO_MARKS =
-  'The input PDF has no redaction annotations to apply. Send the document to /pdf-with-redacted-text-preview first and apply its output here.';
-
 export default operation({
   path: '/pdf-with-redacted-text-applied',
   tag: 'Signing, redaction, watermark',
@@ -33,13 +27,8 @@ export default operation({
   engines: ['qpdf', 'mupdf'],
   thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    await selectPages(input.path, '1-last', ctx);
     const path = join(dir, 'redacted.pdf');
-    const applied = await applyRedactions(input.path, path, fields.rgb_color as [number, number, number], ctx).catch((err) => {
-      throw inputError(err);
-    });
-    if (!applied.areas) throw new AppError('invalid_input', NO_MARKS);
+    await applyRedactionMarks(input.path, path, fields.rgb_color as [number, number, number], { cwd: dir, signal, timeoutMs });
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });

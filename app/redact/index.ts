@@ -1,7 +1,9 @@
 /**
  * Redaction search: what a redaction request looks for (literal strings, RE2 regular expressions, checked presets
  * such as IBAN or credit cards) matched against each page's characters as MuPDF reads them, giving the quads the
- * /Redact annotations cover; and areas drawn on a page, mapped from the page as seen into PDF user space.
+ * /Redact annotations cover; areas drawn on a page, mapped from the page as seen into PDF user space; and the
+ * annotations of a preview applied for good.
  */
+export * from './apply.js';
 export * from './redact-area.js';
 export * from './redact-find.js';
