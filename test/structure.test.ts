@@ -1,8 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { freeKey } from '../app/operations/pdf-with-added-attachment.js';
-import { pdfaPart } from '../app/rewrite/index.js';
+import { freeKey, pdfaPart } from '../app/rewrite/index.js';
 import { corpus, expectError, expectOk, pdfText, startApp, type TestApp, tool, uploadId } from './helpers.js';
 
 let t: TestApp;
