@@ -6,6 +6,7 @@
  * draw through here (page and Bates numbers too), tagged as marked content (artifacts, actual text) when asked.
  */
 export * from './fonts.js';
+export * from './image.js';
 export * from './numbering.js';
 export * from './shapes.js';
 export * from './stamp.js';
