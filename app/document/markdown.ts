@@ -155,9 +155,7 @@ export function textBlocks<L extends BlockLine>(pages: BlockPage<L>[], outline: 
   const all = pages.flatMap((p) => p.lines);
   const body = bodySize(all);
   const candidate = (l: L) =>
-    !l.vertical &&
-    l.text.length > 1 &&
-    (sizeKey(l.size) >= body * 1.15 || (l.bold && l.words.length <= 12 && !/[.,;:]$/.test(l.text) && !isListMarker(l.words[0].text)));
+    l.text.length > 1 && (sizeKey(l.size) >= body * 1.15 || (l.bold && l.words.length <= 12 && !/[.,;:]$/.test(l.text) && !isListMarker(l.words[0].text)));
   const candidates = all.filter(candidate);
   // Section numbering: each size of numbered heads takes the depth most of them have.
   const depthBySize = new Map<number, Map<number, number>>();
@@ -226,7 +224,7 @@ export function textBlocks<L extends BlockLine>(pages: BlockPage<L>[], outline: 
     if (!useOutline) return candidate(l) ? sizeLevel(l) : 0;
     const level = named.get(l);
     if (level) return level;
-    if (l.vertical || l.text.length < 2 || sizeKey(l.size) < body * 1.15) return 0;
+    if (l.text.length < 2 || sizeKey(l.size) < body * 1.15) return 0;
     const by = namedLevels.get(sizeKey(l.size));
     return by ? [...by.entries()].sort((x, y) => y[1] - x[1])[0][0] : Math.min(6, namedDeepest + 1);
   };
@@ -335,18 +333,23 @@ export function toMarkdown(pages: BlockPage<BlockLine>[], opts: MarkdownOptions)
  * Page furniture: rows in the top or bottom tenth of their page whose text, numbers aside, recurs at about the same
  * height on at least half of the pages (and 3 or more): running heads and feet, page numbers ("9", "Page 9 of 20").
  * On any number of pages, a row there that is only a page number ("9", "- 9 -", "Page 9 of 20", "9/20"), or a
- * browser's print stamp (a lone address, a date and time), is furniture too, with the rows beside it.
+ * browser's print stamp (a lone address, a date and time), is furniture too; so are the rows beside a print stamp. A
+ * page number must be the page's first or last row.
  */
 export function pageFurniture(pages: BlockPage<BlockLine>[]): Set<BlockLine> {
   const found = new Set<BlockLine>();
   const inBand = (p: BlockPage<BlockLine>, l: BlockLine) => !!p.height && (l.box.y1 < p.height * 0.1 || l.box.y0 > p.height * 0.9);
+  const beside = (a: BlockLine, b: BlockLine) =>
+    Math.min(a.box.y1, b.box.y1) - Math.max(a.box.y0, b.box.y0) > 0.5 * Math.min(a.box.y1 - a.box.y0, b.box.y1 - b.box.y0);
   for (const p of pages) {
     const band = p.lines.filter((l) => inBand(p, l));
-    const stamps = band.filter((l) => PAGE_NUMBER.test(l.text.trim()) || PRINT_STAMP.test(l.text.trim()));
-    // A head or foot row is set in one line: what stands beside a page number or print stamp belongs to it.
-    for (const l of band)
-      if (stamps.some((f) => Math.min(f.box.y1, l.box.y1) - Math.max(f.box.y0, l.box.y0) > 0.5 * Math.min(f.box.y1 - f.box.y0, l.box.y1 - l.box.y0)))
-        found.add(l);
+    const top = Math.min(...p.lines.map((l) => l.box.y0));
+    const bottom = Math.max(...p.lines.map((l) => l.box.y1));
+    // A page number is the page's first or last row (a number in a table near the edge is not).
+    const outer = (l: BlockLine) => l.box.y0 < top + 0.5 * (l.box.y1 - l.box.y0) || l.box.y1 > bottom - 0.5 * (l.box.y1 - l.box.y0);
+    const stamps = band.filter((l) => PRINT_STAMP.test(l.text.trim()) || (PAGE_NUMBER.test(l.text.trim()) && outer(l)));
+    // A head or foot row is set in one line: what stands beside a print stamp belongs to it.
+    for (const l of band) if (stamps.includes(l) || stamps.some((f) => PRINT_STAMP.test(f.text.trim()) && beside(f, l))) found.add(l);
   }
   if (pages.length < 3) return found;
   const key = (l: BlockLine) => `${Math.round(l.box.y0 / 8)}|${l.text.replace(/\d+/g, '#').trim()}`;
