@@ -99,7 +99,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'word.ts': 'owned by work in progress this session',
   // Not moved yet (issue 44): the lead's remaining list.
   'deskewed-pdf.ts': 'not moved yet (issue 44)',
-  'flatten.ts': 'not moved yet (issue 44)',
   'pdf-with-acroforms.ts': 'not moved yet (issue 44)',
   'pdf-with-added-tables.ts': 'not moved yet (issue 44)',
   'pdf-with-imported-form-data.ts': 'not moved yet (issue 44)',

@@ -1,9 +1,8 @@
 import { join } from 'node:path';
-import { type FlattenOptions, flattenPdf, generateAppearances } from '../../engines/ghostscript-flatten.js';
-import { inputError, openPdf } from '../document/index.js';
 import { readableXfa } from '../forms/index.js';
 import { oneOf, output, trueFalse } from '../requests/fields.js';
 import { operation, pdfInput, type RunContext } from '../requests/operation.js';
+import { type FlattenOptions, flattenDocument } from '../rewrite/index.js';
 
 const TAG = 'Optimisation, colour and page geometry';
 
@@ -17,22 +16,11 @@ export const TRANSPARENCY_DPI = {
   low: { lineArt: 288, gradients: 144 },
 } as const;
 
-/** The shared steps: open (401 / 400), fresh field appearances from qpdf, then one pdfwrite pass. */
+/** The shared steps, in app/rewrite: open (401 / 400), fresh field appearances from qpdf, then one pdfwrite pass. */
 async function flatten(ctx: Pick<RunContext<unknown>, 'input' | 'dir' | 'signal' | 'timeoutMs' | 'outputName'>, opts: FlattenOptions, appearances: boolean) {
   const { input, dir, signal, timeoutMs, outputName } = ctx;
-  const ectx = { cwd: dir, signal, timeoutMs };
-  const { pageCount } = await openPdf(input.path, ectx);
-  let source = input.path;
-  if (appearances) {
-    source = join(dir, 'appearances.pdf');
-    await generateAppearances(input.path, source, ectx).catch((err) => {
-      throw inputError(err);
-    });
-  }
   const path = join(dir, 'flattened.pdf');
-  await flattenPdf(source, path, opts, { ...ectx, pages: pageCount }).catch((err) => {
-    throw inputError(err);
-  });
+  await flattenDocument(input.path, path, opts, appearances, dir, { cwd: dir, signal, timeoutMs });
   return { files: [{ path, name: `${outputName}.pdf` }] };
 }
 
