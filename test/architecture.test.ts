@@ -102,7 +102,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'pdf-with-acroforms.ts': 'not moved yet (issue 44)',
   'pdf-with-added-tables.ts': 'not moved yet (issue 44)',
   'pdf-with-imported-form-data.ts': 'not moved yet (issue 44)',
-  'pdf-with-page-boxes-set.ts': 'not moved yet (issue 44)',
   'pdf-with-redacted-text-preview.ts': 'not moved yet (issue 44)',
   'security.ts': 'not moved yet (issue 44)',
   'separated-pdf.ts': 'not moved yet (issue 44)',

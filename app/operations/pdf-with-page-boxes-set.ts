@@ -1,29 +1,11 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { readPdfJson } from '../../engines/qpdf.js';
-import { writePdf } from '../../engines/qpdf-edit.js';
-import { inputError, PdfObjects, parsePages, resolvePages } from '../document/index.js';
-import { AppError } from '../errors.js';
+import { isBoxRange, setPageBoxes } from '../impose/index.js';
 import { json, looseNumber, output } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
 
-const BOX_KEYS = { media: '/MediaBox', crop: '/CropBox', bleed: '/BleedBox', trim: '/TrimBox', art: '/ArtBox' } as const;
-type BoxName = keyof typeof BOX_KEYS;
-const GRAMMAR = { reverse: true, parity: true };
-
 const margin = z.preprocess(looseNumber, z.number().finite());
-const range = z.preprocess(
-  (v) => (typeof v === 'number' ? String(v) : v),
-  z.string().refine((s) => {
-    try {
-      parsePages(pageSpec(s), GRAMMAR, 'range');
-      return true;
-    } catch {
-      return false;
-    }
-  }),
-);
+const range = z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().refine(isBoxRange));
 const boxSpec = z.object({
   box: z.enum(['media', 'crop', 'bleed', 'trim', 'art']),
   pages: z.array(z.object({ range, top: margin, bottom: margin, left: margin, right: margin })).min(1),
@@ -33,49 +15,6 @@ const boxesSchema = z.preprocess(
   (v) => (v && typeof v === 'object' && !Array.isArray(v) && 'boxes' in v ? (v as { boxes: unknown }).boxes : v),
   z.array(boxSpec).min(1),
 );
-export type BoxesSpec = z.infer<typeof boxesSchema>;
-
-/** `all` is every page; the rest is the shared page grammar. */
-const pageSpec = (range: string) => (range.trim().toLowerCase() === 'all' ? '1-last' : range);
-
-type Rect = [number, number, number, number];
-
-/**
- * The new boxes per page (0-based index -> PDF key -> rect). Margins are measured inward from the page's
- * current MediaBox, whichever box they set; only the media box may grow (negative margins).
- */
-export function planBoxes(boxes: BoxesSpec, media: Rect[]): Map<number, Map<string, Rect>> {
-  const plan = new Map<number, Map<string, Rect>>();
-  for (const [b, def] of boxes.entries()) {
-    for (const [p, sel] of def.pages.entries()) {
-      const where = `boxes[${b}].pages[${p}]`;
-      if (def.box !== 'media') {
-        for (const side of ['top', 'bottom', 'left', 'right'] as const) {
-          if (sel[side] < 0)
-            throw new AppError(
-              'out_of_range',
-              `${sel[side]} is not within the acceptable range for ${where}.${side}: only the media box takes negative margins`,
-            );
-        }
-      }
-      for (const page of resolvePages(pageSpec(sel.range), media.length, GRAMMAR, `${where}.range`)) {
-        const [x0, y0, x1, y1] = media[page - 1];
-        const rect: Rect = [x0 + sel.left, y0 + sel.bottom, x1 - sel.right, y1 - sel.top];
-        if (rect[2] - rect[0] < 1 || rect[3] - rect[1] < 1) {
-          throw new AppError(
-            'out_of_range',
-            `The margins of ${where} leave no ${def.box} box on page ${page}: they are not within the acceptable range for boxes`,
-          );
-        }
-        if (!plan.has(page - 1)) plan.set(page - 1, new Map());
-        plan.get(page - 1)!.set(BOX_KEYS[def.box as BoxName], rect);
-      }
-    }
-  }
-  return plan;
-}
-
-const round = (n: number) => Math.round(n * 1000) / 1000;
 
 export default operation({
   path: '/pdf-with-page-boxes-set',
@@ -88,34 +27,9 @@ export default operation({
   output: 'file',
   engines: ['qpdf'],
   cost: { lane: 'light' },
-  // qpdf cannot set boxes from its command line; --update-from-json replaces just the page dictionaries
-  // it is given and keeps everything else byte-for-byte in meaning (streams, forms, owner-only
-  // encryption), where rewriting the file with pdf-lib would re-serialise the whole document in-process.
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, limits }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    const { json: doc } = await readPdfJson(input.path, ctx, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }).catch((err) => {
-      throw inputError(err);
-    });
-    const objects = new PdfObjects(doc);
-    const pages = (doc.pages ?? []).map((p) => p.object);
-    const media = pages.map((ref): Rect => {
-      const a = objects.array(objects.inherited(ref, '/MediaBox')).map((n) => Number(objects.resolve(n)));
-      return a.length === 4 && a.every(Number.isFinite)
-        ? [Math.min(a[0], a[2]), Math.min(a[1], a[3]), Math.max(a[0], a[2]), Math.max(a[1], a[3])]
-        : [0, 0, 612, 792];
-    });
-    const plan = planBoxes(fields.boxes, media);
-    const updates: Record<string, unknown> = {};
-    for (const [index, rects] of plan) {
-      const key = `obj:${pages[index]}`;
-      const value = { ...(objects.dict(pages[index]) ?? {}) };
-      for (const [box, rect] of rects) value[box] = rect.map(round);
-      updates[key] = { value };
-    }
-    const update = join(dir, 'boxes.json');
-    await writeFile(update, JSON.stringify({ qpdf: [doc.qpdf![0], updates] }));
     const path = join(dir, 'boxes.pdf');
-    await writePdf(input.path, path, { updateFromJson: update }, ctx);
+    await setPageBoxes(input.path, fields.boxes, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, { cwd: dir, signal, timeoutMs });
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });
