@@ -99,9 +99,7 @@ const ENGINE_CALLERS: Record<string, string> = {
   'word.ts': 'owned by work in progress this session',
   // Not moved yet (issue 44): the lead's remaining list.
   'deskewed-pdf.ts': 'not moved yet (issue 44)',
-  'pdf-with-acroforms.ts': 'not moved yet (issue 44)',
   'pdf-with-added-tables.ts': 'not moved yet (issue 44)',
-  'pdf-with-imported-form-data.ts': 'not moved yet (issue 44)',
   'pdf-with-redacted-text-preview.ts': 'not moved yet (issue 44)',
   'security.ts': 'not moved yet (issue 44)',
   'separated-pdf.ts': 'not moved yet (issue 44)',
