@@ -1,11 +1,9 @@
-import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { surveyPages } from '../../engines/mupdf-text-layer.js';
-import { inputError, readBudgets, selectedPages } from '../document/index.js';
-import { LANGUAGE_NAMES, MAX_OCR_PIXELS, openForRendering, tesseractLanguages } from '../render/index.js';
+import { readBudgets } from '../document/index.js';
+import { LANGUAGE_NAMES, MAX_OCR_PIXELS } from '../render/index.js';
 import { list, onOff, output, pages } from '../requests/fields.js';
 import { operation, pdfInput, perCore } from '../requests/operation.js';
-import { deskewPages, MAX_SKEW, MIN_TURN } from '../scan/index.js';
+import { deskewDocument, MAX_SKEW, MIN_TURN } from '../scan/index.js';
 
 const listed = (pages: number[]) => `${pages.length > 1 ? 'Pages' : 'Page'} ${pages.join(', ')}`;
 
@@ -34,25 +32,13 @@ export default operation({
   engines: ['mupdf', 'qpdf', 'tesseract', 'unpaper'],
   cost: perCore,
   run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
-    const ectx = { cwd: dir, signal, timeoutMs };
-    const { boxes } = await openForRendering(input.path, ectx);
-    const selected = selectedPages(fields.pages, boxes.length);
-    const surveys = await surveyPages(input.path, selected, ectx).catch((err) => {
-      throw inputError(err);
-    });
-    // The same test as OCR's: a scan is a page mostly covered by images.
-    const scans = selected.filter((p) => surveys.get(p)!.cover >= 0.5);
-    const others = selected.filter((p) => surveys.get(p)!.cover < 0.5);
-    const languages = scans.some((p) => surveys.get(p)!.glyphs > 0) ? await tesseractLanguages(fields.languages, ectx) : [];
     const path = join(dir, 'deskewed.pdf');
-    const { pages: measured, untexted } = scans.length
-      ? await deskewPages(
-          { input: input.path, boxes, pages: scans, surveys, clean: { despeckle: fields.despeckle, removeBorders: fields.remove_borders }, languages },
-          path,
-          { dir, signal, timeoutMs, progress },
-        )
-      : { pages: [], untexted: [] };
-    if (!measured.some((m) => m.changed)) await copyFile(input.path, path);
+    const clean = { despeckle: fields.despeckle, removeBorders: fields.remove_borders };
+    const {
+      pages: measured,
+      untexted,
+      others,
+    } = await deskewDocument(input.path, fields.pages, clean, fields.languages, path, { dir, signal, timeoutMs, progress });
     const warnings = [
       others.length
         ? `${listed(others)} ${others.length > 1 ? 'are' : 'is'} not scanned (not mostly images) and ${others.length > 1 ? 'were' : 'was'} left as ${others.length > 1 ? 'they were' : 'it was'}.`

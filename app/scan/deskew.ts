@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -8,8 +8,17 @@ import { addTextLayers, type PageSurvey, surveyPages } from '../../engines/mupdf
 import { rangeText, runJob } from '../../engines/qpdf-edit.js';
 import { expectOutput } from '../../engines/run.js';
 import { type CleanOptions, cleanScan } from '../../engines/unpaper.js';
-import { inputError } from '../document/index.js';
-import { inParallel, ocrImage, openForRendering, type RenderContext, recognizePages, renderImages } from '../render/index.js';
+import { inputError, selectedPages } from '../document/index.js';
+import {
+  inParallel,
+  type Language,
+  ocrImage,
+  openForRendering,
+  type RenderContext,
+  recognizePages,
+  renderImages,
+  tesseractLanguages,
+} from '../render/index.js';
 import { readGrey } from './pixels.js';
 import { MAX_SKEW, measureSkew, rotateImage, SKEW_WIDTH } from './skew.js';
 
@@ -40,6 +49,35 @@ export interface DeskewRequest {
   clean: CleanOptions;
   /** Tesseract codes for pages whose text layer is made again. */
   languages: string[];
+}
+
+/**
+ * The scans among the `selection` (pages mostly covered by images, the same test as OCR's) straightened into
+ * `output`; a page with a text layer gets a new one in `languageNames`. Also returns the selected pages that are
+ * not scans (left as they were). Without a page to change, `output` is a copy of the input.
+ */
+export async function deskewDocument(
+  input: string,
+  selection: Parameters<typeof selectedPages>[0],
+  clean: CleanOptions,
+  languageNames: Language[],
+  output: string,
+  ctx: RenderContext,
+): Promise<{ pages: ScanPage[]; untexted: number[]; others: number[] }> {
+  const ectx = { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
+  const { boxes } = await openForRendering(input, ectx);
+  const selected = selectedPages(selection, boxes.length);
+  const surveys = await surveyPages(input, selected, ectx).catch((err) => {
+    throw inputError(err);
+  });
+  const scans = selected.filter((p) => surveys.get(p)!.cover >= 0.5);
+  const others = selected.filter((p) => surveys.get(p)!.cover < 0.5);
+  const languages = scans.some((p) => surveys.get(p)!.glyphs > 0) ? await tesseractLanguages(languageNames, ectx) : [];
+  const { pages, untexted } = scans.length
+    ? await deskewPages({ input, boxes, pages: scans, surveys, clean, languages }, output, ctx)
+    : { pages: [], untexted: [] };
+  if (!pages.some((m) => m.changed)) await copyFile(input, output);
+  return { pages, untexted, others };
 }
 
 /**
