@@ -101,7 +101,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'pdf-with-added-tables.ts': 'not moved yet (issue 44)',
   'pdf-with-redacted-text-preview.ts': 'not moved yet (issue 44)',
   'security.ts': 'not moved yet (issue 44)',
-  'separated-pdf.ts': 'not moved yet (issue 44)',
   'signed-pdf.ts': 'not moved yet (issue 44)',
   'zugferd-pdf.ts': 'not moved yet (issue 44)',
 };

@@ -1,12 +1,6 @@
-import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
-import { assemblePages } from '../../engines/qpdf-edit.js';
-import { inputError, selectedPages } from '../document/index.js';
-import { invalidInput } from '../errors.js';
-import { inParallel, openForRendering, splitRuns } from '../render/index.js';
 import { num, oneOf, output, pages, text } from '../requests/fields.js';
 import { operation, pdfInput, perCore } from '../requests/operation.js';
-import { BARCODE_DPI, BLANK_THRESHOLD, blankPages, compileBarcodePattern, pagesBetween, readPageBarcodes, separatorPages } from '../scan/index.js';
+import { BARCODE_DPI, BLANK_THRESHOLD, compileBarcodePattern, separateDocument } from '../scan/index.js';
 
 export default operation({
   path: '/separated-pdf',
@@ -37,31 +31,13 @@ export default operation({
     if (f.barcode_text !== undefined) compileBarcodePattern(f.barcode_text);
   },
   run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
-    const ectx = { cwd: dir, signal, timeoutMs };
-    const rctx = { dir, signal, timeoutMs, progress };
-    const { boxes } = await openForRendering(input.path, ectx);
-    const candidates = selectedPages(fields.pages, boxes.length);
-    const barcodes = fields.separator === 'barcode' ? await readPageBarcodes(input.path, boxes, candidates, rctx) : [];
-    const separators =
-      fields.separator === 'barcode'
-        ? separatorPages(barcodes, fields.barcode_text === undefined ? undefined : compileBarcodePattern(fields.barcode_text))
-        : await blankPages(input.path, boxes, candidates, fields.threshold, rctx);
-    const groups = pagesBetween(boxes.length, separators);
-    if (!groups.length) throw invalidInput(`every page is a separator sheet (pages ${separators.join(', ')}), so no document is left`);
-    // One qpdf per output, the outputs spread over the cores (the job holds them all: perCore).
-    const files = groups.map((_, i) => ({ path: join(dir, `part-${i + 1}.pdf`), name: `${outputName}_${i + 1}.pdf` }));
-    await inParallel(
-      splitRuns(
-        groups.map((_, i) => i),
-        availableParallelism(),
-      ),
-      async (run, _k, runSignal) => {
-        for (const i of run.items) await assemblePages([{ path: input.path, pages: groups[i] }], files[i].path, { ...ectx, signal: runSignal });
-      },
-      signal,
-    ).catch((err) => {
-      throw inputError(err);
-    });
+    const pattern = fields.barcode_text === undefined ? undefined : compileBarcodePattern(fields.barcode_text);
+    const { paths, separators, barcodes } = await separateDocument(
+      input.path,
+      { separator: fields.separator, pattern, threshold: fields.threshold, selection: fields.pages },
+      { dir, signal, timeoutMs, progress },
+    );
+    const files = paths.map((path, i) => ({ path, name: `${outputName}_${i + 1}.pdf` }));
     const json: Record<string, unknown> = { separatorPages: separators };
     if (fields.separator === 'barcode') json.barcodes = barcodes;
     const warning = separators.length

@@ -8,5 +8,6 @@ export * from './blank.js';
 export * from './deskew.js';
 export * from './ink.js';
 export type { GreyImage } from './pixels.js';
+export * from './separate.js';
 export * from './separators.js';
 export * from './skew.js';
