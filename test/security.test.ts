@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { permissionsFrom } from '../app/operations/security.js';
+import { permissionsFrom } from '../app/document/index.js';
 import { corpus, expectError, expectOk, startApp, type TestApp } from './helpers.js';
 
 let t: TestApp;

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { ALL_ALLOWED, type Permissions, writePdf } from '../../engines/qpdf-edit.js';
-import { permissionsOf, secureTo, unlockPdf, unlockToChange, wrongPermissionsPassword } from '../document/index.js';
+import { addOpenPassword, liftRestrictions, RESTRICTIONS, removeSecurity, restrictPdf } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { list, output, text } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
@@ -15,32 +14,6 @@ import { operation, pdfInput } from '../requests/operation.js';
 const newPassword = () => text({ min: 6, max: 128 });
 const currentPassword = () => text({ max: 1024 }).optional();
 const TAG = 'Security';
-
-export const RESTRICTIONS = [
-  'print_low',
-  'print_high',
-  'edit_document_assembly',
-  'edit_fill_and_sign_form_fields',
-  'edit_annotations',
-  'edit_content',
-  'copy_content',
-  'accessibility_off',
-] as const;
-type Restriction = (typeof RESTRICTIONS)[number];
-
-/** restrictions[] to permissions: each name withholds one right (print_low withholds all printing). */
-export function permissionsFrom(restrictions: readonly Restriction[]): Permissions {
-  const r = new Set(restrictions);
-  return {
-    print: r.has('print_low') ? 'none' : r.has('print_high') ? 'low' : 'full',
-    assemble: !r.has('edit_document_assembly'),
-    form: !r.has('edit_fill_and_sign_form_fields'),
-    annotate: !r.has('edit_annotations'),
-    modifyOther: !r.has('edit_content'),
-    extract: !r.has('copy_content'),
-    accessibility: !r.has('accessibility_off'),
-  };
-}
 
 const resultFile = (dir: string, outputName: string) => ({ path: join(dir, 'secured.pdf'), name: `${outputName}.pdf` });
 
@@ -61,21 +34,9 @@ export const encryptedPdf = operation({
   engines: ['qpdf'],
   cost: { lane: 'light' },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
-    const keepOwner = pdf.encrypt.encrypted && fields.current_permissions_password !== undefined;
-    await secureTo(
-      input.path,
-      out.path,
-      pdf.password,
-      {
-        user: fields.new_open_password,
-        owner: keepOwner ? fields.current_permissions_password! : fields.new_open_password,
-        permissions: keepOwner ? permissionsOf(pdf) : ALL_ALLOWED,
-      },
-      ctx,
-    );
+    const pw = { newOpen: fields.new_open_password, open: fields.current_open_password, perms: fields.current_permissions_password };
+    await addOpenPassword(input.path, out.path, pw, { cwd: dir, signal, timeoutMs });
     return { files: [out] };
   },
 });
@@ -97,11 +58,9 @@ export const decryptedPdf = operation({
   engines: ['qpdf'],
   cost: { lane: 'light' },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    // Decrypting lifts restrictions too: that is the permissions password's call, as in /unrestricted-pdf.
-    const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
-    await writePdf(input.path, out.path, { password: pdf.password, decrypt: true }, ctx);
+    const pw = { open: fields.current_open_password, perms: fields.current_permissions_password };
+    await removeSecurity(input.path, out.path, pw, { cwd: dir, signal, timeoutMs });
     return { files: [out] };
   },
 });
@@ -128,20 +87,9 @@ export const restrictedPdf = operation({
     }
   },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    const pdf = await unlockToChange(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
     const out = resultFile(dir, outputName);
-    await secureTo(
-      input.path,
-      out.path,
-      pdf.password,
-      {
-        user: pdf.hasOpenPassword && fields.current_open_password !== undefined ? fields.current_open_password : '',
-        owner: fields.new_permissions_password,
-        permissions: permissionsFrom(fields.restrictions),
-      },
-      ctx,
-    );
+    const pw = { newPerms: fields.new_permissions_password, open: fields.current_open_password, perms: fields.current_permissions_password };
+    await restrictPdf(input.path, out.path, pw, fields.restrictions, { cwd: dir, signal, timeoutMs });
     return { files: [out] };
   },
 });
@@ -162,16 +110,9 @@ export const unrestrictedPdf = operation({
   engines: ['qpdf'],
   cost: { lane: 'light' },
   run: async ({ fields, input, dir, signal, timeoutMs, outputName }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    const pdf = await unlockPdf(input.path, ctx, { open: fields.current_open_password, perms: fields.current_permissions_password });
-    if (!pdf.ownerOk) throw wrongPermissionsPassword(true);
     const out = resultFile(dir, outputName);
-    const open = pdf.hasOpenPassword ? fields.current_open_password : undefined;
-    if (open !== undefined && open !== '') {
-      await secureTo(input.path, out.path, pdf.password, { user: open, owner: open, permissions: ALL_ALLOWED }, ctx);
-    } else {
-      await writePdf(input.path, out.path, { password: pdf.password, decrypt: true }, ctx);
-    }
+    const pw = { open: fields.current_open_password, perms: fields.current_permissions_password };
+    await liftRestrictions(input.path, out.path, pw, { cwd: dir, signal, timeoutMs });
     return { files: [out] };
   },
 });
