@@ -5,6 +5,7 @@
  * added text and images, shapes and tables (laid out across continuation pages), form and signature appearances all
  * draw through here (page and Bates numbers too), tagged as marked content (artifacts, actual text) when asked.
  */
+export * from './add-tables.js';
 export * from './fonts.js';
 export * from './image.js';
 export * from './numbering.js';

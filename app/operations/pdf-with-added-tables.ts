@@ -1,13 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PDFDocument, type PDFEmbeddedPage } from '@cantoo/pdf-lib';
 import { z } from 'zod';
-import type { EngineContext } from '../../engines/context.js';
-import { ImageTooLargeError, imagesToPdf } from '../../engines/image-pdf.js';
-import { FontSet, layoutTable, type PlacedTable, pageFrames, paginate, resolveFont, type TableSpec, writeTables } from '../compose/index.js';
-import { AppError, limitExceeded, outOfRange } from '../errors.js';
+import { addTables, checkTable, type TableSpec } from '../compose/index.js';
+import { AppError } from '../errors.js';
 import { colorValues, jsonObjects, looseBool, looseList, looseNumber, output } from '../requests/fields.js';
-import { type InputFile, operation } from '../requests/operation.js';
+import { operation } from '../requests/operation.js';
 
 const MAX_TABLES = 100;
 const MAX_CELLS = 20000;
@@ -101,8 +97,6 @@ const table = z.strictObject({
   tag_is_artifact: flag,
   tag_structure_type: z.literal('Table').optional(),
 });
-type Table = z.infer<typeof table>;
-
 const tables = jsonObjects(table);
 
 export default operation({
@@ -145,92 +139,13 @@ export default operation({
       throw new AppError('out_of_range', `table_objects: at most ${MAX_TABLES} tables per request (${f.table_objects.length} given)`);
     const cells = f.table_objects.reduce((a, t) => a + [t.header_rows ?? [], t.rows, t.footer_rows ?? []].flat().reduce((b, r) => b + r.cells.length, 0), 0);
     if (cells > MAX_CELLS) throw new AppError('out_of_range', `table_objects: at most ${MAX_CELLS} cells per request (${cells} given)`);
-    f.table_objects.forEach((t, i) => checkTable(t, `table_objects[${i}]`, f.tag_enabled === true));
+    f.table_objects.forEach((t, i) => checkTable(t as TableSpec, `table_objects[${i}]`, f.tag_enabled === true));
   },
   run: async ({ fields, inputs, dir, signal, timeoutMs, outputName, limits }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    const pdf = inputs.file[0];
-    const frames = await pageFrames(pdf.path, ctx);
-    const images = inputs.image_files ?? [];
-    fields.table_objects.forEach((t, i) => {
-      if (t.page > frames.length) throw outOfRange(t.page, `table_objects[${i}].page (the PDF has ${frames.length} page${frames.length > 1 ? 's' : ''})`);
-      for (const c of cellsOf(t)) {
-        if (c.image && c.image.image_index >= images.length)
-          throw outOfRange(
-            c.image.image_index,
-            `table_objects[${i}]: image_index (${images.length} image${images.length === 1 ? '' : 's'} given in image_ids)`,
-          );
-      }
-    });
-
-    const doc = await PDFDocument.create();
-    const fonts = new FontSet(doc);
-    const used = new Set(fields.table_objects.flatMap((t) => cellsOf(t).flatMap((c) => (c.image ? [c.image.image_index] : []))));
-    const embedded: PDFEmbeddedPage[] = [];
-    for (const n of used) embedded[n] = await imagePage(doc, images[n], n, dir, limits.maxImagePixels, ctx);
-
-    const placed: PlacedTable[] = [];
-    for (const [i, t] of fields.table_objects.entries()) {
-      const where = `table_objects[${i}]`;
-      const frame = frames[t.page - 1];
-      const layout = await layoutTable(t as TableSpec, frame, fonts, embedded, where);
-      const tagging = fields.tag_enabled ? { artifact: t.tag_is_artifact === true, lang: fields.tag_language } : undefined;
-      placed.push({ page: t.page, slices: paginate(t as TableSpec, layout, frame, where), tagging });
-    }
     const path = join(dir, 'with-tables.pdf');
-    await writeTables(pdf.path, path, doc, frames, placed, ctx);
+    const tagging = fields.tag_enabled ? { lang: fields.tag_language } : undefined;
+    const opts = { tagging, maxPixels: limits.maxImagePixels, dir };
+    await addTables(inputs.file[0].path, fields.table_objects as TableSpec[], inputs.image_files ?? [], path, opts, { cwd: dir, signal, timeoutMs });
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });
-
-const cellsOf = (t: Table) => [t.header_rows ?? [], t.rows, t.footer_rows ?? []].flat().flatMap((r) => r.cells);
-
-/** What the n8n node checks before sending, checked again here: clients without it get the same answers. */
-function checkTable(t: Table, where: string, tagEnabled: boolean): void {
-  if ((t.width === undefined) === (t.width_percentage === undefined))
-    throw new AppError('out_of_range', `${where} must contain exactly one of width or width_percentage`);
-  if (t.width_percentage !== undefined && t.width_mode !== 'relative')
-    throw new AppError('out_of_range', `${where}.width_percentage requires width_mode to be relative`);
-  if (t.x === undefined && t.horizontal_align === undefined) throw new AppError('out_of_range', `${where} must contain x or horizontal_align`);
-  if (t.final_page_bottom_margin !== undefined && t.final_page_bottom_margin < (t.page_bottom_margin ?? 0))
-    throw new AppError('out_of_range', `${where}.final_page_bottom_margin cannot be less than page_bottom_margin`);
-  const styles = [
-    t.style,
-    ...t.columns.map((c) => c.style),
-    ...[t.header_rows ?? [], t.rows, t.footer_rows ?? []].flat().flatMap((r) => [r.style, ...r.cells.map((c) => c.style)]),
-  ];
-  for (const s of styles) {
-    if (!s) continue;
-    if ((s.text_color_rgb && s.text_color_cmyk) || (s.background_color_rgb && s.background_color_cmyk))
-      throw new AppError('out_of_range', `${where}: a style cannot contain both RGB and CMYK colors`);
-    if (s.font) resolveFont(s.font);
-    for (const side of Object.values(s.border ?? {}))
-      if (side?.color_rgb && side.color_cmyk) throw new AppError('out_of_range', `${where}: a border cannot contain both RGB and CMYK colors`);
-  }
-  const tagged = t.tag_is_artifact !== undefined || t.tag_structure_type !== undefined;
-  cellsOf(t).forEach((c) => {
-    if (c.text !== undefined && c.image) throw new AppError('out_of_range', `${where}: a cell cannot contain both text and image`);
-    if (c.fixed_height !== undefined && c.min_height !== undefined && c.fixed_height < c.min_height)
-      throw new AppError('out_of_range', `${where}: a cell's fixed_height cannot be less than its min_height`);
-    const cellTagged =
-      c.tag_actual_text !== undefined ||
-      c.tag_structure_type !== undefined ||
-      (c.image && (c.image.tag_alt_text !== undefined || c.image.tag_is_artifact !== undefined || c.image.tag_structure_type !== undefined));
-    if ((tagged || cellTagged) && !tagEnabled) throw new AppError('out_of_range', `${where}: tag properties require tag_enabled to be true`);
-  });
-  if (tagged && !tagEnabled) throw new AppError('out_of_range', `${where}: tag properties require tag_enabled to be true`);
-}
-
-/** An image input as a page of its own (DPI size, EXIF orientation, JPEG kept as it is), embedded as a form. */
-async function imagePage(doc: PDFDocument, image: InputFile, n: number, dir: string, maxPixels: number, ctx: EngineContext): Promise<PDFEmbeddedPage> {
-  const single = join(dir, `image-${n}.pdf`);
-  try {
-    await imagesToPdf([image.path], single, { lossless: true, maxDpi: null, maxPixels }, ctx);
-    const src = await PDFDocument.load(await readFile(single), { updateMetadata: false });
-    return await doc.embedPage(src.getPage(0));
-  } catch (err) {
-    if (ctx.signal?.aborted) throw err;
-    if (err instanceof ImageTooLargeError) throw limitExceeded(`image_ids[${n}] (${err.width}x${err.height} pixels)`, 'MAX_IMAGE_PIXELS', err.limit);
-    throw new AppError('invalid_input', `There was a problem reading image_ids[${n}]`);
-  }
-}
