@@ -98,7 +98,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'watermarked-pdf.ts': 'owned by work in progress this session',
   'word.ts': 'owned by work in progress this session',
   // Not moved yet (issue 44): the lead's remaining list.
-  'zugferd-pdf.ts': 'not moved yet (issue 44)',
 };
 
 test('operations: none imports an engine (but those listed, still to move into their domain)', () => {

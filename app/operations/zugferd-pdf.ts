@@ -1,33 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { EngineError } from '../../engines/errors.js';
-import { popplerPageWords } from '../../engines/poppler.js';
-import { openPdf } from '../document/index.js';
-import { AppError, invalidInput, limitExceeded } from '../errors.js';
-import {
-  checkLocale,
-  cmykToRgb,
-  DEFAULT_RENDER,
-  embedInvoice,
-  findingsText,
-  fontFamily,
-  type Invoice,
-  invoiceText,
-  logoSize,
-  printInvoice,
-  type RenderOptions,
-  type Rgb,
-  readInvoiceFile,
-  renderInvoiceHtml,
-  toPdfA3,
-  validateInvoice,
-} from '../invoice/index.js';
+import { invalidInput } from '../errors.js';
+import { INVOICE_COLORS as COLORS, LOGO_CORNERS as CORNERS, makeHybridInvoice, type RenderFields } from '../invoice/index.js';
 import { colorValues, int, json, oneOf, output, text, trueFalse } from '../requests/fields.js';
-import { operation, type RunContext } from '../requests/operation.js';
-
-const COLORS = ['text_color', 'muted_text_color', 'accent_color', 'border_color', 'table_header_color', 'table_alternate_color'] as const;
-const CORNERS = ['top-left', 'top-right', 'bottom-left', 'bottom-right'] as const;
+import { operation } from '../requests/operation.js';
 
 const renderOptions = z.object({
   logo_corner: oneOf(CORNERS).optional(),
@@ -46,72 +22,6 @@ const renderOptions = z.object({
     ]),
   ),
 });
-type RenderFields = z.infer<typeof renderOptions> & Partial<Record<`${(typeof COLORS)[number]}_${'rgb' | 'cmyk'}`, number[]>>;
-
-const camel = (s: string) => s.replace(/_(\w)/g, (_, c: string) => c.toUpperCase());
-
-/** The client's render_options over the defaults (fonts and locale checked: 400 naming the option). */
-function renderSettings(r: RenderFields | undefined, logo: RenderOptions['logo']): RenderOptions {
-  const o: RenderOptions = { ...DEFAULT_RENDER, logo };
-  if (!r) return o;
-  if (r.locale) {
-    checkLocale(r.locale.replace(/_/g, '-'));
-    o.locale = r.locale.replace(/_/g, '-');
-  }
-  if (r.label_language) o.labelLanguage = r.label_language;
-  else if (r.locale && /^(de|fr)\b/i.test(r.locale)) o.labelLanguage = r.locale.slice(0, 2).toLowerCase() as 'de' | 'fr';
-  if (r.currency_display) o.currencyDisplay = r.currency_display;
-  if (r.date_format) o.dateFormat = r.date_format;
-  if (r.decimal_precision !== undefined) o.decimalPrecision = r.decimal_precision;
-  if (r.font) o.font = fontFamily(r.font);
-  if (r.bold_font) o.boldFont = fontFamily(r.bold_font);
-  if (r.footer_message) o.footerMessage = r.footer_message;
-  if (logo && r.logo_corner) logo.corner = r.logo_corner;
-  for (const c of COLORS) {
-    const rgb = r[`${c}_rgb`];
-    const cmyk = r[`${c}_cmyk`];
-    const key = camel(c) as keyof RenderOptions;
-    if (rgb) (o as unknown as Record<string, Rgb>)[key] = rgb as Rgb;
-    else if (cmyk) (o as unknown as Record<string, Rgb>)[key] = cmykToRgb(cmyk);
-  }
-  return o;
-}
-
-/** Whether a source PDF shows this invoice: its text holds the invoice number and the grand total (in a common notation). */
-async function showsInvoice(path: string, inv: Invoice, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<boolean> {
-  const { pageCount } = await openPdf(path, ctx);
-  const words = await popplerPageWords(
-    path,
-    Array.from({ length: Math.min(pageCount, 20) }, (_, i) => i + 1),
-    ctx,
-  );
-  const textOf = [...words.values()]
-    .flat()
-    .map((w) => w.text)
-    .join(' ');
-  const total = Number(inv.totals.grandTotal ?? inv.totals.due);
-  if (!inv.number || !textOf.includes(inv.number) || !Number.isFinite(total)) return false;
-  const [whole, cents] = total.toFixed(2).split('.');
-  const grouped = (sep: string) => whole.replace(/\B(?=(\d{3})+(?!\d))/g, sep);
-  return [
-    `${whole}.${cents}`,
-    `${whole},${cents}`,
-    `${grouped(',')}.${cents}`,
-    `${grouped('.')},${cents}`,
-    `${grouped(' ')},${cents}`,
-    `${grouped('\u00a0')},${cents}`,
-    `${grouped('\u202f')},${cents}`,
-  ].some((v) => textOf.includes(v));
-}
-
-const htmlLimit = (err: unknown, limits: RunContext<unknown>['limits']) => {
-  if (!(err instanceof EngineError) || !err.details.limit) return err;
-  const l = err.details.limit;
-  if (l === 'time') return limitExceeded('Rendering the invoice', 'HTML_TIMEOUT_SECONDS', limits.htmlTimeoutMs / 1000);
-  if (l === 'pages') return limitExceeded('The number of pages the invoice prints', 'HTML_MAX_PAGES', limits.htmlMaxPages);
-  if (l === 'memory') return limitExceeded("The memory of the invoice page's renderer", 'HTML_MAX_MEMORY_MB', limits.htmlMaxMemoryBytes / 1024 / 1024);
-  return limitExceeded('The bytes of the invoice page', 'HTML_MAX_MB', limits.htmlMaxBytes / 1024 / 1024);
-};
 
 export default operation({
   path: '/zugferd-pdf',
@@ -153,46 +63,11 @@ export default operation({
   engines: ['xmllint', 'ghostscript', 'qpdf', 'chromium', 'poppler'],
   cost: ({ fields, inputs }) => (inputs.pdf_file?.length && !fields.regenerate_pdf ? { lane: 'cpu', processes: 1 } : { lane: 'browser' }),
   run: async ({ fields, inputs, input, dir, signal, timeoutMs, outputName, limits }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
     const source = inputs.pdf_file?.[0];
     if (fields.regenerate_pdf && !source) throw invalidInput('regenerate_pdf requires a source PDF (pdf_file or pdf_id).');
-    const bytes = await readFile(input.path);
-    const xml = invoiceText(bytes);
-    const { findings, path } = await validateInvoice(xml, ctx, limits.invoiceMaxLines);
-    if (findings.some((f) => f.severity === 'fatal')) throw new AppError('invalid_input', `The invoice XML is not valid: ${findingsText(findings)}`);
-    const invoice = await readInvoiceFile(path, signal);
-    const profile = invoice.profile!;
-
-    let logo: RenderOptions['logo'];
-    const logoFile = inputs.logo_file?.[0];
-    if (logoFile) {
-      const data = await readFile(logoFile.path);
-      const size = logoSize(data);
-      if (!size) throw invalidInput(`${logoFile.name} is not a PNG or JPEG image`);
-      if (size.width * size.height > limits.maxImagePixels)
-        throw limitExceeded(`The logo (${size.width}x${size.height} pixels)`, 'MAX_IMAGE_PIXELS', limits.maxImagePixels);
-      logo = { mime: size.mime, data, corner: 'top-right' };
-    }
-    const settings = renderSettings(fields.render_options as RenderFields | undefined, logo);
-
-    let visual: string | undefined = source?.path;
-    if (source && fields.regenerate_pdf && !(await showsInvoice(source.path, invoice, ctx))) visual = undefined;
-    if (!visual) {
-      visual = join(dir, 'rendered.pdf');
-      const limitsHtml = {
-        timeoutMs: limits.htmlTimeoutMs,
-        maxPages: limits.htmlMaxPages,
-        maxBytes: limits.htmlMaxBytes,
-        maxMemoryBytes: limits.htmlMaxMemoryBytes,
-      };
-      await printInvoice(renderInvoiceHtml(invoice, settings), visual, limitsHtml, ctx).catch((err) => {
-        throw htmlLimit(err, limits);
-      });
-    }
-    const pdfa = join(dir, 'invoice-pdfa.pdf');
-    await toPdfA3(visual, pdfa, `${invoice.number ?? 'Invoice'}`, ctx);
     const out = join(dir, 'zugferd.pdf');
-    await embedInvoice(pdfa, bytes, profile, out, ctx);
+    const req = { source, regenerate: fields.regenerate_pdf, logo: inputs.logo_file?.[0], renderOptions: fields.render_options as RenderFields | undefined };
+    await makeHybridInvoice(input.path, req, out, limits, { cwd: dir, signal, timeoutMs });
     return { files: [{ path: out, name: `${outputName}.pdf` }] };
   },
 });
