@@ -97,7 +97,6 @@ const ENGINE_CALLERS: Record<string, string> = {
   'pdf-with-ocr-text.ts': 'owned by work in progress this session',
   'watermarked-pdf.ts': 'owned by work in progress this session',
   'word.ts': 'owned by work in progress this session',
-  // Not moved yet (issue 44): the lead's remaining list.
 };
 
 test('operations: none imports an engine (but those listed, still to move into their domain)', () => {
