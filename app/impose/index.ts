@@ -13,3 +13,4 @@ export * from './order.js';
 export * from './orientation.js';
 export * from './place.js';
 export * from './prune.js';
+export * from './rotate.js';

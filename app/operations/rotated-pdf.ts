@@ -1,14 +1,10 @@
 import { join } from 'node:path';
-import { surveyPages } from '../../engines/mupdf-text-layer.js';
-import { type QuarterTurn, rotatePages } from '../../engines/qpdf-edit.js';
-import { inputError, openPdf, selectedPages } from '../document/index.js';
-import { detectOrientations, MIN_ORIENTATION_CONFIDENCE } from '../impose/index.js';
-import { openForRendering } from '../render/index.js';
+import { openPdf, selectedPages } from '../document/index.js';
+import { MIN_ORIENTATION_CONFIDENCE, type QuarterTurn, turnPages, turnUpright } from '../impose/index.js';
 import { num, oneOf, output, pages } from '../requests/fields.js';
 import { operation, pdfInput, perCore } from '../requests/operation.js';
 
 const GRAMMAR = { reverse: true, parity: true };
-const list = (pages: number[]) => pages.join(', ');
 
 export default operation({
   path: '/rotated-pdf',
@@ -26,32 +22,15 @@ export default operation({
   engines: ['qpdf', 'mupdf', 'poppler', 'tesseract'],
   cost: ({ fields }) => (fields.rotation === 'auto' ? perCore() : { lane: 'light' }),
   run: async ({ fields, input, dir, signal, timeoutMs, outputName, progress }) => {
-    const ctx = { cwd: dir, signal, timeoutMs };
-    const { pageCount } = await openPdf(input.path, ctx);
+    const { pageCount } = await openPdf(input.path, { cwd: dir, signal, timeoutMs });
     const selected = selectedPages(fields.pages, pageCount, GRAMMAR);
     const path = join(dir, 'rotated.pdf');
+    const files = [{ path, name: `${outputName}.pdf` }];
     if (fields.rotation !== 'auto') {
-      await rotatePages(input.path, path, [{ angle: Number(fields.rotation) as QuarterTurn, pages: selected }], ctx);
-      return { files: [{ path, name: `${outputName}.pdf` }] };
+      await turnPages(input.path, path, selected, Number(fields.rotation) as QuarterTurn, { cwd: dir, signal, timeoutMs });
+      return { files };
     }
-    const { boxes } = await openForRendering(input.path, ctx);
-    const surveys = await surveyPages(input.path, selected, ctx).catch((err) => {
-      throw inputError(err);
-    });
-    const found = await detectOrientations(
-      { input: input.path, boxes, pages: selected, surveys, minConfidence: fields.min_confidence },
-      { dir, signal, timeoutMs, progress },
-    );
-    const unsure = found.filter((f) => f.turn === null).map((f) => f.page);
-    const turns = ([90, 180, 270] as const).map((angle) => ({ angle, pages: found.filter((f) => f.turn === angle).map((f) => f.page) }));
-    await rotatePages(input.path, path, turns, ctx);
-    const turned = turns.flatMap((t) => t.pages.map((p) => `${p} (${t.angle})`));
-    const warning = [
-      turned.length ? `Pages turned clockwise (degrees): ${turned.join(', ')}.` : 'No page needed turning.',
-      unsure.length ? `Pages left as they were because their orientation could not be told with confidence: ${list(unsure)}.` : '',
-    ]
-      .filter(Boolean)
-      .join(' ');
-    return { files: [{ path, name: `${outputName}.pdf` }], warning, json: { orientations: found } };
+    const { warning, orientations } = await turnUpright(input.path, path, selected, fields.min_confidence, { dir, signal, timeoutMs, progress });
+    return { files, warning, json: { orientations } };
   },
 });
