@@ -1,8 +1,5 @@
-import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { addTextLayers, surveyPages } from '../../engines/mupdf-text-layer.js';
-import { inputError, readBudgets, selectedPages } from '../document/index.js';
-import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, openForRendering, recognizePages, tesseractLanguages, timed } from '../render/index.js';
+import { LANGUAGE_NAMES, MAX_OCR_PIXELS, OCR_DPI, ocrPdf } from '../render/index.js';
 import { list, output, pages } from '../requests/fields.js';
 import { operation, pdfInput, perCore } from '../requests/operation.js';
 
@@ -29,30 +26,8 @@ export default operation({
   engines: ['mupdf', 'qpdf', 'tesseract'],
   cost: perCore,
   run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
-    const ectx = { cwd: dir, signal, timeoutMs };
-    const languages = await tesseractLanguages(fields.languages, ectx);
-    const { boxes } = await openForRendering(input.path, ectx);
-    const selected = selectedPages(fields.pages, boxes.length);
-    const surveys = await timed('survey', () => surveyPages(input.path, selected, ectx)).catch((err) => {
-      throw inputError(err);
-    });
-    const scanned = selected.filter((p) => !surveys.get(p)?.glyphs);
     const path = join(dir, 'ocr.pdf');
-    if (!scanned.length) {
-      await copyFile(input.path, path);
-      return { files: [{ path, name: `${outputName}.pdf` }] };
-    }
-    const { layers, timedOut } = await recognizePages({ input: input.path, boxes, pages: scanned, surveys, languages }, { dir, signal, timeoutMs, progress });
-    if (layers.length) {
-      await timed('layer', () => addTextLayers(input.path, path, layers, ectx)).catch((err) => {
-        throw inputError(err);
-      });
-    } else {
-      await copyFile(input.path, path);
-    }
-    const warning = timedOut.length
-      ? `Page${timedOut.length > 1 ? 's' : ''} ${timedOut.join(', ')} took longer than ${readBudgets().ocrPageMs / 1000} s (OCR_PAGE_SECONDS) to recognise and ${timedOut.length > 1 ? 'were' : 'was'} left without text.`
-      : undefined;
+    const { warning } = await ocrPdf(input.path, path, fields, { dir, signal, timeoutMs, progress });
     return { files: [{ path, name: `${outputName}.pdf` }], warning };
   },
 });

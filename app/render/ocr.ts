@@ -1,14 +1,23 @@
-import { rm } from 'node:fs/promises';
+import { copyFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../../engines/errors.js';
 import type { PageBox } from '../../engines/mupdf.js';
-import { drawPageImage, IMAGE_EXTENSIONS, type PageColors, type PageSurvey, type TextLayer } from '../../engines/mupdf-text-layer.js';
+import {
+  addTextLayers,
+  drawPageImage,
+  IMAGE_EXTENSIONS,
+  type PageColors,
+  type PageSurvey,
+  surveyPages,
+  type TextLayer,
+} from '../../engines/mupdf-text-layer.js';
 import { popplerPageImage } from '../../engines/poppler.js';
 import { installedLanguages, type Recognized, recognizeToPdf } from '../../engines/tesseract.js';
-import { firstThatReads, inputError, readBudgets } from '../document/index.js';
+import { firstThatReads, inputError, readBudgets, selectedPages } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { inParallel } from './parallel.js';
+import { openForRendering } from './render.js';
 
 /** The spec's language names and the Tesseract pack each one needs (Debian: tesseract-ocr-<code with - for _>). */
 export const LANGUAGES = {
@@ -165,4 +174,40 @@ export async function recognizePages(req: RecognizeRequest, ctx: RecognizeContex
 
   await inParallel(Array.from({ length: Math.min(availableParallelism(), req.pages.length) }), worker, ctx.signal);
   return { layers: layers.sort((a, b) => a.page - b.page), timedOut: timedOut.sort((a, b) => a - b) };
+}
+
+/**
+ * `input` with an invisible text layer on the selected pages that carry no text of their own (scans), recognised
+ * in `languages`; a copy when there are none. The warning names the pages left without text by OCR_PAGE_SECONDS.
+ */
+export async function ocrPdf(
+  input: string,
+  output: string,
+  req: { pages: string; languages: Language[] },
+  ctx: RecognizeContext,
+): Promise<{ warning?: string }> {
+  const ectx = { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
+  const languages = await tesseractLanguages(req.languages, ectx);
+  const { boxes } = await openForRendering(input, ectx);
+  const selected = selectedPages(req.pages, boxes.length);
+  const surveys = await timed('survey', () => surveyPages(input, selected, ectx)).catch((err) => {
+    throw inputError(err);
+  });
+  const scanned = selected.filter((p) => !surveys.get(p)?.glyphs);
+  if (!scanned.length) {
+    await copyFile(input, output);
+    return {};
+  }
+  const { layers, timedOut } = await recognizePages({ input, boxes, pages: scanned, surveys, languages }, ctx);
+  if (layers.length) {
+    await timed('layer', () => addTextLayers(input, output, layers, ectx)).catch((err) => {
+      throw inputError(err);
+    });
+  } else {
+    await copyFile(input, output);
+  }
+  const warning = timedOut.length
+    ? `Page${timedOut.length > 1 ? 's' : ''} ${timedOut.join(', ')} took longer than ${readBudgets().ocrPageMs / 1000} s (OCR_PAGE_SECONDS) to recognise and ${timedOut.length > 1 ? 'were' : 'was'} left without text.`
+    : undefined;
+  return { warning };
 }
