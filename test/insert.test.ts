@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { resolveFont } from '../app/compose/index.js';
-import { placeCentre } from '../app/operations/watermarked-pdf.js';
+import { placeCentre, resolveFont } from '../app/compose/index.js';
 import { corpus, type FormValue, fontsEmbedded, startApp, type TestApp, tool, pdfWord as word, pdfWords as words } from './helpers.js';
 
 let t: TestApp;

@@ -13,3 +13,4 @@ export * from './shapes.js';
 export * from './stamp.js';
 export * from './table.js';
 export * from './text-block.js';
+export * from './watermark.js';
