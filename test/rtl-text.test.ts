@@ -97,6 +97,52 @@ for (const [label, lines, make] of [
   });
 }
 
+test('a right-to-left table: each cell its own words, a pipe table in reading order (rightmost column first)', async () => {
+  const rows = [
+    ['רבעון', 'תקציב', 'אחראי'],
+    ['ראשון', '600', 'דנה'],
+    ['שני', '750', 'יוסי'],
+  ];
+  const table = `<table style="border-collapse:collapse">${rows.map((r) => `<tr>${r.map((c) => `<td style="padding:4pt 24pt">${c}</td>`).join('')}</tr>`).join('')}</table>`;
+  const page = join(work, 'table.html');
+  writeFileSync(
+    page,
+    `<!doctype html><html lang="he" dir="rtl"><head><meta charset="utf-8"><style>body{font: 14pt "DejaVu Sans"}</style></head><body>${table}</body></html>`,
+  );
+  const pdf = join(work, 'table.pdf');
+  execFileSync(
+    CHROMIUM,
+    ['--headless', '--no-sandbox', '--disable-gpu', '--no-pdf-header-footer', `--user-data-dir=${join(work, 'profile')}`, `--print-to-pdf=${pdf}`, page],
+    {
+      stdio: 'ignore',
+      timeout: 120_000,
+    },
+  );
+  // Poppler sees the cells apart: the independent reading of what the page shows.
+  const popplerWords = tool('pdftotext', [pdf, '-'])
+    .replace(/[\u202a-\u202e\u200e\u200f]/g, '')
+    .split(/\s+/);
+  for (const cell of rows.flat()) assert.ok(popplerWords.includes(cell), `Poppler reads ${cell}`);
+  const { words } = await extracted(pdf);
+  for (const cell of rows.flat())
+    assert.ok(
+      words.some((w) => w.text === cell),
+      `${cell} is a word of its own`,
+    );
+  const { markdown } = (await expectOk(await t.form('/markdown', { file: { file: pdf } }))) as { markdown: string };
+  const tableRows = markdown.split('\n').filter((l) => l.startsWith('|') && !/^\|[\s|:-]+\|$/.test(l));
+  assert.equal(
+    tableRows.map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    ),
+    rows,
+    markdown,
+  );
+});
+
 test('/pdf of a right-to-left page at every web_layout: every line on the paper, set against its right margin', async () => {
   for (const web_layout of ['desktop', 'tablet', 'mobile']) {
     const { path } = await convertToPdf(t, { file: { bytes: Buffer.from(html('he', HEBREW)), name: 'he.html' }, web_layout });

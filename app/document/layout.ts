@@ -302,12 +302,26 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
     const along = (ch: StextChar) => ((ch.quad[0] + ch.quad[2]) / 2) * dx + ((ch.quad[1] + ch.quad[3]) / 2) * dy;
     const chars = l.spans.flatMap((span) => span.chars.map((ch) => ({ c: ch.c, ch, span })));
     const width = (ch: StextChar) => (ch.quad[2] - ch.quad[0]) * dx + (ch.quad[3] - ch.quad[1]) * dy;
+    // Characters in reading order that stand apart on the page (table cells MuPDF put in one line with no space
+    // between them) are separate words, as MuPDF's own spaces make them in left-to-right lines.
+    const extent = (ch: StextChar) => {
+      const [a, b] = [ch.quad[0] * dx + ch.quad[1] * dy, ch.quad[2] * dx + ch.quad[3] * dy];
+      return a < b ? [a, b] : [b, a];
+    };
+    let before: StextChar | undefined;
     for (const e of logicalOrder(
       chars,
       (e) => along(e.ch),
       (e) => width(e.ch),
-    ))
+    )) {
+      if (before && !isSpace(e.c) && !isSpace(before.c)) {
+        const [a0, a1] = extent(before);
+        const [b0, b1] = extent(e.ch);
+        if (Math.max(b0 - a1, a0 - b1) > 0.5 * (e.span.size || 1)) flush();
+      }
       take(e.c === e.ch.c ? e.ch : { ...e.ch, c: e.c }, e.span);
+      before = e.ch;
+    }
   } else for (const span of l.spans) for (const ch of span.chars) take(ch, span);
   flush();
   if (!words.length) return null;
@@ -344,11 +358,14 @@ function lineFrom(words: Word[], like: Line): Line {
  */
 function splitAtGaps(line: Line): Line[] {
   if (line.vertical || line.words.length < 2) return [line];
+  // A right-to-left line's words go leftwards in reading order.
+  const rtl = mostlyRtl(line.text);
   const out: Word[][] = [[line.words[0]]];
   for (let i = 1; i < line.words.length; i++) {
     const a = line.words[i - 1];
     const b = line.words[i];
-    if (b.box.x0 - a.box.x1 > 0.6 * Math.max(a.font.size, b.font.size)) out.push([b]);
+    const gap = rtl ? Math.max(b.box.x0 - a.box.x1, a.box.x0 - b.box.x1) : b.box.x0 - a.box.x1;
+    if (gap > 0.6 * Math.max(a.font.size, b.font.size)) out.push([b]);
     else out[out.length - 1].push(b);
   }
   return out.length === 1 ? [line] : out.map((ws) => lineFrom(ws, line));
