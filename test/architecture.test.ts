@@ -90,26 +90,9 @@ test('front doors: nothing outside app/http imports it but app/server.ts', () =>
 });
 
 // An operation is a declaration plus a call into its domain: engines are called from the domain that owns the work.
-// Files still calling engines, by name, each with why; the list may only shrink (a file leaving it must be taken off).
-const ENGINE_CALLERS: Record<string, string> = {
-  // Owned by other work in progress this session: left to be finished there.
-  'word.ts': 'owned by work in progress this session',
-};
-
-test('operations: none imports an engine (but those listed, still to move into their domain)', () => {
-  const callers = files(join('app', 'operations'))
-    .filter((f) => imports(f).some((i) => i.startsWith('../../engines/')))
-    .map((f) => f.split(sep).at(-1)!);
-  assert.equal(
-    callers.filter((f) => !ENGINE_CALLERS[f]),
-    [],
-    'operation files importing engines: move the engine calls into the domain folder that owns them',
-  );
-  assert.equal(
-    Object.keys(ENGINE_CALLERS).filter((f) => !callers.includes(f)),
-    [],
-    'files no longer calling engines: take them off ENGINE_CALLERS',
-  );
+test('operations: none imports an engine', () => {
+  const callers = files(join('app', 'operations')).filter((f) => imports(f).some((i) => i.startsWith('../../engines/')));
+  assert.equal(callers, [], 'operation files importing engines: move the engine calls into the domain folder that owns them');
 });
 
 test('operations do not reach into submission, job execution or jobs', () => {

@@ -6,4 +6,5 @@
 export * from './docx.js';
 export * from './pptx.js';
 export { type PageArt, readPageArt } from './table-art.js';
+export * from './word.js';
 export * from './xlsx.js';
