@@ -8,4 +8,5 @@
 export * from './detect.js';
 export * from './extractive.js';
 export * from './llm.js';
+export * from './summarize.js';
 export * from './translate-offline.js';

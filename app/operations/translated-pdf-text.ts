@@ -2,10 +2,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
+  checkOutputFormat,
   chunk,
   complete,
   detectLanguages,
   documentText,
+  FORMAT_RULE,
   type Message,
   mapLimit,
   markdownToPlain,
@@ -17,7 +19,7 @@ import {
 import { AppError } from '../errors.js';
 import { oneOf, output, pages } from '../requests/fields.js';
 import { operation } from '../requests/operation.js';
-import { checkOutputFormat, FORMAT_RULE, outputFormat } from './summarized-pdf-text.js';
+import { outputFormat } from './summarized-pdf-text.js';
 
 /** Spec 4.11: ISO 639 code of 2-3 letters, then optionally a 4-letter script, a 2-letter or a 3-digit region. */
 const LANGUAGE_TAG = /^[a-z]{2,3}(-([a-z]{4}|[a-z]{2}|\d{3}))?$/i;
