@@ -16,6 +16,8 @@ const PRESENTATION = /[\uFB50-\uFDFF\uFE70-\uFEFF]/;
 /** A cheap first look: Hebrew, Arabic and the scripts between, and their presentation forms. */
 /** Text mostly of right-to-left letters (of its letters of either direction). */
 export function mostlyRtl(text: string): boolean {
+  // Most lines have no character mayBeRtl would look at twice: they are told without the per-character look.
+  if (!MAY_BE_RTL.test(text)) return false;
   let rtl = 0;
   let ltr = 0;
   for (const c of text) {
@@ -26,6 +28,7 @@ export function mostlyRtl(text: string): boolean {
   return rtl > ltr;
 }
 
+const MAY_BE_RTL = /[\u0590-\u08ff\ufb1d-\ufeff]/;
 export function mayBeRtl(c: string): boolean {
   const code = c.charCodeAt(0);
   return (code >= 0x0590 && code <= 0x08ff) || (code >= 0xfb1d && code <= 0xfeff);
