@@ -401,38 +401,16 @@ function expect(xml: Buffer, at: number, bytes: Buffer): number {
   return at + bytes.length;
 }
 
-/** Where the last readNumber stopped. */
+/** Where the last decimalAt or readNumber stopped. */
 let numberEnd = 0;
 
-/** The number starting at xml[start] (up to the first byte that is not part of it: numberEnd); see numberAt. */
+/** The number starting at xml[start], up to a space or a quote (numberEnd says where it stopped). */
 function readNumber(xml: Buffer, start: number): number {
-  let i = start;
-  let c = xml[i];
-  const negative = c === 45;
-  if (negative || c === 43) c = xml[++i];
-  // Digits gathered into one integer and divided once by a power of ten, as numberAt does.
-  let mantissa = 0;
-  let scale = 1;
-  let digits = 0;
-  while (c >= 48 && c <= 57) {
-    mantissa = mantissa * 10 + (c - 48);
-    digits++;
-    c = xml[++i];
-  }
-  if (c === 46) {
-    c = xml[++i];
-    while (c >= 48 && c <= 57) {
-      mantissa = mantissa * 10 + (c - 48);
-      scale *= 10;
-      digits++;
-      c = xml[++i];
-    }
-  }
-  if ((c === 32 || c === 34) && digits && digits <= 15) {
-    numberEnd = i;
-    return negative ? -mantissa / scale : mantissa / scale;
-  }
-  // Anything else ("1e-05", "nan") is read whole, up to a space or a quote, by numberAt.
+  const value = decimalAt(xml, start, xml.length);
+  const c = xml[numberEnd];
+  if ((c === 32 || c === 34) && !Number.isNaN(value)) return value;
+  // Anything else ("1e-05", "nan") is read whole by numberAt.
+  let i = numberEnd;
   while (i < xml.length && xml[i] !== 32 && xml[i] !== 34) i++;
   numberEnd = i;
   return i === start ? Number.NaN : numberAt(xml, start, i);
@@ -440,41 +418,44 @@ function readNumber(xml: Buffer, start: number): number {
 
 /**
  * The number written in xml[start, end): plain decimals ("-12.5", MuPDF's %g without an exponent) are read digit
- * by digit; anything else ("1e-05", "nan", "inf") by Number, as before.
+ * by digit (decimalAt); anything else ("1e-05", "nan", "inf") by Number, as before.
  */
 function numberAt(xml: Buffer, start: number, end: number): number {
+  const value = decimalAt(xml, start, end);
+  return numberEnd === end && !Number.isNaN(value) ? value : Number(xml.toString('latin1', start, end));
+}
+
+/**
+ * The plain decimal at xml[start], read no further than `end`: NaN without a digit or past 15 of them (where the
+ * running sums lose precision Number keeps); numberEnd is where it stopped. Digits are gathered into one integer
+ * and divided once by a power of ten: both exact below 2^53, so the quotient is the correctly rounded value, the
+ * one Number gives.
+ */
+function decimalAt(xml: Buffer, start: number, end: number): number {
   let i = start;
-  let negative = false;
-  const sign = xml[i];
-  if (sign === 45 || sign === 43) {
-    negative = sign === 45;
-    i++;
-  }
-  if (i >= end) return Number(xml.toString('latin1', start, end));
-  // Digits gathered into one integer and divided once by a power of ten: both exact below 2^53, so the
-  // quotient is the correctly rounded value, the one Number gives.
+  let c = xml[i];
+  const negative = c === 45;
+  if (negative || c === 43) c = xml[++i];
   let mantissa = 0;
   let scale = 1;
   let digits = 0;
-  let c = xml[i];
-  while (c >= 48 && c <= 57 && i < end) {
+  while (i < end && c >= 48 && c <= 57) {
     mantissa = mantissa * 10 + (c - 48);
     digits++;
     c = xml[++i];
   }
   if (i < end && c === 46) {
     c = xml[++i];
-    while (c >= 48 && c <= 57 && i < end) {
+    while (i < end && c >= 48 && c <= 57) {
       mantissa = mantissa * 10 + (c - 48);
       scale *= 10;
       digits++;
       c = xml[++i];
     }
   }
-  const value = mantissa / scale;
-  // Past 15 digits the running sums lose precision Number keeps.
-  if (i !== end || !digits || digits > 15) return Number(xml.toString('latin1', start, end));
-  return negative ? -value : value;
+  numberEnd = Math.min(i, end);
+  if (!digits || digits > 15) return Number.NaN;
+  return negative ? -mantissa / scale : mantissa / scale;
 }
 
 /**
