@@ -64,13 +64,7 @@ export async function stampPageNumbers(
   ctx: EngineContext,
 ): Promise<void> {
   const doc = await PDFDocument.create();
-  const fonts = new FontSet(doc);
-  // Pages with the same label (and size) share one stamp page.
-  const laid = new Map<string, Lines>();
-  for (const label of new Set(labels)) {
-    const chars = [...label.replace(/\r\n?/g, '\n')];
-    laid.set(label, wrapText(chars, await fonts.fontsFor(chars, place.font), place.size, Infinity));
-  }
+  const laid = await layLabels(new Set(labels), doc, place);
   const targets: StampTarget[] = pages.map((page, i) => ({ page, frame: frames[page - 1], key: labels[i] }));
   for (const t of targets) fits(laid.get(t.key)!, t, place);
   try {
@@ -80,19 +74,16 @@ export async function stampPageNumbers(
     // Out of time is out of time for qpdf too; else (an encrypted input, a file MuPDF fails on) stamp pages.
     if (!(err instanceof EngineError) || err.details.aborted || err.details.timedOut) throw err;
   }
+  // Pages with the same label (and size) share one stamp page.
   const stampDoc = await PDFDocument.create();
-  const stampFonts = new FontSet(stampDoc);
-  for (const label of laid.keys()) {
-    const chars = [...label.replace(/\r\n?/g, '\n')];
-    laid.set(label, wrapText(chars, await stampFonts.fontsFor(chars, place.font), place.size, Infinity));
-  }
+  const stamped = await layLabels(laid.keys(), stampDoc, place);
   await applyStamps(
     input,
     output,
     stampDoc,
     targets,
     (page, t) => {
-      const lines = laid.get(t.key)!;
+      const lines = stamped.get(t.key)!;
       const { x, y, width } = origin(lines, t.frame, place);
       drawLines(page, lines, { x, y }, width, place.horizontal, { size: place.size, color: place.color, opacity: 1, rotation: 0, rtl: false });
     },
@@ -131,6 +122,17 @@ async function drawNumbers(
 }
 
 type Lines = ReturnType<typeof wrapText>;
+
+/** Each label laid out in lines, in fonts embedded in `doc`. */
+async function layLabels(labels: Iterable<string>, doc: PDFDocument, place: NumberPlacement): Promise<Map<string, Lines>> {
+  const fonts = new FontSet(doc);
+  const laid = new Map<string, Lines>();
+  for (const label of labels) {
+    const chars = [...label.replace(/\r\n?/g, '\n')];
+    laid.set(label, wrapText(chars, await fonts.fontsFor(chars, place.font), place.size, Infinity));
+  }
+  return laid;
+}
 
 /** The tallest ascent and deepest descent of the fonts on a line, at the size drawn. */
 function extents(lines: Lines, size: number): { ascent: number; descent: number } {
