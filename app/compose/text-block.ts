@@ -152,17 +152,21 @@ export function textOperators(lines: Line[], size: number, top: number, left: (l
     }
     return names.get(f)!;
   };
-  const ops: PDFOperator[] = [beginText(), setFillingGrayscaleColor(0)];
+  return { ops: [beginText(), setFillingGrayscaleColor(0), ...runOperators(lines, size, top, left, false, nameOf), endText()], fonts };
+}
+
+/** Each line's runs in visual order as text-showing operators: the first baseline at `top`, a line starting at `left(line)`. */
+function runOperators(lines: Line[], size: number, top: number, left: (line: Line) => number, rtl: boolean, nameOf: (font: PDFFont) => string): PDFOperator[] {
+  const ops: PDFOperator[] = [];
   lines.forEach((line, n) => {
     const y = top - n * size * LINE_SPACING;
     let x = left(line);
-    for (const run of visualRuns(line, false)) {
+    for (const run of visualRuns(line, rtl)) {
       ops.push(setFontAndSize(nameOf(run.font), size), moveText(x, y), showText(run.font.encodeText(run.text)), moveText(-x, -y));
       x += run.font.widthOfTextAtSize(run.text, size);
     }
   });
-  ops.push(endText());
-  return { ops, fonts };
+  return ops;
 }
 
 /**
@@ -177,16 +181,15 @@ export function lineOperators(
   style: Pick<DrawStyle, 'size' | 'color' | 'rtl'>,
   nameOf: (font: PDFFont) => string,
 ): string {
-  const ops: PDFOperator[] = [pushGraphicsState(), beginText(), setFillingColor(style.color)];
-  lines.forEach((line, n) => {
-    const y = origin.y - n * style.size * LINE_SPACING;
-    let x = origin.x + (align === 'left' ? 0 : align === 'right' ? columnWidth - line.width : (columnWidth - line.width) / 2);
-    for (const run of visualRuns(line, style.rtl)) {
-      ops.push(setFontAndSize(nameOf(run.font), style.size), moveText(x, y), showText(run.font.encodeText(run.text)), moveText(-x, -y));
-      x += run.font.widthOfTextAtSize(run.text, style.size);
-    }
-  });
-  ops.push(endText(), popGraphicsState());
+  const left = (line: Line) => origin.x + (align === 'left' ? 0 : align === 'right' ? columnWidth - line.width : (columnWidth - line.width) / 2);
+  const ops = [
+    pushGraphicsState(),
+    beginText(),
+    setFillingColor(style.color),
+    ...runOperators(lines, style.size, origin.y, left, style.rtl, nameOf),
+    endText(),
+    popGraphicsState(),
+  ];
   return ops.map((op) => op.toString()).join('\n');
 }
 
