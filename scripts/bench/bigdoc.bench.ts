@@ -1,7 +1,8 @@
 // Big documents (issue 38): every operation that takes a PDF, sent to one real Quire process (node + tsx, scratch
 // DATA_DIR, resources kept for the whole run) on text PDFs of 150, 600 and 2,010 pages and on a 2,000-page scan.
 // Each document is uploaded once (POST /upload, raw body) and every request names it by id (JSON body).
-// For each operation and document it prints:
+// Every document is built and uploaded first; then each operation runs on every document in turn (smallest first)
+// and for each operation and document it prints:
 // - the time of the whole request and its HTTP status; a 4xx is an outcome, its message is printed (a 422 naming
 //   a limit is an acceptable answer to a document past it);
 // - the time of the raw engine doing the same work on the same file in the same run, where one exists, and the
@@ -571,6 +572,8 @@ interface Result {
   idleKb?: number;
   /** The tree's RSS when the request was sent. */
   startKb?: number;
+  /** The machine's 1-minute load average when the request was sent. */
+  load?: number;
 }
 
 const sec = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
@@ -602,7 +605,7 @@ function printRow(r: Result): void {
   const mem =
     r.peakKb !== undefined ? `+${MB(Math.max(0, r.peakKb - r.idleKb!))} (peak ${MB(r.peakKb)}, +${MB(Math.max(0, r.peakKb - r.startKb!))} on its start)` : '';
   console.log(
-    [...cells, status.padStart(4), sec(r.ms).padStart(9), `| raw: ${raw}`.padEnd(46), ratio.padStart(7), mem].join(' ') +
+    [...cells, status.padStart(4), sec(r.ms).padStart(9), `| raw: ${raw}`.padEnd(46), ratio.padStart(7), mem, `load ${r.load?.toFixed(1)}`].join(' ') +
       (r.message ? `\n${' '.repeat(16)}${r.status === 200 ? 'warning' : 'message'}: ${oneLine(r.message).slice(0, 300)}` : ''),
   );
 }
@@ -612,56 +615,72 @@ async function remove(server: Server, ids: string[]): Promise<void> {
   if (ids.length) await call(server.proc.base, 'POST', '/delete', { json: { ids: ids.join(',') } });
 }
 
-async function runDoc(state: { server: Server }, doc: Doc, ops: Op[], quiet = false): Promise<Result[]> {
-  const results: Result[] = [];
-  const kept = new Map<string, string[]>();
-  const parents = new Set(ops.map((o) => o.after).filter(Boolean));
-  for (const op of ops) {
-    const r: Result = { op, doc, status: -1, ms: 0 };
-    results.push(r);
-    if (doc.kind === 'scan' && op.notOnScan) {
-      r.message = `${op.notOnScan} (OCR-class, not run on the whole scan)`;
-      if (!quiet) printRow(r);
-      continue;
-    }
-    let id = doc.id;
-    if (op.after) {
-      const input = kept.get(op.after)?.[0];
-      if (!input) {
-        r.message = `no input: ${op.after} gave no output`;
-        if (!quiet) printRow(r);
-        continue;
-      }
-      id = input;
-    }
-    const { server } = state;
-    const body = { id, ...(op.body?.(doc, server.assets) ?? {}) };
-    const { value: answer, peakKb, startKb } = await sampled(server.proc.pid, () => call(server.proc.base, 'POST', op.path, { json: body }));
-    Object.assign(r, { status: answer.status, ms: answer.ms, peakKb, startKb, idleKb: server.idleKb });
-    if (answer.status === 200) r.message = answer.body?.warning;
-    else r.message = answer.error ?? answer.body?.error ?? JSON.stringify(answer.body).slice(0, 300);
-    const outputs = answer.status === 200 ? idsOf(answer.body?.outputId) : [];
-    if (server.proc.exited) {
-      // The job took the server down: say so, start another one, upload the document again.
-      r.died = true;
-      r.message = `${r.message ?? ''}${tail(server.proc).split('\n').slice(-4).join(' | ')}`;
-      if (!quiet) printRow(r);
-      state.server = await boot();
-      doc.id = (await upload(state.server, doc.path)).id;
-      kept.clear();
-      continue;
-    }
-    if (op.raw && !quiet) {
-      const raw = await runRaw(op.raw[1](doc, rawDir));
-      r.rawMs = raw.ms;
-      r.rawError = raw.error;
-      if (raw.error) r.rawMs = undefined;
-    }
-    if (op.path && parents.has(op.path)) kept.set(op.path, outputs);
-    else await remove(server, outputs);
-    if (op.after) await remove(server, kept.get(op.after) ?? []);
+/** The outputs kept for a later operation (`after`), per document. */
+type Kept = Map<Doc, Map<string, string[]>>;
+
+/** All documents uploaded again to a new server (ids change) after one took the server down. */
+async function reboot(state: { server: Server }, docs: Doc[], kept: Kept): Promise<void> {
+  state.server = await boot();
+  for (const d of docs) d.id = (await upload(state.server, d.path)).id;
+  kept.clear();
+}
+
+async function runOne(state: { server: Server }, docs: Doc[], doc: Doc, op: Op, kept: Kept, parents: Set<string>, quiet: boolean): Promise<Result> {
+  const r: Result = { op, doc, status: -1, ms: 0 };
+  const mine = kept.get(doc) ?? kept.set(doc, new Map()).get(doc)!;
+  if (doc.kind === 'scan' && op.notOnScan) {
+    r.message = `${op.notOnScan} (OCR-class, not run on the whole scan)`;
     if (!quiet) printRow(r);
+    return r;
   }
+  let id = doc.id;
+  if (op.after) {
+    const input = mine.get(op.after)?.[0];
+    if (!input) {
+      r.message = `no input: ${op.after} gave no output`;
+      if (!quiet) printRow(r);
+      return r;
+    }
+    id = input;
+  }
+  const { server } = state;
+  const body = { id, ...(op.body?.(doc, server.assets) ?? {}) };
+  r.load = loadavg()[0];
+  const { value: answer, peakKb, startKb } = await sampled(server.proc.pid, () => call(server.proc.base, 'POST', op.path, { json: body }));
+  Object.assign(r, { status: answer.status, ms: answer.ms, peakKb, startKb, idleKb: server.idleKb });
+  if (answer.status === 200) r.message = answer.body?.warning;
+  else r.message = answer.error ?? answer.body?.error ?? JSON.stringify(answer.body).slice(0, 300);
+  const outputs = answer.status === 200 ? idsOf(answer.body?.outputId) : [];
+  if (server.proc.exited) {
+    // The job took the server down: say so, start another one, upload the documents again.
+    r.died = true;
+    r.message = `${r.message ?? ''}${tail(server.proc).split('\n').slice(-4).join(' | ')}`;
+    if (!quiet) printRow(r);
+    await reboot(state, docs, kept);
+    return r;
+  }
+  if (op.raw && !quiet) {
+    const raw = await runRaw(op.raw[1](doc, rawDir));
+    r.rawMs = raw.ms;
+    r.rawError = raw.error;
+    if (raw.error) r.rawMs = undefined;
+  }
+  if (op.path && parents.has(op.path)) mine.set(op.path, outputs);
+  else await remove(server, outputs);
+  if (op.after) await remove(server, mine.get(op.after) ?? []);
+  if (!quiet) printRow(r);
+  return r;
+}
+
+/**
+ * Each operation on every document in turn (smallest first), so the sizes an operation is compared across run
+ * minutes apart, not hours: the growth per page is then measured under the same load.
+ */
+async function runAll(state: { server: Server }, docs: Doc[], ops: Op[], quiet = false): Promise<Result[]> {
+  const results: Result[] = [];
+  const kept: Kept = new Map();
+  const parents = new Set(ops.map((o) => o.after).filter((p): p is string => !!p));
+  for (const op of ops) for (const doc of docs) results.push(await runOne(state, docs, doc, op, kept, parents, quiet));
   return results;
 }
 
@@ -737,7 +756,8 @@ async function main() {
       const t0 = performance.now();
       const warm: Doc = { label: 'warm-up', kind: 'text', pages: FED_PAGES, path: FED, bytes: statSync(FED).size, id: '' };
       warm.id = (await upload(state.server, FED)).id;
-      const res = await runDoc(state, warm, selected, true);
+      const res = await runAll(state, [warm], selected, true);
+      await remove(state.server, [warm.id]);
       const bad = res.filter((r) => r.status !== 200 && r.status !== -1);
       console.log(
         `Warm-up on the 15-page file: ${sec(performance.now() - t0)}, ${bad.length} not 200${bad.map((r) => `\n  ${r.op.path} ${r.status}: ${oneLine(r.message).slice(0, 200)}`).join('')}\n` +
@@ -753,16 +773,18 @@ async function main() {
       const made = await plan();
       const built = performance.now() - t0;
       const up = await upload(state.server, made.path);
-      const doc: Doc = { ...made, id: up.id };
-      docs.push(doc);
-      console.log(`\n## ${doc.label}: ${(doc.bytes / 1048576).toFixed(1)} MiB, built in ${sec(built)}, uploaded in ${sec(up.ms)}`);
-      console.log(
-        `${'document'.padEnd(14)} ${'operation'.padEnd(46)} code      time   raw engine, same work, same run            ratio  RSS above idle (peak, above the RSS at its start)`,
-      );
-      all.push(...(await runDoc(state, doc, selected)));
-      await remove(state.server, [doc.id]);
-      if (!KEEP) rmSync(doc.path, { force: true });
+      docs.push({ ...made, id: up.id });
+      console.log(`${made.label}: ${(made.bytes / 1048576).toFixed(1)} MiB, built in ${sec(built)}, uploaded in ${sec(up.ms)}`);
     }
+    console.log(
+      `\n${'document'.padEnd(14)} ${'operation'.padEnd(46)} code      time   raw engine, same work, same run            ratio  RSS above idle (peak, above the RSS at its start)`,
+    );
+    all.push(...(await runAll(state, docs, selected)));
+    await remove(
+      state.server,
+      docs.map((d) => d.id),
+    );
+    if (!KEEP) for (const d of docs) rmSync(d.path, { force: true });
     console.log(`\nServer + children at the end: ${MB(treeKb(state.server.proc.pid))} (${breakdown(state.server.proc.pid)})`);
     summary(all, docs, state.server);
   } finally {
