@@ -47,12 +47,20 @@ export function logicalOrder<T extends { c: string }>(chars: T[], at: (ch: T) =>
   if (!chars.some((ch) => isRtlLetter(ch.c) || PRESENTATION.test(ch.c))) return chars;
   const plain = chars.map((ch) => (PRESENTATION.test(ch.c) ? { ...ch, c: ch.c.normalize('NFKC') } : ch));
   // Clusters: a character and the marks drawn after it move together, and so do the characters of one glyph
-  // (a glyph mapped to a whole word gives its first character the glyph's width, the others none).
+  // (a glyph mapped to a whole word gives its first character the glyph's width, the others none, all at the
+  // glyph's start). A glyph of no width that starts where the glyph after it starts, not where the one before
+  // does, is a glyph of its own (LibreOffice draws a lam-alef as an empty alef and the ligature mapped to lam,
+  // left to right): the order as seen puts it.
+  const start = (ch: T) => at(ch) - Math.abs(width(ch)) / 2;
+  const near = (a: T, b: T) => Math.abs(start(a) - start(b)) < 0.01 + 0.05 * Math.abs(width(a));
   const clusters: T[][] = [];
-  for (const ch of plain) {
-    if (clusters.length && (isMark(ch.c) || Math.abs(width(ch)) < 0.01)) clusters[clusters.length - 1].push(ch);
+  plain.forEach((ch, i) => {
+    const last = clusters.at(-1);
+    const next = plain[i + 1];
+    const own = next !== undefined && near(next, ch) && !(last && near(last[0], ch));
+    if (last && (isMark(ch.c) || (Math.abs(width(ch)) < 0.01 && !own))) last.push(ch);
     else clusters.push([ch]);
-  }
+  });
   // Which way letters that follow each other in a word go on the page: rightwards is visual order.
   const letter = (cl: T[]) => [...cl[0].c].some(isRtlLetter);
   let forward = 0;

@@ -245,7 +245,21 @@ function stextFromWords(page: number, words: PopplerWord[], geometry?: PageGeome
 }
 
 const REPLACEMENT = '\uFFFD';
-const undecoded = (page: StextPage) => page.lines.filter((l) => l.wmode === 0 && l.spans.some((s) => s.chars.some((c) => c.c === REPLACEMENT)));
+const undecoded = (page: StextPage) =>
+  page.lines.filter((l) => l.wmode === 0 && l.spans.some((s) => s.chars.some((c, i) => c.c === REPLACEMENT && !joining(s.chars, i))));
+
+/**
+ * An unmapped glyph inside a right-to-left word (between two of its letters): the stroke that stretches a
+ * justified Arabic line (kashida, LibreOffice), which carries no text, not a failure to decode.
+ */
+function joining(chars: StextChar[], i: number): boolean {
+  const letterAt = (step: number) => {
+    let k = i + step;
+    while (chars[k]?.c === REPLACEMENT) k += step;
+    return chars[k] !== undefined && isRtlLetter(chars[k].c);
+  };
+  return letterAt(-1) && letterAt(1);
+}
 
 /**
  * MuPDF 1.21 cannot decode some text (a non-embedded font with a Shift-JIS CMap comes out as U+FFFD and Latin-1
