@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { corpus, expectError, expectOk, startApp, type TestApp, tool } from './helpers.js';
+import { descendants } from './processes.js';
+import { until } from './waiting.js';
 
 /**
  * A job whose JavaScript memory grows with the document runs in a thread with a capped heap (JOB_MAX_MEMORY_MB):
@@ -42,6 +44,35 @@ test('a document past JOB_MAX_MEMORY_MB ends its own job with a 422; a concurren
   // The other operations of the same kind go on in fresh threads.
   const after = await expectOk(await t.form('/markdown', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } }));
   assert.match(String(after.outputUrl ?? after.markdown ?? JSON.stringify(after)), /.+/);
+});
+
+/** The job processes below this one (the apps run in the test's process), by pid. */
+const jobProcesses = () =>
+  descendants(process.pid)
+    .filter((e) => {
+      try {
+        return readFileSync(`/proc/${e.pid}/cmdline`, 'latin1').includes('operation-worker');
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map((e) => e.pid);
+
+test('a job process left holding more than half its heap cap is let go after its job; one that is not stays warm for the next', async () => {
+  const small = corpus('pdf/text-minimal-pdflatex.pdf');
+  // Any Node process with the operation's modules loaded holds more than 64 MB: under a 128 MB cap none stays.
+  await expectOk(await t.form('/extracted-text', { file: { file: small } }));
+  await until('the job process let go', () => jobProcesses().length === 0, 10_000);
+  const app = await startApp();
+  try {
+    await expectOk(await app.form('/extracted-text', { file: { file: small } }));
+    const warm = jobProcesses();
+    assert.is(warm.length, 1);
+    await expectOk(await app.form('/markdown', { file: { file: small } }));
+    assert.equal(jobProcesses(), warm);
+  } finally {
+    await app.close();
+  }
 });
 
 test('the same document is read within the default cap', async () => {

@@ -14,7 +14,8 @@ import { threadModule } from '../threads.js';
  * client's work with it. A process, not a worker thread: V8 ends the whole process for some allocations past a
  * thread's heap limit (flattening a long string: the 2,010-page /word took the server down from a thread capped at
  * 2,048 MB). The processes are kept warm between jobs (the first job loads the operation's modules, ~1 s), one job
- * at a time each, and thrown away when a job dies in them. (Named threads still: they are the job's threads of work.)
+ * at a time each, and thrown away when a job dies in them or leaves them grown past WARM_MAX_RSS_MB. (Named threads
+ * still: they are the job's threads of work.)
  */
 
 /** What crosses to the thread: the run's context without its functions (signal and progress travel as messages). */
@@ -22,8 +23,8 @@ type Plain = Omit<RunContext<unknown>, 'signal' | 'progress'>;
 
 export type ThreadReply =
   | { progress: number }
-  | { result: OperationResult }
-  | { error: SerializedError }
+  | { result: OperationResult; rss?: number }
+  | { error: SerializedError; rss?: number }
   | { group: number; running: boolean }
   | { ran: Parameters<typeof reportRun>[0] };
 
@@ -63,6 +64,12 @@ interface Slot {
 /** Idle threads per heap cap (tests run apps with different caps in one process). */
 const idle = new Map<number, Slot[]>();
 const IDLE_MS = 60_000;
+/**
+ * A process a big job left larger than this (or than half its heap cap) is let go, not kept warm: V8 keeps the heap
+ * it grew (the 2,010-page /markdown left one holding ~1 GB), and idle processes holding that much would make the
+ * server's memory grow with the largest documents it has seen rather than stay flat. A fresh one costs ~1 s.
+ */
+const WARM_MAX_RSS_MB = 512;
 const workerModule = threadModule('operation-worker', import.meta.url);
 
 function killGroups(slot: Slot): void {
@@ -107,10 +114,10 @@ function discard(slot: Slot): void {
   slot.worker.kill('SIGKILL');
 }
 
-function release(slot: Slot, maxMb: number): void {
+function release(slot: Slot, maxMb: number, rss = 0): void {
   const list = idle.get(maxMb) ?? [];
   idle.set(maxMb, list);
-  if (list.length >= availableParallelism()) {
+  if (list.length >= availableParallelism() || rss > Math.min(WARM_MAX_RSS_MB, maxMb / 2) * 1048576) {
     discard(slot);
     return;
   }
@@ -141,14 +148,14 @@ export function runOperationInThread(module: string, path: string, ctx: RunConte
   return new Promise((resolve, reject) => {
     let settled = false;
     let finished = false;
-    const finish = (reusable: boolean) => {
+    const finish = (reusable: boolean, rss?: number) => {
       if (finished) return;
       finished = true;
       worker.off('message', onMessage);
       worker.off('error', onError);
       worker.off('exit', onExit);
       signal.removeEventListener('abort', onAbort);
-      if (reusable) release(slot, maxMb);
+      if (reusable) release(slot, maxMb, rss);
       else {
         killGroups(slot);
         worker.kill('SIGKILL');
@@ -165,7 +172,7 @@ export function runOperationInThread(module: string, path: string, ctx: RunConte
       else if ('progress' in m) !settled && progress(m.progress);
       else {
         // After a cancel the thread still answers once its engines are stopped: then it is clean to reuse.
-        finish(true);
+        finish(true, m.rss);
         settle(() => ('result' in m ? resolve(m.result) : reject(deserializeError(m.error))));
       }
     };

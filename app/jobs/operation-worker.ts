@@ -37,9 +37,9 @@ process.on('message', async (m: { run?: RunMessage; abort?: true }) => {
     const op = await find(module, path);
     const work = () =>
       withReadBudgets(budgets, () => op.run({ ...ctx, signal: controller.signal, progress: (progress) => reply({ progress }) } as RunContext<never>));
-    reply({ result: await (niceness ? withPriority(niceness, work) : work()) });
+    reply({ result: await (niceness ? withPriority(niceness, work) : work()), rss: process.memoryUsage.rss() });
   } catch (err) {
-    reply({ error: serializeError(err) });
+    reply({ error: serializeError(err), rss: process.memoryUsage.rss() });
   } finally {
     current = undefined;
   }
