@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlignmentType, Document, Footer, HeadingLevel, Packer, PageNumber, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from 'docx';
+import { AlignmentType, Document, Footer, Header, HeadingLevel, Packer, PageNumber, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from 'docx';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { convertToPdf, corpus, expectOk, pdfWords, startApp, type TestApp, tool } from './helpers.js';
@@ -128,6 +128,76 @@ test('heading levels from the outline: the corpus pdfLaTeX file, its entries as 
   // The rows carry a section number the outline's titles do not ("1 Foo" for "Foo"); their size alone ranked them 2.
   const heads = [...md.matchAll(/^(#+) \d+ (Foo|Bar|Baz)$/gm)].map((m) => ({ level: m[1].length, title: m[2] }));
   assert.equal(heads, entries);
+});
+
+test('a heading after a table that runs across one of its column gaps ends the table (Chromium)', async () => {
+  const rows = [
+    ['District', 'Pipes', 'Meters', 'Pumps', 'Valves'],
+    ['North', '42', '310', '3', '18'],
+    ['Centre', '31', '280', '2', '11'],
+    ['South', '37', '190', '4', '9'],
+  ];
+  const cells = (r: string[], tag: string) => `<tr>${r.map((c) => `<${tag} style="width:90pt;text-align:left;padding:2pt">${c}</${tag}>`).join('')}</tr>`;
+  const page = join(work, 'table-heading.html');
+  writeFileSync(
+    page,
+    `<!doctype html><html><head><meta charset="utf-8"><style>body{font:12pt "DejaVu Sans"} table{border-collapse:collapse}</style></head><body><h1>Network report</h1><p>The figures below give the state of the network at the end of the year, district by district, as counted by the field teams.</p><table>${cells(rows[0], 'th')}${rows
+      .slice(1)
+      .map((r) => cells(r, 'td'))
+      .join(
+        '',
+      )}</table><h2>Next steps</h2><p>Replace the oldest mains first, and fit meters wherever a district still has none, so that losses can be measured.</p></body></html>`,
+  );
+  const pdf = join(work, 'table-heading.pdf');
+  execFileSync(
+    CHROMIUM,
+    ['--headless', '--no-sandbox', '--disable-gpu', '--no-pdf-header-footer', `--user-data-dir=${join(work, 'profile')}`, `--print-to-pdf=${pdf}`, page],
+    { stdio: 'ignore', timeout: 120_000 },
+  );
+  // Poppler's boxes: the heading runs across the gap between the first two columns, and stops before the third.
+  const words = pdfWords(pdf);
+  const box = (w: string) => words.find((o) => o.text === w)!;
+  const firstColumnEnd = Math.max(...['District', 'North', 'Centre', 'South'].map((w) => box(w).xMax));
+  assert.ok(
+    box('Next').xMin < firstColumnEnd && box('steps').xMax > box('Pipes').xMin && box('steps').xMax < box('Meters').xMin,
+    JSON.stringify(words.slice(0, 40)),
+  );
+  const md = await markdown(pdf);
+  const table = rows.map((r) => `| ${r.join(' | ')} |`);
+  assert.ok(md.includes([table[0], `|${' --- |'.repeat(5)}`, ...table.slice(1)].join('\n')), md);
+  assert.match(md, /\| South \| 37 \| 190 \| 4 \| 9 \|\n\n## Next steps\n/, md);
+});
+
+test('the running head of a one-page and of a two-page document (LibreOffice) is left out of the flow', async () => {
+  const body = 'The treatment plant ran without interruption for the whole year, and the new meters were read every month by the field teams.';
+  for (const pages of [1, 2]) {
+    const doc = new Document({
+      sections: [
+        {
+          headers: {
+            default: new Header({
+              children: [new Paragraph({ alignment: AlignmentType.CENTER, children: [new TextRun({ text: 'Valley Water Bulletin', size: 20 })] })],
+            }),
+          },
+          children: Array.from(
+            { length: pages === 1 ? 4 : 40 },
+            (_, i) => new Paragraph({ spacing: { after: 120 }, children: [new TextRun({ text: `${i + 1}. ${body}`, size: 24 })] }),
+          ),
+        },
+      ],
+    });
+    const source = join(work, `head-${pages}.docx`);
+    writeFileSync(source, await Packer.toBuffer(doc));
+    const { path } = await convertToPdf(t, { file: { file: source } });
+    // In the PDF, as Poppler reads it: the head at the top of each page.
+    assert.is(Number(/Pages:\s+(\d+)/.exec(tool('pdfinfo', [path]))![1]), pages);
+    for (let page = 1; page <= pages; page++) assert.match(tool('pdftotext', ['-f', String(page), '-l', String(page), path, '-']), /^Valley Water Bulletin/);
+    const md = await markdown(path);
+    assert.not.match(md, /Valley Water Bulletin/, md);
+    assert.match(md, /^1\. The treatment plant ran without interruption/m, 'the body stays');
+    const commented = await markdown(path, { page_break_comments: 'on' });
+    assert.match(commented, /^<!--Page 1-->\n\n<!--Furniture: Valley Water Bulletin-->$/m);
+  }
 });
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/lib/chromium/chromium'].find((p) => existsSync(p)) ?? 'chromium';

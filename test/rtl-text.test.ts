@@ -138,6 +138,30 @@ test('a justified Arabic paragraph from LibreOffice (kashida strokes, lam-alef l
   }
 });
 
+test("Chromium's print header over a right-to-left page: the date reads as printed, and it and the title are left out of the Markdown", async () => {
+  const page = join(work, 'stamped.html');
+  writeFileSync(
+    page,
+    `<!doctype html><html lang="he" dir="rtl"><head><meta charset="utf-8"><title>עלון הצוות</title><style>body{font: 14pt "DejaVu Sans"}</style></head><body><h1>עלון הצוות לחודש מרץ</h1>${HEBREW.map((l) => `<p>${l}</p>`).join('')}</body></html>`,
+  );
+  const pdf = join(work, 'stamped.pdf');
+  execFileSync(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', `--user-data-dir=${join(work, 'profile')}`, `--print-to-pdf=${pdf}`, page], {
+    stdio: 'ignore',
+    timeout: 120_000,
+  });
+  // Poppler reads the stamp: the date and time at the top left, the page's title beside it.
+  const stamp = /\d{1,2}\/\d{1,2}\/\d{2,4}, \d{1,2}:\d{2}(?: [AP]M)?/;
+  const date = stamp.exec(tool('pdftotext', [pdf, '-']))?.[0];
+  assert.ok(date, 'Poppler reads the date');
+  const { fullText } = await extracted(pdf);
+  assert.ok(fullText.includes(date), `${date} in ${JSON.stringify(fullText)}`);
+  const { markdown } = (await expectOk(await t.form('/markdown', { file: { file: pdf } }))) as { markdown: string };
+  assert.match(markdown, /^# עלון הצוות לחודש מרץ$/m, markdown);
+  assert.not.ok(markdown.includes(date), markdown);
+  assert.not.match(markdown, /^עלון הצוות$/m, markdown);
+  for (const line of HEBREW) assert.ok(squash(markdown).includes(line), line);
+});
+
 test('a right-to-left table: each cell its own words, a pipe table in reading order (rightmost column first)', async () => {
   const rows = [
     ['רבעון', 'תקציב', 'אחראי'],

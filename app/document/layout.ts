@@ -308,19 +308,33 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
       const [a, b] = [ch.quad[0] * dx + ch.quad[1] * dy, ch.quad[2] * dx + ch.quad[3] * dy];
       return a < b ? [a, b] : [b, a];
     };
-    let before: StextChar | undefined;
-    for (const e of logicalOrder(
-      chars,
-      (e) => along(e.ch),
-      (e) => width(e.ch),
-    )) {
-      if (before && !isSpace(e.c) && !isSpace(before.c)) {
-        const [a0, a1] = extent(before);
-        const [b0, b1] = extent(e.ch);
-        if (Math.max(b0 - a1, a0 - b1) > 0.5 * (e.span.size || 1)) flush();
+    // Runs the page sets apart (more than 0.6 em, where splitAtGaps cuts a row: table cells, a print stamp beside
+    // a title) are each put in order on their own, left to right on the page, as rows of their own would be.
+    const runs: (typeof chars)[] = [];
+    let reach = -Infinity;
+    for (const e of [...chars].sort((a, b) => extent(a.ch)[0] - extent(b.ch)[0])) {
+      const [a, b] = extent(e.ch);
+      if (!runs.length || a - reach > 0.6 * (e.span.size || 1)) runs.push([]);
+      runs[runs.length - 1].push(e);
+      reach = Math.max(reach, b);
+    }
+    const stream = new Map(chars.map((e, i) => [e, i]));
+    for (const run of runs) {
+      let before: StextChar | undefined;
+      for (const e of logicalOrder(
+        run.sort((a, b) => stream.get(a)! - stream.get(b)!),
+        (e) => along(e.ch),
+        (e) => width(e.ch),
+      )) {
+        if (before && !isSpace(e.c) && !isSpace(before.c)) {
+          const [a0, a1] = extent(before);
+          const [b0, b1] = extent(e.ch);
+          if (Math.max(b0 - a1, a0 - b1) > 0.5 * (e.span.size || 1)) flush();
+        }
+        take(e.c === e.ch.c ? e.ch : { ...e.ch, c: e.c }, e.span);
+        before = e.ch;
       }
-      take(e.c === e.ch.c ? e.ch : { ...e.ch, c: e.c }, e.span);
-      before = e.ch;
+      flush();
     }
   } else for (const span of l.spans) for (const ch of span.chars) take(ch, span);
   flush();
@@ -591,7 +605,8 @@ function cut(lines: Line[], em: number, depth = 0): Item[] {
       while (j < bands.length) {
         const inside = gutters(bands[j], x0, x1, minGutter);
         const next = intersect(free, inside.concat(bandFits(bands[j], x0, x1)), minGutter);
-        if (!next.length) break;
+        // A row with no gutter of its own that runs across one of the group's (a heading after a table) ends it.
+        if (!next.length || (!inside.length && next.length < free.length)) break;
         free = next;
         frees.push(next);
         if (inside.length) own = j - i;

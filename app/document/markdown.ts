@@ -351,7 +351,34 @@ export function pageFurniture(pages: BlockPage<BlockLine>[]): Set<BlockLine> {
     // A head or foot row is set in one line: what stands beside a print stamp belongs to it.
     for (const l of band) if (stamps.includes(l) || stamps.some((f) => PRINT_STAMP.test(f.text.trim()) && beside(f, l))) found.add(l);
   }
-  if (pages.length < 3) return found;
+  if (pages.length < 3) {
+    // Too few pages to see a row recur with its numbers changing. A running head is still told on two pages by
+    // recurring word for word at the same height, and on any page by standing alone at its top: the first row, in
+    // the top band, set no larger than the body text and not bold, a blank line or more above the rest, and further
+    // from it than its rows are from each other (a form's rows all a line apart are not a head and the rest).
+    const body = bodySize(pages.flatMap((p) => p.lines));
+    const same = (a: BlockLine, b: BlockLine) => a.text.trim() === b.text.trim() && Math.abs(a.box.y0 - b.box.y0) < 0.5 * (a.box.y1 - a.box.y0);
+    for (const p of pages) {
+      const band = p.lines.filter((l) => inBand(p, l));
+      if (pages.length === 2) for (const l of band) if (pages.every((o) => o.lines.some((m) => inBand(o, m) && same(l, m)))) found.add(l);
+      const rows = [...p.lines].sort((a, b) => a.box.y0 - b.box.y0);
+      const first = rows.filter((l) => beside(l, rows[0]));
+      const next = rows.find((l) => !first.includes(l));
+      const height = Math.max(...first.map((l) => l.box.y1 - l.box.y0));
+      const bottom = Math.max(...first.map((l) => l.box.y1));
+      const plain = first.every((l) => inBand(p, l) && !l.bold && sizeKey(l.size) <= body);
+      if (!next || !plain || next.box.y0 - bottom < height) continue;
+      const gaps: number[] = [];
+      let end = next.box.y1;
+      for (const l of rows.slice(rows.indexOf(next) + 1)) {
+        if (l.box.y0 > end) gaps.push(l.box.y0 - end);
+        end = Math.max(end, l.box.y1);
+      }
+      const usual = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)] ?? Infinity;
+      if (next.box.y0 - bottom > 2 * usual) for (const l of first) found.add(l);
+    }
+    return found;
+  }
   const key = (l: BlockLine) => `${Math.round(l.box.y0 / 8)}|${l.text.replace(/\d+/g, '#').trim()}`;
   const count = new Map<string, number>();
   for (const p of pages) {
