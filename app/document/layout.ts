@@ -547,6 +547,9 @@ function rowCount(lines: Line[]): number {
 
 const sameRow = (a: Line, b: Line) => Math.min(a.box.y1, b.box.y1) - Math.max(a.box.y0, b.box.y0) > 0.5 * Math.min(a.box.y1 - a.box.y0, b.box.y1 - b.box.y0);
 
+/** The pieces of one band of rows in reading order (a right-to-left row's from its right end). */
+const inRow = (band: Line[]) => readingPieces(band.sort((a, b) => a.box.x0 - b.box.x0));
+
 /** Pieces of one row that stayed next to each other in reading order are one line again. */
 function joinPieces(items: Item[]): Item[] {
   const out: Item[] = [];
@@ -555,13 +558,14 @@ function joinPieces(items: Item[]): Item[] {
     if (it.kind === 'line' && prev?.kind === 'line') {
       const a = prev.line;
       const b = it.line;
-      const gap = b.box.x0 - a.box.x1;
+      // A right-to-left row goes on leftwards.
+      const gap = mostlyRtl(`${a.text} ${b.text}`) ? a.box.x0 - b.box.x1 : b.box.x0 - a.box.x1;
       if (sameRow(a, b) && gap > -1 && gap < 2.5 * Math.max(a.size, b.size)) {
         const words = [...a.words, ...b.words];
         prev.line = {
           ...a,
           words,
-          box: { x0: a.box.x0, y0: Math.min(a.box.y0, b.box.y0), x1: b.box.x1, y1: Math.max(a.box.y1, b.box.y1) },
+          box: { x0: Math.min(a.box.x0, b.box.x0), y0: Math.min(a.box.y0, b.box.y0), x1: Math.max(a.box.x1, b.box.x1), y1: Math.max(a.box.y1, b.box.y1) },
           size: dominantSize(words),
           bold: words.every((w) => w.bold),
           text: `${a.text} ${b.text}`,
@@ -616,7 +620,7 @@ function cut(lines: Line[], em: number, depth = 0): Item[] {
     const group = bands.slice(i, j);
     i = j;
     if (!free.length) {
-      for (const band of group) items.push(...band.sort((a, b) => a.box.x0 - b.box.x0).map((line) => ({ kind: 'line' as const, line })));
+      for (const band of group) items.push(...inRow(band).map((line) => ({ kind: 'line' as const, line })));
       continue;
     }
     const table = asTable(group, free, x1 - x0);
@@ -643,7 +647,7 @@ function cut(lines: Line[], em: number, depth = 0): Item[] {
     // Columns run for several rows; two or three rows whose word gaps happen to line up are not columns.
     const columns = (group.length >= 4 || free.some(([p, q]) => q - p >= 2.5 * em)) && !mostlyProse(group, [mid]);
     if (!left.length || !right.length || (!textual(left) && !textual(right)) || !columns) {
-      for (const band of group) items.push(...band.sort((p, q) => p.box.x0 - q.box.x0).map((line) => ({ kind: 'line' as const, line })));
+      for (const band of group) items.push(...inRow(band).map((line) => ({ kind: 'line' as const, line })));
       continue;
     }
     // Columns of right-to-left text are read from the right one.
