@@ -16,6 +16,8 @@ export interface RunStyle {
   underline: boolean;
   /** Drawn invisibly in the PDF: Word's hidden text. */
   hidden: boolean;
+  /** The face its complex-script characters are set in, when `font` lacks them (scriptFonts). */
+  cs?: string;
 }
 
 /**
@@ -95,4 +97,5 @@ export const sameStyle = (a: RunStyle, b: RunStyle) =>
   a.italic === b.italic &&
   a.color === b.color &&
   a.underline === b.underline &&
-  a.hidden === b.hidden;
+  a.hidden === b.hidden &&
+  a.cs === b.cs;

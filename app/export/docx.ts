@@ -54,7 +54,7 @@ import {
   type SpanCells,
   underlinedWords,
 } from './table-art.js';
-import { naturalWidth } from './text-style.js';
+import { naturalWidth, type ScriptFaces, scriptFonts, textWidth } from './text-style.js';
 
 /**
  * PDF to a Word document that looks like the PDF and edits like a document. The structure (reading order,
@@ -101,28 +101,36 @@ interface Marks {
   underlined: Set<Word>;
   /** Words drawn invisibly (an OCR layer, with its scan or without; hidden text): Word's hidden text, not printed. */
   invisible: Set<Word>;
+  /** Faces for the characters Word's fonts lack (scriptFaces): named for their scripts, and measured. */
+  faces: ScriptFaces;
 }
 
 /** Runs of a row's words: consecutive words of one look share a run; words inside a link area become a hyperlink. */
 function rowRuns(
   words: Word[],
-  { links, underlined, invisible }: Marks,
+  { links, underlined, invisible, faces }: Marks,
   opts: { skipFirst?: boolean; pageNumber?: number; trailingSpace?: boolean; tabs?: TabGaps; justified?: boolean; scale?: number } = {},
 ): Inline[] {
   const out: Inline[] = [];
   const gapAt = opts.tabs ? tabGaps(words, opts.skipFirst) : new Set<number>();
-  const condensed = gapAt.size ? 0 : condensing(opts.skipFirst ? words.slice(1) : words, !opts.justified);
-  let cur: { style: RunStyle; text: string; uri?: string } | null = null;
+  const fits = rowFits(words, gapAt, { skipFirst: opts.skipFirst, spread: !opts.justified, faces });
+  let cur: { style: RunStyle; text: string; uri?: string; fit?: Fit } | null = null;
   const flush = () => {
     if (!cur) return;
-    const { style, text, uri } = cur;
-    const run = new TextRun({ text, ...runOptions(style), ...(condensed ? { characterSpacing: condensed } : {}), ...(uri ? { style: 'Hyperlink' } : {}) });
+    const { style, text, uri, fit } = cur;
+    const run = new TextRun({
+      text,
+      ...runOptions(style),
+      ...(fit?.spacing ? { characterSpacing: fit.spacing } : {}),
+      ...(fit?.scale ? { scale: fit.scale } : {}),
+      ...(uri ? { style: 'Hyperlink' } : {}),
+    });
     out.push(uri ? new ExternalHyperlink({ link: uri, children: [run] }) : run);
     cur = null;
   };
   words.forEach((w, i) => {
     if (opts.skipFirst && i === 0) return;
-    const style = scaled(runStyle(w, underlined.has(w), invisible.has(w)), opts.scale);
+    const style = scaled({ ...runStyle(w, underlined.has(w), invisible.has(w)), ...scriptFonts(w.text, w.bold, faces) }, opts.scale);
     const cx = (w.box.x0 + w.box.x1) / 2;
     const cy = (w.box.y0 + w.box.y1) / 2;
     const uri = links.find((l) => cx >= l.box.x0 && cx <= l.box.x1 && cy >= l.box.y0 && cy <= l.box.y1)?.uri;
@@ -131,7 +139,7 @@ function rowRuns(
       flush();
       out.push(new TextRun({ children: [new Tab()], ...runOptions(style) }));
       opts.tabs!.stops.push(w.box.x0 - opts.tabs!.origin);
-      cur = { style, text: w.text, uri };
+      cur = { style, text: w.text, uri, fit: fits[i] };
       return;
     }
     const lead = cur || (opts.skipFirst ? i > 1 : i > 0) ? ' ' : '';
@@ -149,13 +157,35 @@ function rowRuns(
       const had = !!cur;
       if (cur && !leadAfter) cur.text += lead;
       flush();
-      cur = { style, text: ((out.length && !had) || leadAfter ? lead : '') + w.text, uri };
+      cur = { style, text: ((out.length && !had) || leadAfter ? lead : '') + w.text, uri, fit: fits[i] };
     }
   });
   // A row that ends in a line break keeps the space after it: words stay apart when the break is deleted.
   if (cur && opts.trailingSpace) (cur as { text: string }).text += ' ';
   flush();
   return out;
+}
+
+/**
+ * How each word of a row is fitted to the row's width in the PDF (condensing): the whole row, or, in a row with
+ * tabs, each piece between them that holds characters the standard fonts lack (narrowed only: the tab stop after
+ * it must not be passed).
+ */
+function rowFits(words: Word[], gapAt: Set<number>, o: { skipFirst?: boolean; spread: boolean; faces: ScriptFaces }): (Fit | undefined)[] {
+  const from = o.skipFirst ? 1 : 0;
+  if (!gapAt.size) {
+    const fit = condensing(words.slice(from), o.spread, o.faces);
+    return words.map(() => fit);
+  }
+  const fits: (Fit | undefined)[] = [];
+  for (let i = from; i < words.length; ) {
+    let end = i + 1;
+    while (end < words.length && !gapAt.has(end)) end++;
+    const fit = condensing(words.slice(i, end), false, o.faces);
+    for (let k = i; k < end; k++) fits[k] = fit?.scale ? fit : undefined;
+    i = end;
+  }
+  return fits;
 }
 
 /** A run's look with its type set `scale` times its size (half-points, 1 pt at least). */
@@ -201,36 +231,61 @@ const tabStopsOf = (tabs: TabGaps) =>
  * Twips of character spacing that bring a row set in Word's fonts (their standard metrics, at Word's half-point
  * sizes) back to its width in the PDF: TeX and other typesetters squeeze the spaces of a justified row below their
  * natural width, and a row wider than its frame would wrap; a row narrower than the PDF's puts its words short of
- * their places (`spread`: not in a justified paragraph, which spreads its rows itself). 0 when it fits and is
- * within 3 % of it, or when the family's metrics are unknown.
+ * their places (`spread`: not in a justified paragraph, which spreads its rows itself). A row with characters the
+ * standard fonts lack (one word may be the whole row in a script written without spaces) is measured in the face
+ * the machine has for them (a Thai face often runs far wider than the PDF's) and, when wider, narrowed by Word's
+ * character scale (w:w, percent), which squeezes where spacing cannot; it is not spread (letters spaced apart
+ * read as words of their own). Nothing when it fits and is within 3 % of it, or when the widths are unknown.
  */
-function condensing(words: Word[], spread: boolean): number {
+function condensing(words: Word[], spread: boolean, faces: ScriptFaces): Fit | undefined {
   // A row set sideways has no width to keep.
-  if (words.length < 2 || words.some((w) => w.text.length > 2 && w.box.y1 - w.box.y0 > 1.5 * (w.box.x1 - w.box.x0))) return 0;
+  if (!words.length || words.some((w) => w.text.length > 2 && w.box.y1 - w.box.y0 > 1.5 * (w.box.x1 - w.box.x0))) return undefined;
   let natural = 0;
   let chars = 0;
+  let scripted = false;
+  // Words no face can measure (symbols drawn from a private area): counted at their width in the PDF.
+  let unknown = 0;
   for (const [i, w] of words.entries()) {
     const st = runStyle(w);
     const text = i ? ` ${w.text}` : w.text;
-    const width = naturalWidth(text, st.font, st.bold, st.italic);
-    if (width === undefined) return 0;
+    let width = naturalWidth(text, st.font, st.bold, st.italic);
+    if (width === undefined) {
+      width = textWidth(text, st.font, st.bold, st.italic, faces);
+      if (width === undefined) {
+        unknown += w.box.x1 - w.box.x0 + (i ? ((naturalWidth(' ', st.font, false, false) ?? 0.25) * st.halfPoints) / 2 : 0);
+        continue;
+      }
+      scripted = true;
+    }
     natural += (width * st.halfPoints) / 2;
     chars += [...text].length;
   }
+  if (unknown && !scripted) return undefined;
+  natural += unknown;
   const room = words[words.length - 1].box.x1 - words[0].box.x0;
   // Any row wider than the PDF's is condensed; one more than 3 % narrower (the PDF's face is wider: a CJK face's
   // Latin letters, letter-spaced headings) is spread to its width too.
   const wider = natural > room + 0.5;
+  if (scripted) return wider ? { scale: Math.max(MIN_SCALE, Math.floor((100 * room) / natural)) } : undefined;
   const narrower = spread && natural < room - Math.max(0.5, 0.03 * room);
-  if (!wider && !narrower) return 0;
+  if ((!wider && !narrower) || words.length < 2) return undefined;
   const size = runStyle(words[0]).halfPoints / 2;
   // Spread, it stays a little short of the PDF's width: a point too long wraps it or pushes it past a tab stop.
   const target = natural < room ? 0.97 * room : room;
-  return Math.round(Math.min(0.25 * size, Math.max(-0.15 * size, (target - natural) / chars)) * 20);
+  return { spacing: Math.round(Math.min(0.25 * size, Math.max(-0.15 * size, (target - natural) / chars)) * 20) };
 }
 
+/** Character spacing (twips) or Word's character scale (percent) that fits a row to its width in the PDF. */
+interface Fit {
+  spacing?: number;
+  scale?: number;
+}
+
+/** Word's character scale (percent) a row is narrowed to at most. */
+const MIN_SCALE = 50;
+
 const runOptions = (s: RunStyle) => ({
-  font: s.font,
+  font: s.cs ? { ascii: s.font, hAnsi: s.font, eastAsia: s.font, cs: s.cs } : s.font,
   size: s.halfPoints,
   bold: s.bold,
   italics: s.italic,
@@ -277,7 +332,13 @@ const pitchOf = (lines: Line[], ratio: number) => {
   return gaps.length ? Math.max(median(gaps), 0.8 * size) : ratio * size;
 };
 
-export async function pagesToDocx(read: PageModel[], images: PlacedImage[], links: PageLink[] = [], art: Map<number, PageArt> = new Map()): Promise<Buffer> {
+export async function pagesToDocx(
+  read: PageModel[],
+  images: PlacedImage[],
+  links: PageLink[] = [],
+  art: Map<number, PageArt> = new Map(),
+  faces: ScriptFaces = [],
+): Promise<Buffer> {
   // Each side of a rule dividing a ruled row into cells with rows of their own is laid out on its own.
   const pages = read.map((p) => dividedPage(p, cellDividers(art.get(p.page)?.rects ?? [])));
   const blocksByPage = textBlocks(pages);
@@ -296,6 +357,7 @@ export async function pagesToDocx(read: PageModel[], images: PlacedImage[], link
       links: pageLinks,
       underlined: underlinedWords(words, rects),
       invisible: invisibleWords(words, art.get(page.page)?.invisible ?? [], art.get(page.page)?.shown),
+      faces,
     };
     const own = blocksByPage[pi]
       .map((b) => (b.lines.some((l) => running.lines.has(l)) ? { ...b, lines: b.lines.filter((l) => !running.lines.has(l)) } : b))

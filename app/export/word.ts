@@ -5,7 +5,9 @@ import { lineArtPages } from '../../engines/ghostscript-background.js';
 import { type DrawnImage, renderRegion } from '../../engines/page-images.js';
 import { noTextWarning, pageLinks, pagesTime, readBudgets, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
 import { type PlacedImage, pagesToDocx } from './docx.js';
+import { runStyle } from './docx-style.js';
 import { type PageArt, readPageArt } from './table-art.js';
+import { scriptFaces } from './text-style.js';
 
 /**
  * Pages that draw text invisibly with no picture under it (an OCR layer whose scan is missing, hidden text): the
@@ -80,10 +82,16 @@ export async function pdfToWord(
     );
     return files.map((png, i) => ({ page: drawing[i], box: { x0: 0, y0: 0, x1: sizes.get(drawing[i])!.width, y1: sizes.get(drawing[i])!.height }, png }));
   };
-  const [behind] = await Promise.all([lineArt(), ...Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker)]);
+  // The faces the machine sets characters in that Word's fonts lack (Thai, CJK...): rows in them keep their width.
+  const words = model.flatMap((p) => p.lines.flatMap((l) => l.words)).map((w) => ({ text: w.text, family: runStyle(w).font, bold: w.bold }));
+  const [behind, faces] = await Promise.all([
+    lineArt(),
+    scriptFaces(words, ectx),
+    ...Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker),
+  ]);
   progress(0.8);
   const path = join(dir, 'document.docx');
-  await writeFile(path, await pagesToDocx(model, [...behind, ...images], links, art));
+  await writeFile(path, await pagesToDocx(model, [...behind, ...images], links, art, faces));
   return { path, warning: joinWarnings(noTextWarning(textlessPages(model), model.length), hiddenTextWarning(art)) };
 }
 
