@@ -200,6 +200,31 @@ test('the running head of a one-page and of a two-page document (LibreOffice) is
   }
 });
 
+test("Chromium's lists, whose bullets are drawn shapes and no character, are lists (left to right, nested, and right to left)", async () => {
+  const page = join(work, 'lists.html');
+  writeFileSync(
+    page,
+    `<!doctype html><html><head><meta charset="utf-8"><style>body{font:12pt "DejaVu Sans"}</style></head><body><p>Before leaving the depot:</p><ul><li>Check the tablet is charged</li><li>Load the work orders<ul><li>Urgent repairs first</li><li>Then planned replacements</li></ul></li><li>Collect the safety equipment</li></ul><p>That is all for the morning round.</p><div dir="rtl" lang="he"><ul><li>מעבר לענן</li><li>ממשק חדש</li></ul></div></body></html>`,
+  );
+  const pdf = join(work, 'lists.pdf');
+  execFileSync(
+    CHROMIUM,
+    ['--headless', '--no-sandbox', '--disable-gpu', '--no-pdf-header-footer', `--user-data-dir=${join(work, 'profile')}`, `--print-to-pdf=${pdf}`, page],
+    { stdio: 'ignore', timeout: 120_000 },
+  );
+  // Poppler reads no bullet character; MuPDF's trace draws a small shape left of each item.
+  assert.not.match(tool('pdftotext', [pdf, '-']), /[•◦▪●○]/);
+  assert.ok((tool('mutool', ['trace', pdf]).match(/<(fill|stroke)_path/g) ?? []).length >= 7, 'shapes drawn');
+  const md = await markdown(pdf);
+  assert.match(
+    md,
+    /^- Check the tablet is charged\n- Load the work orders\n {2}- Urgent repairs first\n {2}- Then planned replacements\n- Collect the safety equipment$/m,
+    md,
+  );
+  assert.match(md, /^- מעבר לענן\n- ממשק חדש$/m, md);
+  assert.match(md, /^That is all for the morning round\.$/m, 'a paragraph stays one');
+});
+
 const CHROMIUM = ['/usr/bin/chromium', '/usr/lib/chromium/chromium'].find((p) => existsSync(p)) ?? 'chromium';
 const RIGHT =
   'מטרת המסמך הזה היא לתאר את תוכנית העבודה של הצוות לשנה הקרובה. בשנה שעברה השלמנו שלושה פרויקטים גדולים ועמדנו ברוב היעדים. הלקוחות ביקשו ממשק פשוט יותר ותמיכה טובה יותר בטלפונים ניידים.';
