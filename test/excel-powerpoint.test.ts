@@ -89,7 +89,7 @@ function workbook(xlsx: string) {
   const fills = list('fill');
   const borders = list('border');
   const xfs = [...(/<cellXfs[^>]*>([\s\S]*?)<\/cellXfs>/.exec(styles)?.[1] ?? '').matchAll(/<xf [^>]*?(?:\/>|>[\s\S]*?<\/xf>)/g)].map((m) => m[0]);
-  const shared = [...unzip(xlsx, 'xl/sharedStrings.xml').matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) =>
+  const shared = [...(entries(xlsx).includes('xl/sharedStrings.xml') ? unzip(xlsx, 'xl/sharedStrings.xml') : '').matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) =>
     unxml([...m[1].matchAll(/<t(?: [^>]*)?>([^<]*)<\/t>/g)].map((x) => x[1]).join('')),
   );
   const sheet = unzip(xlsx, 'xl/worksheets/sheet1.xml');

@@ -46,6 +46,20 @@ test('a document past JOB_MAX_MEMORY_MB ends its own job with a 422; a concurren
   assert.match(String(after.outputUrl ?? after.markdown ?? JSON.stringify(after)), /.+/);
 });
 
+test('/excel writes its workbook sheet by sheet: 300 pages within a 256 MB heap (whole, the workbook needed ~360 MB)', async () => {
+  const app = await startApp({ JOB_MAX_MEMORY_MB: '256' });
+  try {
+    const xlsx = await app.download((await expectOk(await app.form('/excel', { file: { file: big } }))).outputUrl);
+    const sheets = tool('unzip', ['-Z1', xlsx])
+      .split('\n')
+      .filter((e) => /^xl\/worksheets\/sheet\d+\.xml$/.test(e));
+    assert.is(sheets.length, 300);
+    assert.match(tool('unzip', ['-p', xlsx, 'xl/worksheets/sheet300.xml']), /Federal Register/);
+  } finally {
+    await app.close();
+  }
+});
+
 /** The job processes below this one (the apps run in the test's process), by pid. */
 const jobProcesses = () =>
   descendants(process.pid)

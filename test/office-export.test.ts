@@ -160,9 +160,9 @@ test('word: federal-register-15-pages keeps 98 % of the words and its 15 pages',
 
 // ---------------------------------------------------------------- /excel
 
-/** A worksheet read straight from its XML: cell reference -> number, or string from the shared strings. */
+/** A worksheet read straight from its XML: cell reference -> number, or string (inline, or from the shared strings when the package has them). */
 function sheet(xlsx: string, n = 1): Map<string, number | string> {
-  const shared = [...unzip(xlsx, 'xl/sharedStrings.xml').matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) =>
+  const shared = [...(entries(xlsx).includes('xl/sharedStrings.xml') ? unzip(xlsx, 'xl/sharedStrings.xml') : '').matchAll(/<si>([\s\S]*?)<\/si>/g)].map((m) =>
     xmlText([...m[1].matchAll(/<t(?: [^>]*)?>([^<]*)<\/t>/g)].map((x) => x[1]).join('')),
   );
   const cells = new Map<string, number | string>();

@@ -1,7 +1,8 @@
 import ExcelJS from 'exceljs';
-import type { PageModel, Point, Word } from '../document/index.js';
+import type { EngineContext } from '../../engines/context.js';
+import { type PageModel, type Point, pagesTime, readPageBatches, unlessUnreadable, type Word } from '../document/index.js';
 import { colourHex } from './docx-style.js';
-import { cellArt, clipSpans, type Edge, type Frame, groupHeaders, type PageArt, type Side } from './table-art.js';
+import { cellArt, clipSpans, type Edge, type Frame, groupHeaders, type PageArt, readPageArt, type Side } from './table-art.js';
 import { naturalWidth, styleOf } from './text-style.js';
 
 /**
@@ -382,86 +383,119 @@ function pageSetup(page: PageModel): Partial<ExcelJS.PageSetup> {
 }
 
 /**
- * The workbook: one sheet per page, named `Page N`. Cells keep the font, size, weight, slant and colour of
- * their text, the fills and borders the page draws (with `art`), and headers spanning columns are merged
- * cells; column widths and row heights follow the page.
+ * The PDF as a workbook written to `path` as its pages are read: one sheet per page, named `Page N`, each written
+ * out (exceljs's streaming writer) before the next batch of pages is read, so memory stays that of a batch of pages
+ * whatever the document's length. Cells keep the font, size, weight, slant and colour of their text, the fills and
+ * borders the page draws (its line art, traced batch by batch), and headers spanning columns are merged cells;
+ * column widths and row heights follow the page. Returns the pages without text.
  */
-export async function pagesToXlsx(pages: PageModel[], art: Map<number, PageArt> = new Map()): Promise<Buffer> {
-  const book = new ExcelJS.Workbook();
+export async function pdfToXlsx(input: string, pages: number[], path: string, ctx: EngineContext): Promise<number[]> {
+  const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: path, useStyles: true, useSharedStrings: false });
   book.creator = 'Quire';
-  for (const page of pages) {
-    const layout = pageLayout(page);
-    const sheet = book.addWorksheet(`Page ${page.page}`, { pageSetup: pageSetup(page) });
-    const { bounds, rows, cells } = layout;
-    const a = art.get(page.page);
-    const main = mainDir(page);
-    const decor =
-      a &&
-      cellArt(
-        layout,
-        a.rects.map((f) => ({ ...toFrame([a.toUser({ x: f.x0, y: f.y0 }), a.toUser({ x: f.x1, y: f.y1 })], main), rgb: f.rgb })),
-      );
-    if (decor) groupHeaders(bounds.length - 1, cells, decor);
-    const aligns = columnAlignments(layout);
-    cells.forEach((row, r) => {
-      row.forEach((it, c) => {
-        if (!it) return;
-        const cell = sheet.getCell(r + 1, c + 1);
-        const v = parseNumber(it.text);
-        cell.value = v.value;
-        if (v.format) cell.numFmt = v.format;
-        const st = styleOf(it.pieces.flatMap((p) => p.words));
-        cell.font = { name: st.family, size: Math.round(st.size * 2) / 2 || 11, bold: st.bold, italic: st.italic, color: { argb: `FF${st.color}` } };
-        // At the top of the row, as on the page (the row's height includes the space down to the next row).
-        cell.alignment = { vertical: 'top', ...alignment(bounds, c, it.span, it.pieces, aligns[c]) };
-      });
+  const textless: number[] = [];
+  const add = async (name: string, page?: PageModel, art?: PageArt) => {
+    const sheet = book.addWorksheet(name, page && { pageSetup: pageSetup(page) });
+    if (page) pageSheet(sheet, page, art);
+    // Each sheet is in the file before the next is made: the zip takes its entries one at a time, and a sheet it
+    // has not taken yet waits in memory (the writer's own 'zipped' only says the sheet was written out to it).
+    const zip = (book as unknown as { zip: NodeJS.EventEmitter }).zip;
+    const entryName = `xl/worksheets/sheet${sheet.id}.xml`;
+    await new Promise<void>((done) => {
+      const taken = (entry: { name: string }) => {
+        if (!entry.name.endsWith(entryName)) return;
+        zip.off('entry', taken);
+        done();
+      };
+      zip.on('entry', taken);
+      sheet.commit();
     });
-    if (decor) {
-      rows.forEach((row, r) => {
-        if (!Number.isFinite(row.y0)) return;
-        for (let c = 0; c + 1 < bounds.length; c++) {
-          const rgb = decor.fill(r, c);
-          const border = decor.edges.get(`${r}|${c}`);
-          if (!rgb && !border) continue;
-          const cell = sheet.getCell(r + 1, c + 1);
-          if (rgb) cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: argb(rgb) } };
-          if (border) cell.border = excelBorders(border);
-        }
-      });
+  };
+  await readPageBatches(input, pages, ctx, {}, async (batch) => {
+    // Line art only places the cells: pages MuPDF cannot trace are converted without it.
+    const art = await readPageArt(
+      input,
+      batch.map((p) => p.page),
+      pagesTime(ctx, batch.length),
+    ).catch(unlessUnreadable(new Map<number, PageArt>()));
+    for (const page of batch) {
+      if (!page.lines.length) textless.push(page.page);
+      await add(`Page ${page.page}`, page, art.get(page.page));
     }
-    cells.forEach((row, r) => row.forEach((it, c) => it && it.span > 1 && sheet.mergeCells(r + 1, c + 1, r + 1, c + it.span)));
-    const widths = bounds.slice(1).map((b, c) => b - bounds[c]);
-    // A cell whose text would be cut by a filled neighbour (the stand-in font is wider, or prose read as columns) widens its last column.
-    cells.forEach((row) =>
-      row.forEach((it, c) => {
-        if (!it || !row.slice(c + it.span).some(Boolean)) return;
-        const st = styleOf(it.pieces.flatMap((p) => p.words));
-        const need = (naturalWidth(it.text, st.family, st.bold, st.italic) ?? 0.5 * [...it.text].length) * st.size + 4;
-        const have = widths.slice(c, c + it.span).reduce((a, b) => a + b, 0);
-        if (need > have) widths[c + it.span - 1] += need - have;
-      }),
+  });
+  if (!pages.length) await add('Page 1');
+  await book.commit();
+  return textless;
+}
+
+/** One page as a sheet: its grid of cells, their style and line art, column widths and row heights. */
+function pageSheet(sheet: ExcelJS.Worksheet, page: PageModel, a: PageArt | undefined): void {
+  const layout = pageLayout(page);
+  const { bounds, rows, cells } = layout;
+  const main = mainDir(page);
+  const decor =
+    a &&
+    cellArt(
+      layout,
+      a.rects.map((f) => ({ ...toFrame([a.toUser({ x: f.x0, y: f.y0 }), a.toUser({ x: f.x1, y: f.y1 })], main), rgb: f.rgb })),
     );
-    widths.forEach((w, c) => (sheet.getColumn(c + 1).width = Math.min(255, charWidth(w))));
-    // Row heights: the page's own spacing to the next row, at least the text's height; the gaps shrink when the
-    // rows would not fit on the page's height (one sheet prints on one paper, unscaled when it fits).
-    const text = rows.map((row) => (Number.isFinite(row.y0) ? row.y1 - row.y0 : 0));
-    const heights = rows.map((row, r) => {
-      const next = rows[r + 1] && Number.isFinite(rows[r + 1].y0) ? rows[r + 1].y0 - row.y0 : text[r];
-      return Math.max(text[r], Math.min(next, text[r] * 2.5));
+  if (decor) groupHeaders(bounds.length - 1, cells, decor);
+  const aligns = columnAlignments(layout);
+  cells.forEach((row, r) => {
+    row.forEach((it, c) => {
+      if (!it) return;
+      const cell = sheet.getCell(r + 1, c + 1);
+      const v = parseNumber(it.text);
+      cell.value = v.value;
+      if (v.format) cell.numFmt = v.format;
+      const st = styleOf(it.pieces.flatMap((p) => p.words));
+      cell.font = { name: st.family, size: Math.round(st.size * 2) / 2 || 11, bold: st.bold, italic: st.italic, color: { argb: `FF${st.color}` } };
+      // At the top of the row, as on the page (the row's height includes the space down to the next row).
+      cell.alignment = { vertical: 'top', ...alignment(bounds, c, it.span, it.pieces, aligns[c]) };
     });
-    const excess = heights.reduce((a, b) => a + b, 0) - (page.height - (sheet.pageSetup.margins?.top ?? 0) * 72 - 2);
-    const slack = heights.reduce((a, h, r) => a + h - text[r], 0);
-    // Spreadsheets draw rows in whole pixels (0.75 pt at 96 dpi), rounding each row down: heights are whole
-    // pixels, rounded on the running total so that rows further down stay where the page has them.
-    let [total, placed] = [0, 0];
-    heights.forEach((h, r) => {
-      if (!text[r]) return;
-      total += excess > 0 && slack > 0 ? h - (h - text[r]) * Math.min(1, excess / slack) : h;
-      const bottom = Math.max(placed + 0.75, Math.round(total / 0.75) * 0.75);
-      sheet.getRow(r + 1).height = Math.round((bottom - placed) * 100) / 100;
-      placed = bottom;
+  });
+  if (decor) {
+    rows.forEach((row, r) => {
+      if (!Number.isFinite(row.y0)) return;
+      for (let c = 0; c + 1 < bounds.length; c++) {
+        const rgb = decor.fill(r, c);
+        const border = decor.edges.get(`${r}|${c}`);
+        if (!rgb && !border) continue;
+        const cell = sheet.getCell(r + 1, c + 1);
+        if (rgb) cell.fill = { type: 'pattern', pattern: 'solid', fgColor: { argb: argb(rgb) } };
+        if (border) cell.border = excelBorders(border);
+      }
     });
   }
-  if (!pages.length) book.addWorksheet('Page 1');
-  return Buffer.from(await book.xlsx.writeBuffer());
+  cells.forEach((row, r) => row.forEach((it, c) => it && it.span > 1 && sheet.mergeCells(r + 1, c + 1, r + 1, c + it.span)));
+  const widths = bounds.slice(1).map((b, c) => b - bounds[c]);
+  // A cell whose text would be cut by a filled neighbour (the stand-in font is wider, or prose read as columns) widens its last column.
+  cells.forEach((row) =>
+    row.forEach((it, c) => {
+      if (!it || !row.slice(c + it.span).some(Boolean)) return;
+      const st = styleOf(it.pieces.flatMap((p) => p.words));
+      const need = (naturalWidth(it.text, st.family, st.bold, st.italic) ?? 0.5 * [...it.text].length) * st.size + 4;
+      const have = widths.slice(c, c + it.span).reduce((a, b) => a + b, 0);
+      if (need > have) widths[c + it.span - 1] += need - have;
+    }),
+  );
+  widths.forEach((w, c) => (sheet.getColumn(c + 1).width = Math.min(255, charWidth(w))));
+  // Row heights: the page's own spacing to the next row, at least the text's height; the gaps shrink when the
+  // rows would not fit on the page's height (one sheet prints on one paper, unscaled when it fits).
+  const text = rows.map((row) => (Number.isFinite(row.y0) ? row.y1 - row.y0 : 0));
+  const heights = rows.map((row, r) => {
+    const next = rows[r + 1] && Number.isFinite(rows[r + 1].y0) ? rows[r + 1].y0 - row.y0 : text[r];
+    return Math.max(text[r], Math.min(next, text[r] * 2.5));
+  });
+  const excess = heights.reduce((a, b) => a + b, 0) - (page.height - (sheet.pageSetup.margins?.top ?? 0) * 72 - 2);
+  const slack = heights.reduce((a, h, r) => a + h - text[r], 0);
+  // Spreadsheets draw rows in whole pixels (0.75 pt at 96 dpi), rounding each row down: heights are whole
+  // pixels, rounded on the running total so that rows further down stay where the page has them.
+  let [total, placed] = [0, 0];
+  heights.forEach((h, r) => {
+    if (!text[r]) return;
+    total += excess > 0 && slack > 0 ? h - (h - text[r]) * Math.min(1, excess / slack) : h;
+    const bottom = Math.max(placed + 0.75, Math.round(total / 0.75) * 0.75);
+    sheet.getRow(r + 1).height = Math.round((bottom - placed) * 100) / 100;
+    placed = bottom;
+  });
 }

@@ -1,7 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { noTextWarning, pagesTime, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
-import { type PageArt, pagesToXlsx, readPageArt } from '../export/index.js';
+import { noTextWarning, selectPages } from '../document/index.js';
+import { pdfToXlsx } from '../export/index.js';
 import { output } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
 
@@ -20,13 +19,8 @@ export default operation({
   run: async ({ input, dir, signal, timeoutMs }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const pages = await selectPages(input.path, '1-last', ectx);
-    const [model, art] = await Promise.all([
-      readPages(input.path, pages, ectx),
-      // Line art only places the cells: a file MuPDF cannot trace is converted without it.
-      readPageArt(input.path, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable(new Map<number, PageArt>())),
-    ]);
     const path = join(dir, 'workbook.xlsx');
-    await writeFile(path, await pagesToXlsx(model, art));
-    return { files: [{ path, ext: 'xlsx' }], warning: noTextWarning(textlessPages(model), model.length) };
+    const textless = await pdfToXlsx(input.path, pages, path, ectx);
+    return { files: [{ path, ext: 'xlsx' }], warning: noTextWarning(textless, pages.length) };
   },
 });
