@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AlignmentType, Document, Packer, Paragraph, TextRun } from 'docx';
+import { AlignmentType, Document, LevelFormat, Packer, Paragraph, TextRun } from 'docx';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { convertToPdf, corpus, expectOk, pdfWords, startApp, type TestApp, tool } from './helpers.js';
@@ -160,6 +160,43 @@ test("Chromium's print header over a right-to-left page: the date reads as print
   assert.not.ok(markdown.includes(date), markdown);
   assert.not.match(markdown, /^עלון הצוות$/m, markdown);
   for (const line of HEBREW) assert.ok(squash(markdown).includes(line), line);
+});
+
+test('a numbered right-to-left list from LibreOffice (each number at the right end of its row) is a Markdown list', async () => {
+  const items = ['מעבר לענן עד סוף הרבעון השני', 'ממשק חדש לטלפונים ניידים', 'הדרכה לכל עובד חדש'];
+  const run = (text: string) => new TextRun({ text, rightToLeft: true, font: 'DejaVu Sans', size: 24 });
+  const doc = new Document({
+    numbering: {
+      config: [
+        {
+          reference: 'numbers',
+          levels: [{ level: 0, format: LevelFormat.DECIMAL, text: '%1.', style: { paragraph: { indent: { left: 720, hanging: 360 } } } }],
+        },
+      ],
+    },
+    sections: [
+      {
+        children: [
+          new Paragraph({ bidirectional: true, children: [run('היעדים לשנה הקרובה הם:')] }),
+          ...items.map((text) => new Paragraph({ bidirectional: true, numbering: { reference: 'numbers', level: 0 }, children: [run(text)] })),
+          new Paragraph({ bidirectional: true, children: [run('נשמח לקבל הערות והצעות מכל חברי הצוות.')] }),
+        ],
+      },
+    ],
+  });
+  const source = join(work, 'numbered.docx');
+  writeFileSync(source, await Packer.toBuffer(doc));
+  const { path } = await convertToPdf(t, { file: { file: source } });
+  // Poppler's boxes: each number stands right of its text, over an em away (Poppler reads its dot apart).
+  const words = pdfWords(path);
+  for (const n of ['1', '2', '3']) {
+    const number = words.find((w) => w.text === n);
+    assert.ok(number, `Poppler reads ${n}`);
+    const row = words.filter((w) => /\p{L}/u.test(w.text) && Math.abs(w.yMin - number!.yMin) < 2);
+    assert.ok(row.length && Math.max(...row.map((w) => w.xMax)) < number!.xMin - 12, `${n} right of its text`);
+  }
+  const { markdown } = (await expectOk(await t.form('/markdown', { file: { file: path } }))) as { markdown: string };
+  assert.ok(markdown.includes(items.map((text, i) => `${i + 1}. ${text}`).join('\n')), markdown);
 });
 
 test('a right-to-left table: each cell its own words, a pipe table in reading order (rightmost column first)', async () => {

@@ -396,7 +396,8 @@ export const isListMarker = (s: string) => LIST_MARKER.test(s.trim());
 
 /**
  * MuPDF starts a new line at every wide gap, so one justified row comes out as several pieces and a bullet
- * as a line of its own. A list marker joins the text after it at any distance; other pieces are joined only
+ * as a line of its own. A list marker joins its text at any distance (the text after it; in a right-to-left row,
+ * the text before it on the page); other pieces are joined only
  * when nearly touching here, because a justified word gap and a LaTeX column gutter are both ~1 em: which is
  * which is only known after the column analysis (joinPieces).
  */
@@ -422,7 +423,9 @@ function mergeRows(lines: Line[]): Line[] {
       if (!next) break;
       const gap = next.box.x0 - box.x1;
       const em = Math.max(pieces.length === 1 ? l.size : dominantSize(pieces.flatMap((p) => p.words)), next.size);
-      if (!(gap < 0.5 * em || (pieces.length === 1 && isListMarker(l.text) && gap < 6 * em))) break;
+      // A right-to-left row's marker stands at its right end, after its text on the page.
+      const marker = (pieces.length === 1 && isListMarker(l.text)) || (isListMarker(next.text) && mostlyRtl(pieces.map((p) => p.text).join(' ')));
+      if (!(gap < 0.5 * em || (marker && gap < 6 * em))) break;
       used.add(next);
       pieces.push(next);
       box = { x0: box.x0, y0: Math.min(box.y0, next.box.y0), x1: next.box.x1, y1: Math.max(box.y1, next.box.y1) };
