@@ -182,6 +182,17 @@ test('Markdown structure survives offline translation: lists, tables, emphasis, 
   assert.match(out, /```\nthe code stays\n```/);
 });
 
+test('a long text is translated in parts, read back in order: 4,500 paragraphs, each its own number and translated', async () => {
+  const n = 4500;
+  const md = Array.from({ length: n }, (_, i) => `The house number ${i + 1} of the city is red.`).join('\n\n');
+  const body = await call('/translated-pdf-text', { file: { bytes: Buffer.from(md), name: 'long.md' }, output_language: 'es' });
+  const paragraphs = (body.translated_text as string).split(/\n\n/);
+  assert.is(paragraphs.length, n);
+  paragraphs.forEach((p, i) => {
+    assert.ok(new RegExp(`\\b${i + 1}\\b`).test(p) && /\bcasa\b/.test(p) && !/\bhouse\b/.test(p), `paragraph ${i + 1}: ${p}`);
+  });
+});
+
 test('pairs Apertium lacks answer 503 naming LLM_URL and listing the offline pairs', async () => {
   const body = await call('/translated-pdf-text', { file: { file: corpus('pdf/google-docs-export.pdf') }, output_language: 'ja' }, 503);
   assert.match(body.error, /LLM_URL/);
