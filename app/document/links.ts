@@ -45,7 +45,7 @@ export async function pageLinks(path: string, pages: number[], ctx: EngineContex
 }
 
 /** The inverse of an axis-aligned affine map (rotations by quarter turns and flips), from three points of it. */
-function userToDevice(f: (p: { x: number; y: number }) => { x: number; y: number }) {
+export function userToDevice(f: (p: { x: number; y: number }) => { x: number; y: number }) {
   const o = f({ x: 0, y: 0 });
   const ex = f({ x: 1, y: 0 });
   const ey = f({ x: 0, y: 1 });

@@ -3,7 +3,19 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { lineArtPages } from '../../engines/ghostscript-background.js';
 import { type DrawnImage, renderRegion } from '../../engines/page-images.js';
-import { noTextWarning, pageLinks, pagesTime, readBudgets, readPages, selectPages, textlessPages, unlessUnreadable } from '../document/index.js';
+import {
+  type Line,
+  noTextWarning,
+  type PageModel,
+  pageLinks,
+  pagesTime,
+  readBudgets,
+  readPages,
+  selectPages,
+  textlessPages,
+  unlessUnreadable,
+} from '../document/index.js';
+import { unshownFieldRows } from '../forms/index.js';
 import { type PlacedImage, pagesToDocx } from './docx.js';
 import { runStyle } from './docx-style.js';
 import { type PageArt, readPageArt } from './table-art.js';
@@ -49,7 +61,7 @@ export async function pdfToWord(
   // Line art, links and pictures only enrich the text: a file MuPDF or qpdf cannot trace or list (or not within
   // the pages' time) is still converted, without them.
   const [model, art, links] = await Promise.all([
-    readPages(input, pages, ectx),
+    readPages(input, pages, ectx).then((m) => withFieldValues(input, m, ectx)),
     readPageArt(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable(new Map<number, PageArt>())),
     pageLinks(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable([])),
   ]);
@@ -93,6 +105,20 @@ export async function pdfToWord(
   const path = join(dir, 'document.docx');
   await writeFile(path, await pagesToDocx(model, [...behind, ...images], links, art, faces));
   return { path, warning: joinWarnings(noTextWarning(textlessPages(model), model.length), hiddenTextWarning(art)) };
+}
+
+/**
+ * The page model with the values of form fields its pages do not draw (a form filled without appearances) as rows
+ * at their fields' places, after the page's own rows.
+ */
+async function withFieldValues(input: string, model: PageModel[], ctx: { cwd: string; signal?: AbortSignal; timeoutMs?: number }): Promise<PageModel[]> {
+  const rows = await unshownFieldRows(input, model, ctx).catch(unlessUnreadable([] as Line[]));
+  for (const row of rows) {
+    const page = model.find((p) => p.page === row.page)!;
+    page.lines.push(row);
+    page.items.push({ kind: 'line', line: row });
+  }
+  return model;
 }
 
 /** Images clipped to their page, without tiny ones and without the same one drawn twice at one place. */

@@ -5,6 +5,7 @@
  * (pdf.js in Chromium) for the page readers and converted to AcroForms.
  */
 export * from './acroform.js';
+export * from './field-text.js';
 export * from './form-appearance.js';
 export * from './form-data.js';
 export * from './form-export.js';
