@@ -215,6 +215,9 @@ const plainAscii = (c: string) => {
 };
 const isSpace = (c: string) => !plainAscii(c) && (/^\s*$/u.test(c) || c === '\u00a0');
 
+/** Ems between two glyphs that part them: more than rounding, less than any space a font sets. */
+const SET_APART_EM = 0.05;
+
 /** Builds the page model from MuPDF's structured text, page geometry and (optionally) the traced colours. */
 export function buildPages(stext: StextPage[], geometry: PageGeometry[], traced?: Map<number, TraceGlyph[]>): PageModel[] {
   const geo = new Map(geometry.map((g) => [g.page, g]));
@@ -297,6 +300,16 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
     if (!cur) cur = { chars: [], font: span.font, size: span.size };
     cur.chars.push(ch);
   };
+  // A list number or bullet that starts a line set against its text, MuPDF putting no space between ("10.Link"),
+  // where the page leaves a gap after it: glyphs of one word abut (kerning only pulls them closer).
+  const markerEnds = (ch: StextChar, span: StextSpan) => {
+    if (!cur || words.length || !/\p{L}/u.test(ch.c)) return false;
+    let text = '';
+    for (const c of cur.chars) text += c.c;
+    if (!isListMarker(text)) return false;
+    const last = cur.chars[cur.chars.length - 1].quad;
+    return (ch.quad[0] - last[2]) * dx + (ch.quad[1] - last[3]) * dy > SET_APART_EM * (span.size || 1);
+  };
   if (l.spans.some((span) => span.chars.some((ch) => mayBeRtl(ch.c)))) {
     // Right-to-left text in reading order (see logicalOrder), each character with its span's font.
     const along = (ch: StextChar) => ((ch.quad[0] + ch.quad[2]) / 2) * dx + ((ch.quad[1] + ch.quad[3]) / 2) * dy;
@@ -336,7 +349,12 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
       }
       flush();
     }
-  } else for (const span of l.spans) for (const ch of span.chars) take(ch, span);
+  } else
+    for (const span of l.spans)
+      for (const ch of span.chars) {
+        if (markerEnds(ch, span)) flush();
+        take(ch, span);
+      }
   flush();
   if (!words.length) return null;
   const box = words.reduce<Box>(
