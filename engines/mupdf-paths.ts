@@ -18,18 +18,29 @@ export interface DrawnRect {
   rgb: [number, number, number];
 }
 
+/** Pages per `mutool trace` run: its XML lists every glyph (~0.3 MB a page of text), read whole for each run. */
+const TRACE_BATCH = 50;
+
 /**
- * What the pages draw besides text, from one `mutool trace` pass (it lists every glyph too, so it is read once):
- * rectangles and straight strokes (curves, rotated rectangles and other shapes are not tables' cells or rules,
- * and are left out), where images are placed, and which pages draw text invisibly.
+ * What the pages draw besides text, from `mutool trace` (it lists every glyph too, so it is read once), run on
+ * TRACE_BATCH pages at a time so that a long document's trace is never one string: rectangles and straight strokes
+ * (curves, rotated rectangles and other shapes are not tables' cells or rules, and are left out), where images
+ * are placed, and which pages draw text invisibly.
  */
 export async function traceDrawings(
   input: string,
   pages: number[],
   ctx: EngineContext,
 ): Promise<{ rects: DrawnRect[]; images: DrawnImage[]; paths: Map<number, number>; hiddenText: Set<number> }> {
-  const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
-  return { rects: parseDrawnRects(r.stdout), images: parseDrawnImages(r.stdout), paths: countPaths(r.stdout), hiddenText: hiddenTextPages(r.stdout) };
+  const out = { rects: [] as DrawnRect[], images: [] as DrawnImage[], paths: new Map<number, number>(), hiddenText: new Set<number>() };
+  for (let i = 0; i < pages.length; i += TRACE_BATCH) {
+    const { stdout } = await run('mutool', ['trace', '--', input, pageArg(pages.slice(i, i + TRACE_BATCH))], ctx);
+    for (const r of parseDrawnRects(stdout)) out.rects.push(r);
+    for (const im of parseDrawnImages(stdout)) out.images.push(im);
+    for (const [page, n] of countPaths(stdout)) out.paths.set(page, n);
+    for (const page of hiddenTextPages(stdout)) out.hiddenText.add(page);
+  }
+  return out;
 }
 
 /** Pages that draw text invisibly (render mode 3: an OCR layer, hidden text), which the trace lists as ignore_text. */
