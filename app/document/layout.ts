@@ -217,6 +217,8 @@ const isSpace = (c: string) => !plainAscii(c) && (/^\s*$/u.test(c) || c === '\u0
 
 /** Ems between two glyphs that part them: more than rounding, less than any space a font sets. */
 const SET_APART_EM = 0.05;
+/** A list number or a bullet; not an asterisk or a dash, which start footnotes and words in prose. */
+const NUMBER_OR_BULLET = /^(\(?\d{1,3}[.)]|[•◦▪▫‣⁃∙·●○■□➢➤►▶✓✔\uf0b7\uf0a7\uf0d8\uf076])$/u;
 
 /** Builds the page model from MuPDF's structured text, page geometry and (optionally) the traced colours. */
 export function buildPages(stext: StextPage[], geometry: PageGeometry[], traced?: Map<number, TraceGlyph[]>): PageModel[] {
@@ -306,7 +308,7 @@ function lineOf(l: StextLine, page: number, toUser: (p: Point) => Point, colourA
     if (!cur || words.length || !/\p{L}/u.test(ch.c)) return false;
     let text = '';
     for (const c of cur.chars) text += c.c;
-    if (!isListMarker(text)) return false;
+    if (!NUMBER_OR_BULLET.test(text)) return false;
     const last = cur.chars[cur.chars.length - 1].quad;
     return (ch.quad[0] - last[2]) * dx + (ch.quad[1] - last[3]) * dy > SET_APART_EM * (span.size || 1);
   };
