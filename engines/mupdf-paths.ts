@@ -74,17 +74,24 @@ export interface DrawnPath {
   y1: number;
 }
 
-/** Every path the pages draw, of any shape (a curve lies within its control points, so their box holds it). */
+/** Every path the pages draw, of any shape (a curve lies within its control points, so their box holds it); traced TRACE_BATCH pages at a time. */
 export async function drawnPaths(input: string, pages: number[], ctx: EngineContext): Promise<DrawnPath[]> {
-  const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
-  return parsePathBoxes(r.stdout);
+  const out: DrawnPath[] = [];
+  for (let i = 0; i < pages.length; i += TRACE_BATCH) {
+    const { stdout } = await run('mutool', ['trace', '--', input, pageArg(pages.slice(i, i + TRACE_BATCH))], ctx);
+    for (const d of parsePathBoxes(stdout)) out.push(d);
+  }
+  return out;
 }
+
+/** The attribute readers of parsePathBoxes, made once: it reads a few for each of thousands of tags a page. */
+const ATTRS: Record<string, RegExp> = {};
 
 export function parsePathBoxes(xml: string): DrawnPath[] {
   const out: DrawnPath[] = [];
   let page = 0;
   let cur: { m: number[]; pts: [number, number][] } | null = null;
-  const attr = (s: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(s)?.[1];
+  const attr = (s: string, name: string) => (ATTRS[name] ??= new RegExp(`\\b${name}="([^"]*)"`)).exec(s)?.[1];
   const re = /<(page|fill_path|stroke_path|\/fill_path|\/stroke_path|moveto|lineto|curveto)\b([^>]*)>/g;
   for (let m = re.exec(xml); m; m = re.exec(xml)) {
     const [, tag, rest] = m;
@@ -125,7 +132,7 @@ export function parseDrawnRects(xml: string): DrawnRect[] {
   let page = 0;
   const re = /<(page|fill_path|stroke_path|\/fill_path|\/stroke_path|moveto|lineto|curveto|closepath)\b([^>]*)>/g;
   let cur: { stroke: boolean; m: number[]; rgb: [number, number, number]; width: number; sub: [number, number][][]; curved: boolean } | null = null;
-  const attr = (s: string, name: string) => new RegExp(`\\b${name}="([^"]*)"`).exec(s)?.[1];
+  const attr = (s: string, name: string) => (ATTRS[name] ??= new RegExp(`\\b${name}="([^"]*)"`)).exec(s)?.[1];
   const finish = () => {
     if (!cur || cur.curved) return;
     const [a, b, c, d, e, f] = cur.m.length === 6 ? cur.m : [1, 0, 0, 1, 0, 0];

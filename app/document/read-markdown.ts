@@ -45,8 +45,10 @@ async function markBullets(path: string, pages: BlockPage<BlockLine>[], ctx: Eng
     indented.map((p) => p.page),
     pagesTime(ctx, indented.length),
   ).catch(unlessUnreadable([] as DrawnPath[]));
+  const byPage = new Map<number, DrawnPath[]>();
+  for (const d of paths) (byPage.get(d.page) ?? byPage.set(d.page, []).get(d.page)!).push(d);
   for (const p of indented) {
-    const shapes = paths.filter((d) => d.page === p.page);
+    const shapes = byPage.get(p.page) ?? [];
     const marks = new Map<BlockLine, DrawnPath>();
     for (const l of rows(p)) {
       if (!l.words.length || isListMarker(l.words[0].text)) continue;
