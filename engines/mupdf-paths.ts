@@ -1,7 +1,6 @@
 import type { EngineContext } from './context.js';
-import { pageArg } from './mupdf-stext.js';
+import { traceBatches } from './mupdf-stext.js';
 import { type DrawnImage, parseDrawnImages } from './page-images.js';
-import { run } from './run.js';
 
 /**
  * A straight-edged piece of line art as drawn on a displayed page: a filled rectangle (a cell's shading, or a
@@ -18,12 +17,9 @@ export interface DrawnRect {
   rgb: [number, number, number];
 }
 
-/** Pages per `mutool trace` run: its XML lists every glyph (~0.3 MB a page of text), read whole for each run. */
-const TRACE_BATCH = 50;
-
 /**
- * What the pages draw besides text, from `mutool trace` (it lists every glyph too, so it is read once), run on
- * TRACE_BATCH pages at a time so that a long document's trace is never one string: rectangles and straight strokes
+ * What the pages draw besides text, from `mutool trace` in batches (it lists every glyph too, so it is read once):
+ * rectangles and straight strokes
  * (curves, rotated rectangles and other shapes are not tables' cells or rules, and are left out), where images
  * are placed, and which pages draw text invisibly.
  */
@@ -33,13 +29,12 @@ export async function traceDrawings(
   ctx: EngineContext,
 ): Promise<{ rects: DrawnRect[]; images: DrawnImage[]; paths: Map<number, number>; hiddenText: Set<number> }> {
   const out = { rects: [] as DrawnRect[], images: [] as DrawnImage[], paths: new Map<number, number>(), hiddenText: new Set<number>() };
-  for (let i = 0; i < pages.length; i += TRACE_BATCH) {
-    const { stdout } = await run('mutool', ['trace', '--', input, pageArg(pages.slice(i, i + TRACE_BATCH))], ctx);
-    for (const r of parseDrawnRects(stdout)) out.rects.push(r);
-    for (const im of parseDrawnImages(stdout)) out.images.push(im);
-    for (const [page, n] of countPaths(stdout)) out.paths.set(page, n);
-    for (const page of hiddenTextPages(stdout)) out.hiddenText.add(page);
-  }
+  await traceBatches(input, pages, ctx, (xml) => {
+    for (const r of parseDrawnRects(xml)) out.rects.push(r);
+    for (const im of parseDrawnImages(xml)) out.images.push(im);
+    for (const [page, n] of countPaths(xml)) out.paths.set(page, n);
+    for (const page of hiddenTextPages(xml)) out.hiddenText.add(page);
+  });
   return out;
 }
 
@@ -74,13 +69,12 @@ export interface DrawnPath {
   y1: number;
 }
 
-/** Every path the pages draw, of any shape (a curve lies within its control points, so their box holds it); traced TRACE_BATCH pages at a time. */
+/** Every path the pages draw, of any shape (a curve lies within its control points, so their box holds it); traced in batches. */
 export async function drawnPaths(input: string, pages: number[], ctx: EngineContext): Promise<DrawnPath[]> {
   const out: DrawnPath[] = [];
-  for (let i = 0; i < pages.length; i += TRACE_BATCH) {
-    const { stdout } = await run('mutool', ['trace', '--', input, pageArg(pages.slice(i, i + TRACE_BATCH))], ctx);
-    for (const d of parsePathBoxes(stdout)) out.push(d);
-  }
+  await traceBatches(input, pages, ctx, (xml) => {
+    for (const d of parsePathBoxes(xml)) out.push(d);
+  });
   return out;
 }
 

@@ -162,10 +162,24 @@ export async function pageGeometry(input: string, pages: number[], ctx: EngineCo
   return parsePages(r.stdout);
 }
 
-/** Every glyph drawn, with its colour space and values, and those drawn invisibly (one `mutool trace` pass). */
+/** Pages per `mutool trace` run: its XML lists every glyph (~0.3 MB a page of text), read whole for each run. */
+const TRACE_BATCH = 50;
+
+/**
+ * `mutool trace` of the pages, TRACE_BATCH pages a run, each run's XML handed to `each` in page order: a long
+ * document's trace is never one string.
+ */
+export async function traceBatches(input: string, pages: number[], ctx: EngineContext, each: (xml: string) => void): Promise<void> {
+  for (let i = 0; i < pages.length; i += TRACE_BATCH) each((await run('mutool', ['trace', '--', input, pageArg(pages.slice(i, i + TRACE_BATCH))], ctx)).stdout);
+}
+
+/** Every glyph drawn, with its colour space and values, and those drawn invisibly (`mutool trace`). */
 export async function glyphColours(input: string, pages: number[], ctx: EngineContext): Promise<Map<number, TraceGlyph[]>> {
-  const r = await run('mutool', ['trace', '--', input, pageArg(pages)], ctx);
-  return parseTrace(r.stdout);
+  const out = new Map<number, TraceGlyph[]>();
+  await traceBatches(input, pages, ctx, (xml) => {
+    for (const [page, glyphs] of parseTrace(xml)) out.set(page, glyphs);
+  });
+  return out;
 }
 
 // ---- parsing (pure) ----
