@@ -1,5 +1,5 @@
 // The worker thread that aligns the words of two large documents (started by compare.ts).
 import { serveThread } from '../threads.js';
-import { alignWords } from './align.js';
+import { alignDocuments, type WordIds } from './align.js';
 
-serveThread<{ a: string[]; b: string[] }, unknown>(async ({ a, b }) => alignWords(a, b));
+serveThread<{ a: WordIds; b: WordIds }, unknown>(async ({ a, b }) => alignDocuments(a, b));

@@ -1,9 +1,9 @@
 import { copyFile } from 'node:fs/promises';
 import type { EngineContext } from '../../engines/context.js';
 import { runInThread, threadModule } from '../threads.js';
-import { alignWords, type Hunk } from './align.js';
+import { alignDocuments, type Hunk } from './align.js';
 import { type Difference, describe, highlightDifferences } from './differences.js';
-import { documentWords } from './words.js';
+import { documentWords, Vocabulary } from './words.js';
 
 const WORKER = threadModule('./align-worker', import.meta.url);
 
@@ -26,16 +26,21 @@ export async function compareDocuments(
   ctx: EngineContext,
   progress: (f: number) => void = () => {},
 ): Promise<Comparison> {
-  const [a, b] = await Promise.all([documentWords(first, 'first document (file)', ctx), documentWords(second, 'second document (compare_file)', ctx)]);
+  // One vocabulary for both: a word is the same number in either document.
+  const vocabulary = new Vocabulary();
+  const [a, b] = await Promise.all([documentWords(first, vocabulary, ctx), documentWords(second, vocabulary, ctx)]);
   progress(0.5);
-  const [ta, tb] = [a.words.map((w) => w.text), b.words.map((w) => w.text)];
+  const [wa, wb] = [
+    { ids: a.ids, starts: a.starts },
+    { ids: b.ids, starts: b.starts },
+  ];
   // Thousands of words of diffing would hold the event loop that answers other requests; the signal ends the thread.
   const hunks =
-    ta.length + tb.length <= INLINE_WORDS
-      ? alignWords(ta, tb)
-      : await runInThread<Hunk[]>(WORKER, { a: ta, b: tb }, { what: 'comparison', signal: ctx.signal });
+    a.count + b.count <= INLINE_WORDS
+      ? alignDocuments(wa, wb)
+      : await runInThread<Hunk[]>(WORKER, { a: wa, b: wb }, { what: 'comparison', signal: ctx.signal });
   progress(0.8);
-  const { differences, marks } = describe(hunks, a.words, b.words);
+  const { differences, marks } = describe(hunks, a, b, vocabulary.texts);
   if (marks.length) await highlightDifferences(second, output, b, marks, ctx);
   else await copyFile(second, output);
   return { differences, warning: textWarning(a.textless.length === a.frames.length, b.textless.length === b.frames.length) };

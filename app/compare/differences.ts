@@ -1,8 +1,8 @@
-import { BlendMode, PDFDocument, rgb } from '@cantoo/pdf-lib';
+import { fill, PDFDocument, popGraphicsState, pushGraphicsState, rectangle, setFillingRgbColor, setGraphicsState } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
 import { applyStamps, type StampTarget } from '../compose/index.js';
 import type { Hunk } from './align.js';
-import type { DocWord, DocWords, Rect } from './words.js';
+import { type DocWords, pageOf, type Rect, rectOf } from './words.js';
 
 export type DifferenceKind = 'inserted' | 'deleted' | 'changed';
 
@@ -29,56 +29,62 @@ interface Mark {
 
 /**
  * The differences as listed to clients (one per hunk and page of the document it refers to) and the marks that
- * show them on the second document.
+ * show them on the second document. Only the words of the hunks are looked at, by their place in the documents.
  */
-export function describe(hunks: Hunk[], first: DocWord[], second: DocWord[]): { differences: Difference[]; marks: Mark[] } {
+export function describe(hunks: Hunk[], first: DocWords, second: DocWords, texts: string[]): { differences: Difference[]; marks: Mark[] } {
   const differences: Difference[] = [];
   const marks: Mark[] = [];
+  const textOf = (doc: DocWords, from: number, to: number) => Array.from(doc.ids.subarray(from, to), (id) => texts[id]).join(' ');
   for (const h of hunks) {
-    const removed = first.slice(h.aFrom, h.aTo);
-    const added = second.slice(h.bFrom, h.bTo);
-    if (!added.length) {
+    if (h.bFrom === h.bTo) {
       // Deleted: shown as a bar where the words were, at the next word of the second document (or the last one).
-      const next = second[h.bFrom] ?? second[h.bFrom - 1];
-      for (const part of byPage(removed))
-        differences.push({ kind: 'deleted', page: part[0].page, text: textOf(part), box: boxOf(part), other_page: next?.page });
-      if (next) marks.push({ page: next.page, rect: edge(next.rect, second[h.bFrom] === next), kind: 'deleted' });
+      const next = h.bFrom < second.count ? h.bFrom : h.bFrom - 1;
+      const nextPage = next >= 0 ? pageOf(second, next) : undefined;
+      for (const [from, to, page] of byPage(first, h.aFrom, h.aTo))
+        differences.push({ kind: 'deleted', page, text: textOf(first, from, to), box: boxOf(first, from, to), other_page: nextPage });
+      if (next >= 0) marks.push({ page: nextPage!, rect: edge(rectOf(second, next), next === h.bFrom), kind: 'deleted' });
       continue;
     }
-    const kind: DifferenceKind = removed.length ? 'changed' : 'inserted';
-    const there = removed[0] ?? first[h.aFrom] ?? first[h.aFrom - 1];
+    const kind: DifferenceKind = h.aTo > h.aFrom ? 'changed' : 'inserted';
+    const there = h.aFrom < first.count ? h.aFrom : h.aFrom - 1;
+    const otherPage = there >= 0 ? pageOf(first, there) : undefined;
     // What runs on past the page where the replaced words stood is inserted (a changed line, then new pages).
-    byPage(added).forEach((part, n) => {
-      const piece = kind === 'changed' && n === 0 ? { kind, replaced_text: textOf(removed) } : { kind: 'inserted' as const };
-      differences.push({ ...piece, page: part[0].page, text: textOf(part), box: boxOf(part), other_page: there?.page });
-      for (const w of part) {
+    byPage(second, h.bFrom, h.bTo).forEach(([from, to, page], n) => {
+      const piece = kind === 'changed' && n === 0 ? { kind, replaced_text: textOf(first, h.aFrom, h.aTo) } : { kind: 'inserted' as const };
+      differences.push({ ...piece, page, text: textOf(second, from, to), box: boxOf(second, from, to), other_page: otherPage });
+      for (let w = from; w < to; w++) {
+        const rect = rectOf(second, w);
         const last = marks.at(-1);
-        if (last && last.kind === piece.kind && last.page === w.page && sameRow(last.rect, w.rect)) last.rect = union(last.rect, w.rect);
-        else marks.push({ page: w.page, rect: [...w.rect], kind: piece.kind });
+        if (last && last.kind === piece.kind && last.page === page && sameRow(last.rect, rect)) last.rect = union(last.rect, rect);
+        else marks.push({ page, rect, kind: piece.kind });
       }
     });
   }
   return { differences, marks };
 }
 
-const textOf = (words: DocWord[]) => words.map((w) => w.text).join(' ');
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
-function byPage(words: DocWord[]): DocWord[][] {
-  const parts: DocWord[][] = [];
-  for (const w of words) {
-    const last = parts.at(-1);
-    if (last && last[0].page === w.page) last.push(w);
-    else parts.push([w]);
+/** Words [from, to) as runs [from, to, page] of one page each. */
+function byPage(doc: DocWords, from: number, to: number): [number, number, number][] {
+  const parts: [number, number, number][] = [];
+  while (from < to) {
+    const page = pageOf(doc, from);
+    const end = Math.min(to, doc.starts[page]);
+    parts.push([from, end, page]);
+    from = end;
   }
   return parts;
 }
 
-function boxOf(words: DocWord[]): Difference['box'] {
-  const x0 = Math.min(...words.map((w) => w.rect[0]));
-  const y0 = Math.min(...words.map((w) => w.rect[1]));
-  const x1 = Math.max(...words.map((w) => w.rect[2]));
-  const y1 = Math.max(...words.map((w) => w.rect[3]));
+function boxOf(doc: DocWords, from: number, to: number): Difference['box'] {
+  let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (let k = 4 * from; k < 4 * to; k += 4) {
+    x0 = Math.min(x0, doc.rects[k]);
+    y0 = Math.min(y0, doc.rects[k + 1]);
+    x1 = Math.max(x1, doc.rects[k + 2]);
+    y1 = Math.max(y1, doc.rects[k + 3]);
+  }
   return { x: r2(x0), y: r2(y0), width: r2(x1 - x0), height: r2(y1 - y0) };
 }
 
@@ -94,7 +100,7 @@ const union = (a: Rect, b: Rect): Rect => [Math.min(a[0], b[0]), Math.min(a[1], 
 /** A thin bar at a word's left edge (text deleted before it) or right edge (deleted after it). */
 const edge = ([x0, y0, x1, y1]: Rect, before: boolean): Rect => (before ? [x0 - 1.5, y0, x0, y1] : [x1, y0, x1 + 1.5, y1]);
 
-const COLOURS = { inserted: rgb(0.55, 0.95, 0.55), changed: rgb(1, 0.85, 0.2), deleted: rgb(0.9, 0.1, 0.1) };
+const COLOURS: Record<DifferenceKind, [number, number, number]> = { inserted: [0.55, 0.95, 0.55], changed: [1, 0.85, 0.2], deleted: [0.9, 0.1, 0.1] };
 
 /**
  * The second document with its differences marked: inserted words green, changed words yellow (a highlighter:
@@ -111,10 +117,20 @@ export async function highlightDifferences(input: string, output: string, second
     doc,
     targets,
     (page, t) => {
-      for (const m of byTarget.get(t.page)!) {
-        const [x0, y0, x1, y1] = m.rect;
-        page.drawRectangle({ x: x0 - 0.5, y: y0 - 0.5, width: x1 - x0 + 1, height: y1 - y0 + 1, color: COLOURS[m.kind], blendMode: BlendMode.Multiply });
+      // One graphics state and one fill per colour for the page's marks (drawRectangle adds a state per box).
+      const multiply = page.node.newExtGState('GS', doc.context.obj({ Type: 'ExtGState', BM: 'Multiply' }));
+      page.pushOperators(pushGraphicsState(), setGraphicsState(multiply));
+      for (const kind of Object.keys(COLOURS) as DifferenceKind[]) {
+        const boxes = byTarget.get(t.page)!.filter((m) => m.kind === kind);
+        if (!boxes.length) continue;
+        page.pushOperators(setFillingRgbColor(...COLOURS[kind]));
+        for (const {
+          rect: [x0, y0, x1, y1],
+        } of boxes)
+          page.pushOperators(rectangle(x0 - 0.5, y0 - 0.5, x1 - x0 + 1, y1 - y0 + 1));
+        page.pushOperators(fill());
       }
+      page.pushOperators(popGraphicsState());
     },
     false,
     ctx,
