@@ -15,6 +15,7 @@ import {
   type JobRecord,
   type Lane,
   type LaneCounts,
+  overTime,
   type SubmitOptions,
   tellObservers,
 } from './index.js';
@@ -253,10 +254,7 @@ export class ClusterJobs implements JobQueue {
     const controller = new AbortController();
     this.running.set(job.id!, controller);
     const dir = join(this.opts.workDir, `${job.id}-${randomUUID().slice(0, 8)}`);
-    const timer = setTimeout(
-      () => controller.abort(new AppError('timeout', `Processing took longer than the limit of ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped.`)),
-      this.opts.timeoutMs,
-    );
+    const timer = setTimeout(() => controller.abort(overTime(this.opts.timeoutMs)), this.opts.timeoutMs);
     let lastProgress = 0;
     try {
       await mkdir(dir, { recursive: true });

@@ -31,6 +31,12 @@ export interface JobRecord {
   finishedAt?: number;
 }
 
+/** A job past its time budget: 422 naming the setting an operator can raise. */
+export function overTime(timeoutMs: number): AppError {
+  const seconds = Math.round(timeoutMs / 1000);
+  return new AppError('timeout', `Processing took longer than the limit of ${seconds} s (MAX_PROCESS_SECONDS=${seconds}) and was stopped.`);
+}
+
 /** A record marked failed with `reason` as the client would see it. */
 function failed(record: JobRecord, reason: unknown): JobRecord {
   const mapped = toClientError(reason);
@@ -385,11 +391,7 @@ export class Jobs implements JobQueue {
         this.controllers.add(controller);
         const dir = join(this.opts.workDir, id);
         const started = Date.now();
-        const timer = setTimeout(
-          () =>
-            controller.abort(new AppError('timeout', `Processing took longer than the limit of ${Math.round(this.opts.timeoutMs / 1000)} s and was stopped.`)),
-          this.opts.timeoutMs,
-        );
+        const timer = setTimeout(() => controller.abort(overTime(this.opts.timeoutMs)), this.opts.timeoutMs);
         let outcome: { ok: true; value: T } | { ok: false; reason: unknown };
         try {
           await mkdir(dir, { recursive: true });

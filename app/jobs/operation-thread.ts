@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { EngineError } from '../../engines/errors.js';
@@ -14,11 +15,11 @@ import { threadModule } from '../threads.js';
  * client's work with it. A process, not a worker thread: V8 ends the whole process for some allocations past a
  * thread's heap limit (flattening a long string: the 2,010-page /word took the server down from a thread capped at
  * 2,048 MB). The processes are kept warm between jobs (the first job loads the operation's modules, ~1 s), one job
- * at a time each, and thrown away when a job dies in them or leaves them grown past WARM_MAX_RSS_MB. (Named threads
- * still: they are the job's threads of work.)
+ * at a time each, and thrown away when a job dies in them, leaves them grown past WARM_MAX_RSS_MB, or is cancelled
+ * (client gone, time budget spent, shutdown). (Named threads still: they are the job's threads of work.)
  */
 
-/** What crosses to the thread: the run's context without its functions (signal and progress travel as messages). */
+/** What crosses to the thread: the run's context without its functions (progress comes back as messages; a cancel ends the process). */
 type Plain = Omit<RunContext<unknown>, 'signal' | 'progress'>;
 
 export type ThreadReply =
@@ -76,17 +77,25 @@ const WARM_MAX_RSS_MB = 512;
  * at a time: 600 MB peak RSS by default, 383 MB at 4 MB for 5% more CPU; 2 MB cost 15%).
  */
 const SEMI_SPACE_MB = 4;
+/** A SIGKILLed process is gone at once; past this the job ends anyway (a process stuck in the kernel). */
+const GONE_WAIT_MS = 10_000;
 const workerModule = threadModule('operation-worker', import.meta.url);
 
-function killGroups(slot: Slot): void {
-  for (const pid of slot.groups) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* already gone */
   }
-  slot.groups.clear();
+}
+
+/** Child processes of `pid` (engines start in groups of their own, still its children). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return []; // gone, or no /proc
+  }
 }
 
 function takeSlot(maxMb: number): Slot {
@@ -113,10 +122,24 @@ function hold(worker: ChildProcess, held: boolean): void {
   }
 }
 
-/** A thread let go: its warm engines (a Chromium it started for an XFA form) go with it. */
+/**
+ * A thread let go, with every engine it started (a Chromium for an XFA form, a job's readers): stopped first, so it
+ * starts none while they are found, from its reports and from /proc (one started as it was stopped may not be
+ * reported yet).
+ */
 function discard(slot: Slot): void {
   clearTimeout(slot.idleTimer);
-  killGroups(slot);
+  const { pid } = slot.worker;
+  if (pid && slot.worker.exitCode === null && slot.worker.signalCode === null) {
+    try {
+      process.kill(pid, 'SIGSTOP');
+    } catch {
+      /* exited meanwhile */
+    }
+    for (const child of childrenOf(pid)) slot.groups.add(child);
+  }
+  for (const group of slot.groups) killGroup(group);
+  slot.groups.clear();
   slot.worker.kill('SIGKILL');
 }
 
@@ -142,8 +165,10 @@ export function shutdownThreads(): void {
 }
 
 /**
- * Runs the operation declared at `module` (its path `path`) in a warm thread with the job's context; the job's
- * signal cancels it there (its engines are killed), progress comes back as it is reported.
+ * Runs the operation declared at `module` (its path `path`) in a warm thread with the job's context; progress comes
+ * back as it is reported. The job's signal ends the thread and its engines at once (its JavaScript may be in a loop
+ * that never looks at a signal, and its heap holds the document), and the job ends only once the process is gone,
+ * so nothing works or writes in the job's dir after the job has removed it.
  */
 export function runOperationInThread(module: string, path: string, ctx: RunContext<unknown>, maxMb: number): Promise<OperationResult> {
   ctx.signal.throwIfAborted();
@@ -152,57 +177,43 @@ export function runOperationInThread(module: string, path: string, ctx: RunConte
   const slot = takeSlot(maxMb);
   const { worker } = slot;
   return new Promise((resolve, reject) => {
-    let settled = false;
     let finished = false;
-    const finish = (reusable: boolean, rss?: number) => {
-      if (finished) return;
+    /** Ends the run once: the thread kept warm with the answer's rss, else let go. */
+    const finish = (keep: { rss?: number } | false) => {
+      if (finished) return false;
       finished = true;
       worker.off('message', onMessage);
       worker.off('error', onError);
       worker.off('exit', onExit);
       signal.removeEventListener('abort', onAbort);
-      if (reusable) release(slot, maxMb, rss);
-      else {
-        killGroups(slot);
-        worker.kill('SIGKILL');
-      }
-    };
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      fn();
+      if (keep) release(slot, maxMb, keep.rss);
+      else discard(slot);
+      return true;
     };
     const onMessage = (m: ThreadReply) => {
       if ('group' in m) m.running ? slot.groups.add(m.group) : slot.groups.delete(m.group);
       else if ('ran' in m) reportRun(m.ran);
-      else if ('progress' in m) !settled && progress(m.progress);
-      else {
-        // After a cancel the thread still answers once its engines are stopped: then it is clean to reuse.
-        finish(true, m.rss);
-        settle(() => ('result' in m ? resolve(m.result) : reject(deserializeError(m.error))));
-      }
+      else if ('progress' in m) progress(m.progress);
+      else if (finish({ rss: m.rss })) 'result' in m ? resolve(m.result) : reject(deserializeError(m.error));
     };
-    const onError = (err: Error) => {
-      finish(false);
-      settle(() => reject(err));
-    };
+    const onError = (err: Error) => finish(false) && reject(err);
     const onExit = (code: number | null, exitSignal: NodeJS.Signals | null) => {
-      finish(false);
+      if (!finish(false)) return;
       // V8 out of heap aborts the process (SIGABRT); the kernel's OOM killer sends SIGKILL (ours come after finish).
       const outOfMemory = exitSignal === 'SIGABRT' || exitSignal === 'SIGKILL' || code === 134;
-      settle(() =>
-        reject(
-          outOfMemory
-            ? limitExceeded('The memory the job needed for this document', 'JOB_MAX_MEMORY_MB', maxMb)
-            : new Error(`The process running ${path} stopped (exit code ${code}, ${exitSignal ?? 'no signal'}) before answering.`),
-        ),
+      reject(
+        outOfMemory
+          ? limitExceeded('The memory the job needed for this document', 'JOB_MAX_MEMORY_MB', maxMb)
+          : new Error(`The process running ${path} stopped (exit code ${code}, ${exitSignal ?? 'no signal'}) before answering.`),
       );
     };
     const onAbort = () => {
-      settle(() => reject(signal.reason));
-      worker.send({ abort: true });
-      // A thread that does not answer the cancel soon (its JavaScript busy in a loop) is not worth waiting for.
-      setTimeout(() => finish(false), 5_000).unref();
+      // Reports still in the channel name engines started just before the stop: they go too.
+      worker.on('message', (m: ThreadReply) => 'group' in m && m.running && killGroup(m.group));
+      const ended = () => reject(signal.reason);
+      worker.once('close', ended);
+      setTimeout(ended, GONE_WAIT_MS).unref();
+      finish(false);
     };
     worker.on('message', onMessage);
     worker.on('error', onError);

@@ -10,7 +10,8 @@ process.on('disconnect', () => process.exit(0));
 onProcessGroup((group, running) => reply({ group, running }));
 onRun((ran) => reply({ ran }));
 
-let current: AbortController | undefined;
+/** A job's signal: never aborted here, since a cancelled job's process is ended by the server with its engines. */
+const signal = new AbortController().signal;
 
 interface RunMessage {
   module: string;
@@ -27,20 +28,14 @@ async function find(module: string, path: string): Promise<Operation> {
   return op;
 }
 
-process.on('message', async (m: { run?: RunMessage; abort?: true }) => {
-  if (m.abort) return current?.abort(new Error('cancelled'));
+process.on('message', async (m: { run?: RunMessage }) => {
   if (!m.run) return;
   const { module, path, ctx, budgets, niceness } = m.run;
-  const controller = new AbortController();
-  current = controller;
   try {
     const op = await find(module, path);
-    const work = () =>
-      withReadBudgets(budgets, () => op.run({ ...ctx, signal: controller.signal, progress: (progress) => reply({ progress }) } as RunContext<never>));
+    const work = () => withReadBudgets(budgets, () => op.run({ ...ctx, signal, progress: (progress) => reply({ progress }) } as RunContext<never>));
     reply({ result: await (niceness ? withPriority(niceness, work) : work()), rss: process.memoryUsage.rss() });
   } catch (err) {
     reply({ error: serializeError(err), rss: process.memoryUsage.rss() });
-  } finally {
-    current = undefined;
   }
 });
