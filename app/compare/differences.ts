@@ -124,10 +124,11 @@ export async function highlightDifferences(input: string, output: string, second
         const boxes = byTarget.get(t.page)!.filter((m) => m.kind === kind);
         if (!boxes.length) continue;
         page.pushOperators(setFillingRgbColor(...COLOURS[kind]));
-        for (const {
-          rect: [x0, y0, x1, y1],
-        } of boxes)
-          page.pushOperators(rectangle(x0 - 0.5, y0 - 0.5, x1 - x0 + 1, y1 - y0 + 1));
+        // Two decimals: the boxes are Float32 values, whose long digits pdf-lib would print as they are.
+        for (const { rect } of boxes) {
+          const [x0, y0, x1, y1] = rect;
+          page.pushOperators(rectangle(r2(x0 - 0.5), r2(y0 - 0.5), r2(x1 - x0 + 1), r2(y1 - y0 + 1)));
+        }
         page.pushOperators(fill());
       }
       page.pushOperators(popGraphicsState());
