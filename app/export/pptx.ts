@@ -1,5 +1,5 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import JSZip from 'jszip';
 import PptxGenModule from 'pptxgenjs';
 import type { EngineContext } from '../../engines/context.js';
 import { textlessPages } from '../../engines/ghostscript-background.js';
@@ -17,6 +17,7 @@ import {
   unlessUnreadable,
   type Word,
 } from '../document/index.js';
+import { slideDeckWriter } from './pptx-package.js';
 import { naturalWidth, styleOf } from './text-style.js';
 
 /**
@@ -76,37 +77,11 @@ function segments(line: Line): Line[] {
   }));
 }
 
-/** The page model and, per page, the bounding boxes of MuPDF's text lines in content-stream order. */
-export interface SlideText {
-  pages: PageModel[];
-  order: Map<number, StextLine['bbox'][]>;
-}
-
-/** Reads the pages like readPages, keeping the order in which the PDF draws its lines. */
-export async function readSlideText(path: string, pages: number[], ctx: EngineContext): Promise<SlideText> {
-  try {
-    const geometry = new Map((await pageGeometry(path, pages, ctx)).map((g) => [g.page, g]));
-    // In batches, each page laid out as it is read: the characters of a long document are never held at once.
-    const read: { model: PageModel; order: StextLine['bbox'][] }[] = [];
-    await textBatches(
-      path,
-      pages,
-      ctx,
-      geometry,
-      async () => (p) => ({ model: buildPage(p, geometry.get(p.page), undefined), order: p.lines.map((l) => l.bbox) }),
-      (batch) => void read.push(...batch),
-    );
-    return { pages: read.map((r) => r.model), order: new Map(read.map((r) => [r.model.page, r.order])) };
-  } catch (err) {
-    throw inputError(err);
-  }
-}
-
 /**
  * Text boxes in the order the PDF draws its text (its producer's reading order, in most files), which is the
  * order PowerPoint's tab key and screen readers follow; lines the PDF does not list come last.
  */
-function drawingOrder(lines: Line[], bboxes: StextLine['bbox'][] = []): Line[] {
+function drawingOrder(lines: Line[], bboxes: StextLine['bbox'][]): Line[] {
   const rank = (l: Line) => {
     const w = l.words[0];
     const [x, y] = [(w.box.x0 + w.box.x1) / 2, (w.box.y0 + w.box.y1) / 2];
@@ -119,41 +94,89 @@ function drawingOrder(lines: Line[], bboxes: StextLine['bbox'][] = []): Line[] {
     .map((x) => x.l);
 }
 
-/** `backgrounds`: each page's picture without text (JPEG), by page number; a page without one has only its text. */
-export async function pagesToPptx({ pages, order }: SlideText, backgrounds: Map<number, string>): Promise<Buffer> {
-  const pres = new PptxGenJS();
-  const first = pages[0] ?? { width: 612, height: 792 };
-  pres.defineLayout({ name: 'PAGE', width: first.width / IN, height: first.height / IN });
-  pres.layout = 'PAGE';
-  for (const page of pages) {
-    const slide = pres.addSlide();
-    const s = Math.min(first.width / page.width, first.height / page.height);
-    const ox = (first.width - page.width * s) / 2;
-    const oy = (first.height - page.height * s) / 2;
-    const at = (x: number, y: number) => ({ x: (ox + x * s) / IN, y: (oy + y * s) / IN });
-    const bg = backgrounds.get(page.page);
-    if (bg) slide.addImage({ path: bg, altText: `Page ${page.page}`, ...at(0, 0), w: (page.width * s) / IN, h: (page.height * s) / IN });
-    for (const line of drawingOrder(page.lines.flatMap(segments), order.get(page.page))) slide.addText(textRuns(line, s), textBox(line, at, s));
+/**
+ * The PDF as a presentation written to `path` as its pages are read, a batch of pages at a time: each batch's
+ * pictures rendered, its slides made and moved into the package on disk before the next batch is read, so memory
+ * stays that of a batch whatever the document's length. Returns the pages without text.
+ */
+export async function pdfToPptx(input: string, pages: number[], path: string, dir: string, ctx: EngineContext): Promise<number[]> {
+  const textless: number[] = [];
+  let deck: Awaited<ReturnType<typeof slideDeckWriter>> | undefined;
+  let first: PageModel | undefined;
+  // Failures of reading the PDF are the input's (inputError); those of making slides from what was read are not.
+  let making: unknown;
+  try {
+    const geometry = new Map((await pageGeometry(input, pages, ctx)).map((g) => [g.page, g]));
+    await textBatches(
+      input,
+      pages,
+      ctx,
+      geometry,
+      async () => (p) => ({ page: buildPage(p, geometry.get(p.page), undefined), order: p.lines.map((l) => l.bbox) }),
+      async (batch) => {
+        try {
+          first ??= batch[0].page;
+          deck ??= await slideDeckWriter(path, await packed(presentation(first, pages.length)));
+          textless.push(...batch.filter((b) => !b.page.lines.length).map((b) => b.page.page));
+          const art = await mkdtemp(join(dir, 'slides-'));
+          const backgrounds = await slideBackgrounds(
+            input,
+            batch.map((b) => b.page),
+            art,
+            ctx,
+          );
+          const pres = presentation(first);
+          for (const { page, order } of batch) addSlide(pres, first!, page, backgrounds.get(page.page), order);
+          await deck.add(await packed(pres));
+          await rm(art, { recursive: true, force: true });
+        } catch (err) {
+          making = err;
+          throw err;
+        }
+      },
+    );
+    if (!deck) {
+      // No page to read: one empty slide of a Letter page.
+      deck = await slideDeckWriter(path, await packed(presentation({ width: 612, height: 792 }, 1)));
+      await deck.add(await packed(presentation({ width: 612, height: 792 }, 1)));
+    }
+    await deck.close();
+    return textless;
+  } catch (err) {
+    deck?.discard();
+    throw err === making ? err : inputError(err);
   }
-  if (!pages.length) pres.addSlide();
-  return officeOrder((await pres.write({ outputType: 'nodebuffer' })) as Buffer);
 }
 
-const CONTENT_TYPES = '[Content_Types].xml';
+/** A presentation with slides the size of `first` (a presentation has one slide size), and `empty` blank slides. */
+function presentation(first: { width: number; height: number }, empty = 0): InstanceType<typeof PptxGenJS> {
+  const pres = new PptxGenJS();
+  pres.defineLayout({ name: 'PAGE', width: first.width / IN, height: first.height / IN });
+  pres.layout = 'PAGE';
+  for (let i = 0; i < empty; i++) pres.addSlide();
+  return pres;
+}
+
+const packed = async (pres: InstanceType<typeof PptxGenJS>) => (await pres.write({ outputType: 'nodebuffer', compression: false })) as Buffer;
 
 /**
- * The package repacked the way Office writes it: [Content_Types].xml first, no folder entries. Type sniffers
- * (file(1), libmagic, mail and upload gateways) recognise OOXML by that first entry; pptxgenjs (JSZip) writes its
- * folders first, so its files were taken for plain ZIP archives.
+ * The page as a slide: its picture without text (`background`, JPEG or PNG) at the back, over it a text box per
+ * piece of line, in the order the PDF draws them. A page of another size than `first` is scaled to fit, centred.
  */
-async function officeOrder(pptx: Buffer): Promise<Buffer> {
-  const src = await JSZip.loadAsync(pptx);
-  const names = Object.keys(src.files).filter((n) => !src.files[n].dir);
-  const out = new JSZip();
-  for (const name of [CONTENT_TYPES, ...names.filter((n) => n !== CONTENT_TYPES)]) {
-    out.file(name, await src.files[name].async('nodebuffer'), { createFolders: false });
-  }
-  return out.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
+function addSlide(
+  pres: InstanceType<typeof PptxGenJS>,
+  first: { width: number; height: number },
+  page: PageModel,
+  background: string | undefined,
+  order: StextLine['bbox'][],
+): void {
+  const slide = pres.addSlide();
+  const s = Math.min(first.width / page.width, first.height / page.height);
+  const ox = (first.width - page.width * s) / 2;
+  const oy = (first.height - page.height * s) / 2;
+  const at = (x: number, y: number) => ({ x: (ox + x * s) / IN, y: (oy + y * s) / IN });
+  if (background) slide.addImage({ path: background, altText: `Page ${page.page}`, ...at(0, 0), w: (page.width * s) / IN, h: (page.height * s) / IN });
+  for (const line of drawingOrder(page.lines.flatMap(segments), order)) slide.addText(textRuns(line, s), textBox(line, at, s));
 }
 
 /**
@@ -209,11 +232,11 @@ function upward(line: Line): boolean {
 }
 
 /**
- * Each page's picture without text, for pagesToPptx (150 dpi: sharp enough for a slide shown full screen). A file
+ * Each page's picture without text, for a slide's back (150 dpi: sharp enough for a slide shown full screen). A file
  * Ghostscript cannot read but Poppler can (a damaged one) gets whole pages instead, text included: the look is
  * kept, and the text boxes lie over their own image.
  */
-export async function slideBackgrounds(path: string, pages: PageModel[], dir: string, ctx: EngineContext): Promise<Map<number, string>> {
+async function slideBackgrounds(path: string, pages: PageModel[], dir: string, ctx: EngineContext): Promise<Map<number, string>> {
   const numbers = pages.map((p) => p.page);
   const pageMs = readBudgets().renderPageMs;
   try {

@@ -1,8 +1,7 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { noTextWarning, selectPages, textlessPages } from '../document/index.js';
+import { noTextWarning, selectPages } from '../document/index.js';
 import { limitExceeded } from '../errors.js';
-import { pagesToPptx, readSlideText, slideBackgrounds } from '../export/index.js';
+import { pdfToPptx } from '../export/index.js';
 import { output } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
 
@@ -23,10 +22,8 @@ export default operation({
     const pages = await selectPages(input.path, '1-last', ectx);
     // The slides and their pictures are assembled in memory: refused before anything is rendered.
     if (pages.length > limits.officeMaxPages) throw limitExceeded('The number of pages to convert to slides', 'OFFICE_MAX_PAGES', limits.officeMaxPages);
-    const text = await readSlideText(input.path, pages, ectx);
-    const backgrounds = await slideBackgrounds(input.path, text.pages, dir, ectx);
     const path = join(dir, 'presentation.pptx');
-    await writeFile(path, await pagesToPptx(text, backgrounds));
-    return { files: [{ path, ext: 'pptx' }], warning: noTextWarning(textlessPages(text.pages), pages.length) };
+    const textless = await pdfToPptx(input.path, pages, path, dir, ectx);
+    return { files: [{ path, ext: 'pptx' }], warning: noTextWarning(textless, pages.length) };
   },
 });
