@@ -39,8 +39,9 @@ export interface WordIds {
 /**
  * The hunks between two documents of numbered words. Pages whose words are the same in both, in the same order,
  * are matched first (a diff of the pages as tokens): a document made of a text repeated has no word unique in
- * it, and the pages between two changes far apart were one gap too different for one diff and reported as
- * replaced whole; now only the pages that differ are aligned word by word.
+ * it, so without them the pages between two changes far apart would be one gap too different for one diff,
+ * reported as replaced whole; this way only the pages that differ are aligned word by word. A page diff past
+ * MAX_GAP_EDITS (most pages differ: text reflowed) matches no page, and the words are aligned as one gap.
  */
 export function alignDocuments(a: WordIds, b: WordIds): Hunk[] {
   const hunks: Hunk[] = [];
@@ -76,7 +77,7 @@ function samePages(a: WordIds, b: WordIds): [number, number][] {
   return pairs;
 }
 
-/** Two 32-bit FNV-1a hashes of the page's words and their count: a key two different pages practically never share. */
+/** Two 32-bit hashes of the page's words (FNV-1a and a multiply-shift one) and their count: pages compared by key, then confirmed. */
 function pageKey(ids: Int32Array, from: number, to: number): string {
   let [h, g] = [0x811c9dc5, 0x01000193];
   for (let k = from; k < to; k++) {
