@@ -18,7 +18,7 @@ import {
   type Word,
 } from '../document/index.js';
 import { slideDeckWriter } from './pptx-package.js';
-import { naturalWidth, styleOf } from './text-style.js';
+import { naturalWidth, styleOf, type TextStyle } from './text-style.js';
 
 /**
  * PDF to slides: one slide per page, the page's graphics as a picture at the back (rendered without text) and
@@ -33,19 +33,19 @@ type TextPropsOptions = PptxGenModule.default.TextPropsOptions;
 
 const IN = 72;
 
-/** Runs of consecutive words of the same look. */
-function runs(words: Word[]): { text: string; words: Word[] }[] {
-  const out: { text: string; words: Word[]; key: string }[] = [];
+/** Runs of consecutive words of the same look, each with that look (styleOf of any of its words). */
+function runs(words: Word[]): { text: string; words: Word[]; style: TextStyle }[] {
+  const out: { text: string; words: Word[]; style: TextStyle; key: string }[] = [];
   for (const w of words) {
-    const s = styleOf([w]);
-    const key = `${s.family}|${s.size}|${s.bold}|${s.italic}|${s.color}`;
+    const style = styleOf([w]);
+    const key = `${style.family}|${style.size}|${style.bold}|${style.italic}|${style.color}`;
     const last = out[out.length - 1];
     if (last && last.key === key) {
       last.text += ` ${w.text}`;
       last.words.push(w);
     } else {
       if (last) last.text += ' ';
-      out.push({ text: w.text, words: [w], key });
+      out.push({ text: w.text, words: [w], style, key });
     }
   }
   return out;
@@ -185,7 +185,7 @@ function addSlide(
  * end of a line drift by a word or more.
  */
 function textRuns(line: Line, scale: number): TextProps[] {
-  const parts = runs(line.words).map((r) => ({ r, st: styleOf(r.words) }));
+  const parts = runs(line.words).map((r) => ({ r, st: r.style }));
   let natural = 0;
   let chars = 0;
   for (const { r, st } of parts) {
