@@ -83,7 +83,8 @@ export async function startApp(env: Record<string, string> = {}, opts: { operati
 }
 
 /** Independent readers of outputs (poppler and qpdf command lines, not our code). */
-export const tool = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+export const tool = (cmd: string, args: string[]) =>
+  execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 512 * 1024 * 1024 });
 
 export interface PdfImage {
   page: number;

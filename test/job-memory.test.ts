@@ -60,6 +60,31 @@ test('/excel writes its workbook sheet by sheet: 300 pages within a 256 MB heap 
   }
 });
 
+test('/word writes its document a few pages at a time: 300 pages within a 256 MB heap (whole, 600 pages needed ~2 GB)', async () => {
+  const app = await startApp({ JOB_MAX_MEMORY_MB: '256' });
+  try {
+    const docx = await app.download((await expectOk(await app.form('/word', { file: { file: big } }))).outputUrl);
+    const xml = tool('unzip', ['-p', docx, 'word/document.xml']);
+    assert.is((xml.match(/<w:type w:val="nextPage"\/>/g) ?? []).length, 300);
+    // Every header a part of its own, named in the package's relationships and content types.
+    const headers = tool('unzip', ['-Z1', docx])
+      .split('\n')
+      .filter((e) => /^word\/header\d+\.xml$/.test(e));
+    assert.is(headers.length, 300);
+    const rels = tool('unzip', ['-p', docx, 'word/_rels/document.xml.rels']);
+    const types = tool('unzip', ['-p', docx, '[[]Content_Types].xml']);
+    for (const h of headers) assert.ok(rels.includes(`Target="${h.slice(5)}"`) && types.includes(`PartName="/${h}"`), h);
+    // The last page's words (body, header and footer), 30 batches on.
+    const last = tool('pdftotext', ['-f', '300', '-l', '300', big, '-'])
+      .split(/\s+/)
+      .filter((w) => /^[A-Za-z]{8,}$/.test(w));
+    const text = tool('unzip', ['-p', docx, 'word/*.xml']).replace(/<[^>]+>/g, ' ');
+    assert.ok(last.length > 20 && last.every((w) => text.includes(w)), last.filter((w) => !text.includes(w)).join(' '));
+  } finally {
+    await app.close();
+  }
+});
+
 /** The job processes below this one (the apps run in the test's process), by pid. */
 const jobProcesses = () =>
   descendants(process.pid)

@@ -486,6 +486,22 @@ test('word: a two-page filled-in form and a two-page timetable keep their two pa
   }
 });
 
+// A long document is written a few pages at a time (docx-package.ts: each batch's sections, headers, footers,
+// pictures, links and lists moved into one package): the register's 15 pages are two batches, their second
+// batch's running heads, pictures and page numbering parts of their own. LibreOffice reads the package whole.
+test('word: a document written in batches opens whole: the register round-trips to its 15 pages, its words in place', async () => {
+  const pdf = corpus('pdf/federal-register-15-pages.pdf');
+  const { pages, f, text } = await roundTrip(pdf);
+  assert.equal(pages, [15, 15]);
+  assert.ok(f.found / f.words >= 0.99, `recall ${f.found}/${f.words}`);
+  assert.ok(f.inPlace / f.words >= 0.9, `in place ${f.inPlace}/${f.words}`);
+  // The last page's own words (after the last batch boundary) are there.
+  const last = tool('pdftotext', ['-f', '15', '-l', '15', pdf, '-'])
+    .split(/\s+/)
+    .filter((w) => /^[A-Za-z]{6,}$/.test(w));
+  assert.ok(last.length > 50 && last.filter((w) => text.includes(w)).length / last.length > 0.98);
+});
+
 // pdf.js's test documents (../shared/corpus/word-fidelity-pdfjs), a fixed subset of kinds the pdf2docx samples lack
 // (the whole folder runs in the office-fidelity benchmark): pages drawing many small blocks (calgray, 3 pages, and
 // canvas, 2, which became 6 and 3), a fillable form, a broker's report, a six-page article, a landscape slide

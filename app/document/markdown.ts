@@ -92,7 +92,7 @@ export function thinPage(page: PageModel): BlockPage<BlockLine> {
     items: page.items.map((it) =>
       it.kind === 'line'
         ? { kind: 'line', line: own(it.line) }
-        : { kind: 'table', rows: it.rows, lines: it.lines.map(own), cells: it.cells?.map((r) => r.map((c) => c.map(own))) },
+        : { kind: 'table', rows: it.rows, lines: it.lines.map(own), cells: it.cells?.map((r) => r.map((c) => c.map(own))), cuts: it.cuts },
     ),
   };
 }

@@ -1,29 +1,35 @@
-import type { Line, PageModel } from '../document/index.js';
+import type { BlockLine } from '../document/index.js';
+
+/** What runningLines reads of a page: its rows and its height (a page model, or the thin copy of one). */
+interface RunningPage<L extends BlockLine> {
+  lines: L[];
+  height: number;
+}
 
 /**
  * Running heads and feet (text repeated at the top or bottom of the pages) and the printed page numbers in them,
  * which a Word document keeps as its header and footer. Pure geometry on the page model; device space, points.
  */
 
-export interface Running {
+export interface Running<L extends BlockLine> {
   /** Rows that are running heads or feet, with the page number they print (if any) by word index. */
-  lines: Set<Line>;
+  lines: Set<L>;
   /** The printed number of each page (index in the document) when its running text numbers the pages. */
-  pageNumber: Map<number, { line: Line; word: number; value: number }>;
+  pageNumber: Map<number, { line: L; word: number; value: number }>;
 }
 
 const BAND = 0.1;
-const shape = (l: Line) => l.text.replace(/\d+/g, '#');
+const shape = (l: BlockLine) => l.text.replace(/\d+/g, '#');
 
 /**
  * Rows in the top or bottom tenth of the page whose text (digits aside) comes back at about the same height on
  * other pages, and rows that are nothing but a page number. A number that counts up with the pages is the page
  * number (a PAGE field in Word).
  */
-export function runningLines(pages: PageModel[]): Running {
-  const out: Running = { lines: new Set(), pageNumber: new Map() };
+export function runningLines<L extends BlockLine>(pages: RunningPage<L>[]): Running<L> {
+  const out: Running<L> = { lines: new Set(), pageNumber: new Map() };
   if (pages.length < 2) return out;
-  const inBand = (p: PageModel, l: Line) => !l.vertical && (l.box.y1 < BAND * p.height || l.box.y0 > (1 - BAND) * p.height);
+  const inBand = (p: RunningPage<L>, l: L) => !l.vertical && (l.box.y1 < BAND * p.height || l.box.y0 > (1 - BAND) * p.height);
   const seen = new Map<string, number[]>();
   pages.forEach((p, i) => {
     for (const l of p.lines.filter((l) => inBand(p, l))) {
@@ -32,7 +38,7 @@ export function runningLines(pages: PageModel[]): Running {
     }
   });
   const offsets = new Map<number, number>();
-  const candidates: { page: number; line: Line; word: number; value: number }[] = [];
+  const candidates: { page: number; line: L; word: number; value: number }[] = [];
   pages.forEach((p, i) => {
     const found = p.lines.filter((l) => {
       if (!inBand(p, l)) return false;
@@ -63,7 +69,7 @@ export function runningLines(pages: PageModel[]): Running {
  * rows: a repeated row beside or below body text (the first row of a form, whose labels come back on each page)
  * is part of the page, and as a Word header it would push the page's body down, onto a page of its own.
  */
-function outsideBody(p: PageModel, found: Line[]): Line[] {
+function outsideBody<L extends BlockLine>(p: RunningPage<L>, found: L[]): L[] {
   let kept = new Set(found);
   for (;;) {
     const body = p.lines.filter((l) => !kept.has(l) && !l.vertical);

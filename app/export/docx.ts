@@ -15,7 +15,6 @@ import {
   type ISectionOptions,
   LevelFormat,
   LineRuleType,
-  Packer,
   PageNumber,
   PageOrientation,
   Paragraph,
@@ -36,12 +35,10 @@ import {
   WidthType,
 } from 'docx';
 import { ShapeRun } from 'docx/shapes';
-import { type Box, dividedPage, type Line, median, type PageLink, type PageModel, type TextBlock, textBlocks, type Word } from '../document/index.js';
-import { runningLines } from './docx-layout.js';
+import { type BlockLine, type BlockPage, type Box, type Line, median, type PageLink, type PageModel, type TextBlock, type Word } from '../document/index.js';
 import { colourHex, type RunStyle, runStyle, sameStyle } from './docx-style.js';
 import {
   cellArt,
-  cellDividers,
   clipSpans,
   type Edge,
   groupHeaders,
@@ -323,7 +320,7 @@ function paragraphShape(lines: Line[], col: { x0: number; x1: number }, textStar
 }
 
 /** The line pitch of a paragraph: the distance between its rows, or the document's usual ratio to the size. */
-const pitchOf = (lines: Line[], ratio: number) => {
+const pitchOf = (lines: BlockLine[], ratio: number) => {
   const size = Math.max(...lines.map((l) => l.size));
   const gaps = lines
     .slice(1)
@@ -332,183 +329,200 @@ const pitchOf = (lines: Line[], ratio: number) => {
   return gaps.length ? Math.max(median(gaps), 0.8 * size) : ratio * size;
 };
 
-export async function pagesToDocx(
-  read: PageModel[],
-  images: PlacedImage[],
-  links: PageLink[] = [],
-  art: Map<number, PageArt> = new Map(),
-  faces: ScriptFaces = [],
-): Promise<Buffer> {
-  // Each side of a rule dividing a ruled row into cells with rows of their own is laid out on its own.
-  const pages = read.map((p) => dividedPage(p, cellDividers(art.get(p.page)?.rects ?? [])));
-  const blocksByPage = textBlocks(pages);
-  const running = runningLines(pages);
-  const lists: Lists = { starts: new Set<number>(), count: 0 };
-  // The usual pitch of body text relative to its size, for rows that stand alone.
+/** What every page of a document shares in Word, found over all its pages (thin ones: documentShape). */
+export interface DocxShape {
+  /** The usual pitch of body text relative to its size, for rows that stand alone. */
+  ratio: number;
+  /** The size most characters are set in: Word's default text size. */
+  bodySize: number;
+}
+
+/** The document-wide facts of a Word document, from its pages' blocks (textBlocks) and rows. */
+export function documentShape(pages: BlockPage<BlockLine>[], blocksByPage: TextBlock<BlockLine>[][]): DocxShape {
   const ratios = blocksByPage.flat().flatMap((b) => (b.kind === 'p' && b.lines.length > 2 ? [pitchOf(b.lines, 1.2) / b.lines[0].size] : []));
-  const ratio = clamp(ratios.length ? median(ratios) : 1.2, 1, 2);
-  const sections: ISectionOptions[] = [];
+  return { ratio: clamp(ratios.length ? median(ratios) : 1.2, 1, 2), bodySize: bodySize(pages) };
+}
 
-  for (const [pi, page] of pages.entries()) {
-    const pageLinks = links.filter((l) => l.page === page.page);
-    const rects = art.get(page.page)?.rects ?? [];
-    const words = page.lines.flatMap((l) => l.words);
-    const marks: Marks = {
-      links: pageLinks,
-      underlined: underlinedWords(words, rects),
-      invisible: invisibleWords(words, art.get(page.page)?.invisible ?? [], art.get(page.page)?.shown),
-      faces,
-    };
-    const own = blocksByPage[pi]
-      .map((b) => (b.lines.some((l) => running.lines.has(l)) ? { ...b, lines: b.lines.filter((l) => !running.lines.has(l)) } : b))
-      .filter((b) => b.lines.length) as TextBlock[];
-    // Rows set a quarter turn (a stamp along the margin, a label up a chart's axis, column heads set sideways) are
-    // text boxes turned as they are, at their place; in a table the page model found, they stay in its cells.
-    const turned = own.flatMap((b) => (b.kind === 'table' ? [] : b.lines.filter(isTurned)));
-    let blocks = turned.length
-      ? (own.map((b) => (b.kind === 'table' ? b : { ...b, lines: b.lines.filter((l) => !isTurned(l)) })).filter((b) => b.lines.length) as TextBlock[])
-      : own;
-    // The text area holds the upright rows and the short turned ones between the margins (heads, labels; not a stamp
-    // along the page's edge), whether in a table's cells or in text boxes: tables in the flow lie in it.
-    const inArea = (l: Line) => isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE;
-    const body = own.flatMap((b) => b.lines).filter((l) => !l.vertical || inArea(l));
-    const heads = page.lines.filter((l) => running.lines.has(l));
-    const top = heads.filter((l) => l.box.y1 < page.height / 2);
-    const feet = heads.filter((l) => l.box.y1 >= page.height / 2);
-    const printed = running.pageNumber.get(pi);
-    const left = body.length ? Math.min(...body.map((l) => l.box.x0)) : 72;
-    const right = body.length ? page.width - Math.max(...body.map((l) => l.box.x1)) : 72;
-    const bottomText = body.length ? Math.max(...body.map((l) => l.box.y1)) : page.height - 72;
+/** The rows of a page that are its running head and foot (runningLines), and the page number they print. */
+export interface PageRunning {
+  lines: Set<Line>;
+  printed?: { line: Line; word: number; value: number };
+}
 
-    // Blocks side by side again and again (a grid the page model did not take for a table): LibreOffice loses
-    // text among hundreds of frames, so such a page is written row by row, each row a frame, its pieces at tab stops.
-    const beside = blocks.filter((b, i) => i > 0 && b.lines[0].box.y0 < blocks[i - 1].lines[blocks[i - 1].lines.length - 1].box.y1 - 0.5 * b.lines[0].size);
-    if (beside.length > 20) {
-      // Written row by row, the page has no table cells to turn its turned rows in: they are text boxes too.
-      turned.push(...blocks.flatMap((b) => (b.kind === 'table' ? b.lines.filter(isTurned) : [])));
-      blocks = blocks.map((b) => (b.kind === 'table' ? { ...b, lines: b.lines.filter((l) => !isTurned(l)) } : b)).filter((b) => b.lines.length);
-    }
-    const children: (Paragraph | Table)[] = [];
-    const col = { x0: left, x1: page.width - right };
-    // Tables set in the flow lie between the margins.
-    const marginLeft = clamp(left, 0, page.width / 3);
-    const marginRight = clamp(right, 0, page.width / 3);
-    let pageTop = 72;
-    // All the room below the text (down to the running foot), so a row set a little taller than in the PDF does
-    // not push the page's last rows onto another page.
-    const bottomMargin = clamp(
-      Math.min(page.height - bottomText - 2, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0),
-      0,
-      page.height / 3,
-    );
-    if (blocks.length) {
-      let frames: Paragraph[] = [];
-      let tables: FlowTable[] = [];
-      if (beside.length > 20) {
-        const grid = tabbedRows(
-          blocks.flatMap((b) => b.lines),
-          left,
-          right,
-          ratio,
-          marks,
-          rects,
-          page.width,
-        );
-        ({ frames, tables } = grid);
-        pageTop = flowStart(grid.top, top);
-      } else {
-        for (const b of blocks) if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
-        turned.push(...tables.flatMap((t) => t.turned ?? []));
-        for (const b of blocks) {
-          if (b.kind === 'table') continue;
-          for (const piece of framePieces(b.lines)) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col }));
-        }
-        pageTop = flowStart(Math.min(...tables.map((t) => t.top), ...blocks.flatMap((b) => (b.kind === 'table' ? [] : [b.lines[0].box.y0 - 2]))), top);
-      }
-      // Every text block is a frame at its place on the page: nothing flows, so no row can push the page's text
-      // onto another page, whatever the fonts Word substitutes. Tables (LibreOffice does not float them) stay in
-      // the flow, each at its height below the one before (rows of exact height). LibreOffice hangs frames on the
-      // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
-      // before and after.
-      // LibreOffice keeps the foot of a page without a bottom margin for its footer (an empty one too): a table
-      // ending 8 pt above the page's edge went onto a page of its own.
-      const flow = tablesInFlow(tables, pageTop, page.height - Math.max(bottomMargin, PAGE_FOOT));
-      // A table beside another (the flow has one at a time) is its rows in frames instead, at their place.
-      for (const t of flow.beside) {
-        const x0 = Math.min(...t.lines.map((l) => l.box.x0));
-        frames.push(...tabbedRows(t.lines, x0, right, ratio, marks, [], page.width).frames);
-      }
-      children.push(spacer(0), ...frames, ...flow.children, spacer(0));
-    }
-    // A page without text still needs one paragraph.
-    if (!children.length) children.push(new Paragraph({}));
-    // Pictures float at their place on the page, behind the text, anchored in the page's first paragraph.
-    const pictures: Paragraph[] = [];
-    for (const img of images.filter((i) => i.page === page.page)) {
-      const w = img.box.x1 - img.box.x0;
-      const h = img.box.y1 - img.box.y0;
-      pictures.push(
-        new Paragraph({
-          spacing: { before: 0, after: 0, line: 20, lineRule: LineRuleType.EXACT },
-          children: [
-            new ImageRun({
-              type: 'png',
-              data: await readFile(img.png),
-              transformation: { width: Math.max(1, Math.round(w * (96 / 72))), height: Math.max(1, Math.round(h * (96 / 72))) },
-              floating: {
-                horizontalPosition: { relative: HorizontalPositionRelativeFrom.PAGE, offset: emu(img.box.x0) },
-                verticalPosition: { relative: VerticalPositionRelativeFrom.PAGE, offset: emu(img.box.y0) },
-                behindDocument: true,
-                allowOverlap: true,
-                wrap: { type: TextWrappingType.NONE },
-              },
-            }),
-          ],
-        }),
-      );
-    }
-    if (turned.length) pictures.push(turnedBoxes(turned, page, ratio, marks));
-    if (pictures.length) {
-      // A 1-twip paragraph carries them, so the text below does not move.
-      children.unshift(...pictures);
-    }
+/**
+ * One page as a Word section (a new page with its size and margins, header and footer): its blocks (textBlocks,
+ * of the page divided at its cell dividers: dividedPage) laid out where the PDF has them.
+ */
+export async function pageSection(
+  page: PageModel,
+  pageBlocks: TextBlock[],
+  running: PageRunning,
+  o: { shape: DocxShape; lists: Lists; images: PlacedImage[]; links: PageLink[]; art?: PageArt; faces: ScriptFaces },
+): Promise<ISectionOptions> {
+  const { ratio } = o.shape;
+  const { lists, images, links, faces } = o;
+  const pageLinks = links.filter((l) => l.page === page.page);
+  const rects = o.art?.rects ?? [];
+  const words = page.lines.flatMap((l) => l.words);
+  const marks: Marks = {
+    links: pageLinks,
+    underlined: underlinedWords(words, rects),
+    invisible: invisibleWords(words, o.art?.invisible ?? [], o.art?.shown),
+    faces,
+  };
+  const own = pageBlocks
+    .map((b) => (b.lines.some((l) => running.lines.has(l)) ? { ...b, lines: b.lines.filter((l) => !running.lines.has(l)) } : b))
+    .filter((b) => b.lines.length) as TextBlock[];
+  // Rows set a quarter turn (a stamp along the margin, a label up a chart's axis, column heads set sideways) are
+  // text boxes turned as they are, at their place; in a table the page model found, they stay in its cells.
+  const turned = own.flatMap((b) => (b.kind === 'table' ? [] : b.lines.filter(isTurned)));
+  let blocks = turned.length
+    ? (own.map((b) => (b.kind === 'table' ? b : { ...b, lines: b.lines.filter((l) => !isTurned(l)) })).filter((b) => b.lines.length) as TextBlock[])
+    : own;
+  // The text area holds the upright rows and the short turned ones between the margins (heads, labels; not a stamp
+  // along the page's edge), whether in a table's cells or in text boxes: tables in the flow lie in it.
+  const inArea = (l: Line) => isTurned(l) && l.box.y1 - l.box.y0 < page.height / 4 && l.box.x0 > EDGE && l.box.x1 < page.width - EDGE;
+  const body = own.flatMap((b) => b.lines).filter((l) => !l.vertical || inArea(l));
+  const heads = page.lines.filter((l) => running.lines.has(l));
+  const top = heads.filter((l) => l.box.y1 < page.height / 2);
+  const feet = heads.filter((l) => l.box.y1 >= page.height / 2);
+  const { printed } = running;
+  const left = body.length ? Math.min(...body.map((l) => l.box.x0)) : 72;
+  const right = body.length ? page.width - Math.max(...body.map((l) => l.box.x1)) : 72;
+  const bottomText = body.length ? Math.max(...body.map((l) => l.box.y1)) : page.height - 72;
 
-    const landscape = page.width > page.height;
-    const topMargin = clamp(pageTop - pictures.length, 0, page.height - 36);
-    const shape = { col: { x0: left, x1: page.width - right }, marks, printed };
-    // The header from just above its first row's glyphs; the footer from just below its last row's.
-    const head = runningRows(top);
-    const headerAt = clamp(head.length ? head[0].y0 - Math.max(0, head[0].pitch - FONT_HEIGHT_EM * head[0].size) : 0, 0, page.height / 3);
-    const foot = runningRows(feet);
-    const footerAt = clamp(page.height - (feet.length ? Math.max(...feet.map((l) => l.box.y1)) : page.height) - 2, 0, page.height / 3);
-    const margin = {
-      left: twips(marginLeft),
-      right: twips(marginRight),
-      top: twips(topMargin),
-      bottom: twips(bottomMargin),
-      header: twips(headerAt),
-      footer: twips(footerAt),
-    };
-    sections.push({
-      properties: {
-        type: SectionType.NEXT_PAGE,
-        page: {
-          size: {
-            width: twips(Math.min(page.width, page.height)),
-            height: twips(Math.max(page.width, page.height)),
-            orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT,
-          },
-          margin,
-          ...(printed ? { pageNumbers: { start: printed.value } } : {}),
-        },
-      },
-      headers: { default: new Header({ children: runningParagraphs(head, topMargin - headerAt - 1, shape) }) },
-      footers: { default: new Footer({ children: runningParagraphs(foot, bottomMargin - footerAt - 1, shape) }) },
-      children,
-    });
+  // Blocks side by side again and again (a grid the page model did not take for a table): LibreOffice loses
+  // text among hundreds of frames, so such a page is written row by row, each row a frame, its pieces at tab stops.
+  const beside = blocks.filter((b, i) => i > 0 && b.lines[0].box.y0 < blocks[i - 1].lines[blocks[i - 1].lines.length - 1].box.y1 - 0.5 * b.lines[0].size);
+  if (beside.length > 20) {
+    // Written row by row, the page has no table cells to turn its turned rows in: they are text boxes too.
+    turned.push(...blocks.flatMap((b) => (b.kind === 'table' ? b.lines.filter(isTurned) : [])));
+    blocks = blocks.map((b) => (b.kind === 'table' ? { ...b, lines: b.lines.filter((l) => !isTurned(l)) } : b)).filter((b) => b.lines.length);
   }
-  const doc = new Document({
-    styles: { default: { document: { run: { size: Math.round(clamp(bodySize(pages), 6, 36) * 2) }, paragraph: { spacing: { after: 0 } } } } },
+  const children: (Paragraph | Table)[] = [];
+  const col = { x0: left, x1: page.width - right };
+  // Tables set in the flow lie between the margins.
+  const marginLeft = clamp(left, 0, page.width / 3);
+  const marginRight = clamp(right, 0, page.width / 3);
+  let pageTop = 72;
+  // All the room below the text (down to the running foot), so a row set a little taller than in the PDF does
+  // not push the page's last rows onto another page.
+  const bottomMargin = clamp(
+    Math.min(page.height - bottomText - 2, feet.length ? page.height - Math.min(...feet.map((l) => l.box.y0)) + 2 : 0),
+    0,
+    page.height / 3,
+  );
+  if (blocks.length) {
+    let frames: Paragraph[] = [];
+    let tables: FlowTable[] = [];
+    if (beside.length > 20) {
+      const grid = tabbedRows(
+        blocks.flatMap((b) => b.lines),
+        left,
+        right,
+        ratio,
+        marks,
+        rects,
+        page.width,
+      );
+      ({ frames, tables } = grid);
+      pageTop = flowStart(grid.top, top);
+    } else {
+      for (const b of blocks) if (b.kind === 'table') tables.push(wordTable(b, col, marks, rects));
+      turned.push(...tables.flatMap((t) => t.turned ?? []));
+      for (const b of blocks) {
+        if (b.kind === 'table') continue;
+        for (const piece of framePieces(b.lines)) frames.push(blockParagraph(b, piece, { ratio, marks, lists, page, col }));
+      }
+      pageTop = flowStart(Math.min(...tables.map((t) => t.top), ...blocks.flatMap((b) => (b.kind === 'table' ? [] : [b.lines[0].box.y0 - 2]))), top);
+    }
+    // Every text block is a frame at its place on the page: nothing flows, so no row can push the page's text
+    // onto another page, whatever the fonts Word substitutes. Tables (LibreOffice does not float them) stay in
+    // the flow, each at its height below the one before (rows of exact height). LibreOffice hangs frames on the
+    // paragraph after them and loses the page break of a section that starts with one: an empty paragraph
+    // before and after.
+    // LibreOffice keeps the foot of a page without a bottom margin for its footer (an empty one too): a table
+    // ending 8 pt above the page's edge went onto a page of its own.
+    const flow = tablesInFlow(tables, pageTop, page.height - Math.max(bottomMargin, PAGE_FOOT));
+    // A table beside another (the flow has one at a time) is its rows in frames instead, at their place.
+    for (const t of flow.beside) {
+      const x0 = Math.min(...t.lines.map((l) => l.box.x0));
+      frames.push(...tabbedRows(t.lines, x0, right, ratio, marks, [], page.width).frames);
+    }
+    children.push(spacer(0), ...frames, ...flow.children, spacer(0));
+  }
+  // A page without text still needs one paragraph.
+  if (!children.length) children.push(new Paragraph({}));
+  // Pictures float at their place on the page, behind the text, anchored in the page's first paragraph.
+  const pictures: Paragraph[] = [];
+  for (const img of images.filter((i) => i.page === page.page)) {
+    const w = img.box.x1 - img.box.x0;
+    const h = img.box.y1 - img.box.y0;
+    pictures.push(
+      new Paragraph({
+        spacing: { before: 0, after: 0, line: 20, lineRule: LineRuleType.EXACT },
+        children: [
+          new ImageRun({
+            type: 'png',
+            data: await readFile(img.png),
+            transformation: { width: Math.max(1, Math.round(w * (96 / 72))), height: Math.max(1, Math.round(h * (96 / 72))) },
+            floating: {
+              horizontalPosition: { relative: HorizontalPositionRelativeFrom.PAGE, offset: emu(img.box.x0) },
+              verticalPosition: { relative: VerticalPositionRelativeFrom.PAGE, offset: emu(img.box.y0) },
+              behindDocument: true,
+              allowOverlap: true,
+              wrap: { type: TextWrappingType.NONE },
+            },
+          }),
+        ],
+      }),
+    );
+  }
+  if (turned.length) pictures.push(turnedBoxes(turned, page, ratio, marks));
+  if (pictures.length) {
+    // A 1-twip paragraph carries them, so the text below does not move.
+    children.unshift(...pictures);
+  }
+
+  const landscape = page.width > page.height;
+  const topMargin = clamp(pageTop - pictures.length, 0, page.height - 36);
+  const shape = { col: { x0: left, x1: page.width - right }, marks, printed };
+  // The header from just above its first row's glyphs; the footer from just below its last row's.
+  const head = runningRows(top);
+  const headerAt = clamp(head.length ? head[0].y0 - Math.max(0, head[0].pitch - FONT_HEIGHT_EM * head[0].size) : 0, 0, page.height / 3);
+  const foot = runningRows(feet);
+  const footerAt = clamp(page.height - (feet.length ? Math.max(...feet.map((l) => l.box.y1)) : page.height) - 2, 0, page.height / 3);
+  const margin = {
+    left: twips(marginLeft),
+    right: twips(marginRight),
+    top: twips(topMargin),
+    bottom: twips(bottomMargin),
+    header: twips(headerAt),
+    footer: twips(footerAt),
+  };
+  return {
+    properties: {
+      type: SectionType.NEXT_PAGE,
+      page: {
+        size: {
+          width: twips(Math.min(page.width, page.height)),
+          height: twips(Math.max(page.width, page.height)),
+          orientation: landscape ? PageOrientation.LANDSCAPE : PageOrientation.PORTRAIT,
+        },
+        margin,
+        ...(printed ? { pageNumbers: { start: printed.value } } : {}),
+      },
+    },
+    headers: { default: new Header({ children: runningParagraphs(head, topMargin - headerAt - 1, shape) }) },
+    footers: { default: new Footer({ children: runningParagraphs(foot, bottomMargin - footerAt - 1, shape) }) },
+    children,
+  };
+}
+
+/** A Word document of `sections` in the document's default look, with the list numberings they use. */
+export function docxDocument(sections: ISectionOptions[], shape: DocxShape, lists: Lists): Document {
+  return new Document({
+    styles: { default: { document: { run: { size: Math.round(clamp(shape.bodySize, 6, 36) * 2) }, paragraph: { spacing: { after: 0 } } } } },
     numbering: {
       config: [...lists.starts].map((start) => ({
         reference: `numbered-${start}`,
@@ -526,7 +540,6 @@ export async function pagesToDocx(
     },
     sections,
   });
-  return Packer.toBuffer(doc);
 }
 
 /** Running heads or feet row by row (pieces side by side on one row are one row), with the PDF's pitch. */
@@ -576,7 +589,7 @@ function runningParagraphs(
 }
 
 /** Word's list numbering: one instance per list, and the numbering formats (by start value) the document needs. */
-interface Lists {
+export interface Lists {
   starts: Set<number>;
   count: number;
 }
@@ -961,7 +974,7 @@ const spacer = (pt: number) =>
   new Paragraph({ spacing: { before: Math.max(0, twips(pt - 1)), after: 0, line: 20, lineRule: LineRuleType.EXACT }, children: [] });
 
 /** The size most characters are set in: Word's default text size. */
-function bodySize(pages: PageModel[]): number {
+function bodySize(pages: BlockPage<BlockLine>[]): number {
   const by = new Map<number, number>();
   for (const l of pages.flatMap((p) => p.lines)) by.set(Math.round(l.size * 2) / 2, (by.get(Math.round(l.size * 2) / 2) ?? 0) + l.text.length);
   return [...by.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 11;

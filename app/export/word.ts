@@ -1,24 +1,35 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { deserialize, serialize } from 'node:v8';
+import { type ISectionOptions, Paragraph } from 'docx';
 import { lineArtPages } from '../../engines/ghostscript-background.js';
 import { type DrawnImage, renderRegion } from '../../engines/page-images.js';
 import {
+  type BlockLine,
+  type BlockPage,
+  dividedPage,
   type Line,
   noTextWarning,
+  type PageLink,
   type PageModel,
   pageLinks,
   pagesTime,
   readBudgets,
-  readPages,
+  readPageBatches,
   selectPages,
+  type TextBlock,
+  textBlocks,
   textlessPages,
+  thinPage,
   unlessUnreadable,
 } from '../document/index.js';
 import { unshownFieldRows } from '../forms/index.js';
-import { type PlacedImage, pagesToDocx } from './docx.js';
+import { documentShape, docxDocument, type Lists, type PlacedImage, pageSection } from './docx.js';
+import { runningLines } from './docx-layout.js';
+import { DocxPackage } from './docx-package.js';
 import { runStyle } from './docx-style.js';
-import { type PageArt, readPageArt } from './table-art.js';
+import { cellDividers, type PageArt, readPageArt } from './table-art.js';
 import { scriptFaces } from './text-style.js';
 
 /**
@@ -44,10 +55,15 @@ const IMAGE_DPI = 150;
 const MIN_ART_PATHS = 4;
 /** Pages whose line art becomes a picture, at most (one Ghostscript page each): a bound on time and size. */
 const MAX_ART_PAGES = 200;
+/** Pages laid out as Word objects at a time (about 3 MB of them for a dense page), then written to the package. */
+const DOCX_BATCH = 10;
 
 /**
- * The whole PDF as a Word document laid out like it (pagesToDocx), with its pictures, line art and links, written
- * to `dir`/document.docx; `progress` hears how far it got (0-1).
+ * The whole PDF as a Word document laid out like it (docx.ts), with its pictures, line art and links, written
+ * to `dir`/document.docx; `progress` hears how far it got (0-1). A long document is never held whole: its pages
+ * are read in batches and kept on disk, in memory only thin (the structure /markdown reads: headings are ranked
+ * and running heads found across the document); then each batch is read back, laid out and added to the package
+ * (DocxPackage).
  */
 export async function pdfToWord(
   input: string,
@@ -58,16 +74,52 @@ export async function pdfToWord(
   const ectx = { cwd: dir, signal, timeoutMs };
   const pages = await selectPages(input, '1-last', ectx);
   // The trace gives the line art (table rules and fills, underlines) and where the pictures are, in one pass.
-  // Line art, links and pictures only enrich the text: a file MuPDF or qpdf cannot trace or list (or not within
-  // the pages' time) is still converted, without them.
-  const [model, art, links] = await Promise.all([
-    readPages(input, pages, ectx).then((m) => withFieldValues(input, m, ectx)),
-    readPageArt(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable(new Map<number, PageArt>())),
-    pageLinks(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable([])),
-  ]);
-  const drawn = [...art.values()].flatMap((a) => a.images);
+  // Line art, links, pictures and unshown form values only enrich the text: a file MuPDF or qpdf cannot trace or
+  // list (or not within the pages' time) is still converted, without them.
+  const tracing = readPageArt(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable(new Map<number, PageArt>()));
+  const linking = pageLinks(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable([] as PageLink[]));
+  const filling = unshownFieldRows(input, pages, ectx).catch(unlessUnreadable(() => [] as Line[]));
+  await mkdir(join(dir, 'pages'));
+  const stored: string[] = [];
+  await readPageBatches(input, pages, ectx, {}, async (batch) => {
+    stored.push(join(dir, 'pages', `${stored.length}.bin`));
+    await writeFile(stored[stored.length - 1], serialize(batch));
+  });
+  const [art, links, fieldRows] = await Promise.all([tracing, linking, filling]);
+  // Each stored batch as laid out: with its unshown form values, each side of a rule dividing a ruled row into
+  // cells with rows of their own on its own.
+  const laidOut = async (file: string) =>
+    (deserialize(await readFile(file)) as PageModel[]).map((p) => {
+      for (const row of fieldRows(p)) {
+        p.lines.push(row);
+        p.items.push({ kind: 'line', line: row });
+      }
+      return dividedPage(p, cellDividers(art.get(p.page)?.rects ?? []));
+    });
+  const thin: BlockPage<BlockLine>[] = [];
+  const slots = new Map<BlockLine, number>();
+  const sizes = new Map<number, { width: number; height: number }>();
+  // The faces the machine sets characters in that Word's fonts lack (Thai, CJK...): rows in them keep their width.
+  const scripts = new Map<string, { text: string; family: string; bold: boolean }>();
+  for (const file of stored) {
+    for (const page of await laidOut(file)) {
+      const t = thinPage(page);
+      lineSlots(t).forEach((l, i) => slots.has(l) || slots.set(l, i));
+      thin.push(t);
+      sizes.set(page.page, { width: page.width, height: page.height });
+      for (const w of page.lines.flatMap((l) => l.words)) {
+        const key = `${w.text}|${runStyle(w).font}|${w.bold}`;
+        if (/[^\x00-\x7f]/.test(w.text) && !scripts.has(key)) scripts.set(key, { text: w.text, family: runStyle(w).font, bold: w.bold });
+      }
+    }
+  }
+  const blocks = textBlocks(thin);
+  const running = runningLines(thin.map((p) => ({ lines: p.lines, height: p.height ?? 0 })));
+  const shape = documentShape(thin, blocks);
+  const warning = joinWarnings(noTextWarning(textlessPages(thin), thin.length), hiddenTextWarning(art));
   progress(0.4);
-  const sizes = new Map(model.map((p) => [p.page, p]));
+
+  const drawn = [...art.values()].flatMap((a) => a.images);
   const wanted = pictures(drawn, sizes).slice(0, MAX_IMAGES);
   const images: PlacedImage[] = [];
   if (wanted.length) await mkdir(join(dir, 'images'));
@@ -79,7 +131,7 @@ export async function pdfToWord(
       const png = await renderRegion(input, im.page, im, IMAGE_DPI, join(dir, 'images', `im${i}`), pagesTime(ectx, 1, 'renderPageMs')).catch(
         unlessUnreadable(null),
       );
-      if (png) images.push({ page: im.page, box: im, png });
+      if (png) images[i] = { page: im.page, box: im, png };
     }
   };
   // The line art (rules, shading, charts, diagrams) of each page that draws any, as one transparent picture
@@ -94,31 +146,68 @@ export async function pdfToWord(
     );
     return files.map((png, i) => ({ page: drawing[i], box: { x0: 0, y0: 0, x1: sizes.get(drawing[i])!.width, y1: sizes.get(drawing[i])!.height }, png }));
   };
-  // The faces the machine sets characters in that Word's fonts lack (Thai, CJK...): rows in them keep their width.
-  const words = model.flatMap((p) => p.lines.flatMap((l) => l.words)).map((w) => ({ text: w.text, family: runStyle(w).font, bold: w.bold }));
   const [behind, faces] = await Promise.all([
     lineArt(),
-    scriptFaces(words, ectx),
+    scriptFaces([...scripts.values()], ectx),
     ...Array.from({ length: Math.min(availableParallelism(), wanted.length) }, worker),
   ]);
-  progress(0.8);
+  // In the order found (not the order rendered), so the same PDF gives the same document.
+  const placed = [...behind, ...images.filter(Boolean)];
+  progress(0.6);
+
+  await mkdir(join(dir, 'docx'));
+  const docx = new DocxPackage(join(dir, 'docx'));
+  const lists: Lists = { starts: new Set<number>(), count: 0 };
+  let index = 0;
+  let sections: ISectionOptions[] = [];
+  for (const [k, file] of stored.entries()) {
+    for (const page of await laidOut(file)) {
+      // The page's rows in the same slots as its thin copy's: the blocks and running rows found on the thin pages
+      // are this page's rows.
+      const full = lineSlots(page);
+      const own = <L extends BlockLine>(l: L) => full[slots.get(l)!] as Line;
+      const pageBlocks = blocks[index].map(
+        (b): TextBlock =>
+          b.kind === 'table' ? { ...b, lines: b.lines.map(own), cells: b.cells?.map((r) => r.map((c) => c.map(own))) } : { ...b, lines: b.lines.map(own) },
+      );
+      const printed = running.pageNumber.get(index);
+      const heads = new Set(thin[index].lines.filter((l) => running.lines.has(l)).map(own));
+      sections.push(
+        await pageSection(
+          page,
+          pageBlocks,
+          { lines: heads, printed: printed && { ...printed, line: own(printed.line) } },
+          {
+            shape,
+            lists,
+            images: placed.filter((i) => i.page === page.page),
+            links: links.filter((l) => l.page === page.page),
+            art: art.get(page.page),
+            faces,
+          },
+        ),
+      );
+      index++;
+      // Word's objects for a dense page take several times its page model: a few pages of them at a time.
+      if (sections.length === DOCX_BATCH || index === thin.length) {
+        await docx.add(docxDocument(sections, shape, lists), index === thin.length);
+        sections = [];
+      }
+    }
+    await rm(file);
+    progress(0.6 + (0.4 * (k + 1)) / stored.length);
+  }
   const path = join(dir, 'document.docx');
-  await writeFile(path, await pagesToDocx(model, [...behind, ...images], links, art, faces));
-  return { path, warning: joinWarnings(noTextWarning(textlessPages(model), model.length), hiddenTextWarning(art)) };
+  await docx.finish(docxDocument([{ children: [new Paragraph({})] }], shape, lists), path);
+  return { path, warning };
 }
 
 /**
- * The page model with the values of form fields its pages do not draw (a form filled without appearances) as rows
- * at their fields' places, after the page's own rows.
+ * A page's rows in a fixed order of slots (its rows, then each table's rows and cells): the page and its thin
+ * copy have the same structure, so a row of one and the row of the other in the same slot are the same row.
  */
-async function withFieldValues(input: string, model: PageModel[], ctx: { cwd: string; signal?: AbortSignal; timeoutMs?: number }): Promise<PageModel[]> {
-  const rows = await unshownFieldRows(input, model, ctx).catch(unlessUnreadable([] as Line[]));
-  for (const row of rows) {
-    const page = model.find((p) => p.page === row.page)!;
-    page.lines.push(row);
-    page.items.push({ kind: 'line', line: row });
-  }
-  return model;
+function lineSlots<L extends BlockLine>(page: BlockPage<L>): L[] {
+  return [...page.lines, ...page.items.flatMap((it) => (it.kind === 'line' ? [] : [...it.lines, ...(it.cells ?? []).flat(2)]))];
 }
 
 /** Images clipped to their page, without tiny ones and without the same one drawn twice at one place. */

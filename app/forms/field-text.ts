@@ -2,7 +2,7 @@ import { StandardFontEmbedder, StandardFonts } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
 import { pageGeometry } from '../../engines/mupdf-stext.js';
 import { chosenObjects, formFields } from '../../engines/qpdf-form.js';
-import { deviceToUser, type Line, type PageModel, PdfObjects, pdfText, userToDevice, type Word } from '../document/index.js';
+import { type Box, deviceToUser, type Line, type PageModel, PdfObjects, pdfText, userToDevice, type Word } from '../document/index.js';
 
 /**
  * Values of text and choice fields that their page does not show: a form filled by a program that left the
@@ -26,26 +26,29 @@ const FONTS: [RegExp, string, StandardFonts][] = [
   [/^(hebo|helvetica-?bold)/i, 'Helvetica-Bold', StandardFonts.HelveticaBold],
 ];
 
-/** Rows of the values the pages of `model` do not show, each with its page, as the page model's lines. */
-export async function unshownFieldRows(input: string, model: PageModel[], ctx: EngineContext): Promise<Line[]> {
-  const pages = new Map(model.map((p) => [p.page, p]));
+/**
+ * The values of the fields on `pages`, read once for the document (one qpdf read, however many pages), and a
+ * function giving the rows of those a page model does not show, as the page model's lines: pages come batch by
+ * batch and are let go.
+ */
+export async function unshownFieldRows(input: string, pages: number[], ctx: EngineContext): Promise<(page: PageModel) => Line[]> {
+  const wanted = new Set(pages);
   const fields = (await formFields(input, ctx)).filter(
     (f) =>
       ['/Tx', '/Ch'].includes(f.fieldtype) &&
       !(f.fieldflags & PASSWORD) &&
       !((f.annotation?.annotationflags ?? 0) & UNSEEN) &&
-      pages.has(f.pageposfrom1) &&
+      wanted.has(f.pageposfrom1) &&
       fieldValue(f.value).trim(),
   );
-  if (!fields.length) return [];
+  if (!fields.length) return () => [];
   const refs = [...new Set(fields.flatMap((f) => [f.annotation.object, f.object]))];
   const [objects, geometry] = await Promise.all([
     chosenObjects(input, refs, ctx).then((json) => new PdfObjects(json)),
     pageGeometry(input, [...new Set(fields.map((f) => f.pageposfrom1))], ctx),
   ]);
-  const out: Line[] = [];
+  const values: { page: number; box: Box; rows: Line[] }[] = [];
   for (const f of fields) {
-    const page = pages.get(f.pageposfrom1)!;
     const g = geometry.find((x) => x.page === f.pageposfrom1);
     const widget = objects.dict(f.annotation.object);
     const field = objects.dict(f.object) ?? widget;
@@ -55,23 +58,32 @@ export async function unshownFieldRows(input: string, model: PageModel[], ctx: E
     const toDevice = userToDevice(toUser);
     const c = [toDevice({ x: rect[0], y: rect[1] }), toDevice({ x: rect[2], y: rect[3] })];
     const box = { x0: Math.min(c[0].x, c[1].x), y0: Math.min(c[0].y, c[1].y), x1: Math.max(c[0].x, c[1].x), y1: Math.max(c[0].y, c[1].y) };
-    // Text already inside the field: its appearance drew the value (or something else stands there).
-    const shown = page.lines.some((l) =>
-      l.words.some((w) => {
-        const [x, y] = [(w.box.x0 + w.box.x1) / 2, (w.box.y0 + w.box.y1) / 2];
-        return x > box.x0 - 1 && x < box.x1 + 1 && y > box.y0 - 1 && y < box.y1 + 1;
-      }),
-    );
-    if (shown) continue;
     const da = pdfText(objects.resolve(widget['/DA'] ?? field?.['/DA']));
     const quadding = Number(objects.resolve(widget['/Q'] ?? field?.['/Q'])) || 0;
     const text = displayed(
       fieldValue(f.value),
       objects.array(field?.['/Opt']).map((o) => objects.array(o).map((v) => pdfText(objects.resolve(v)))),
     );
-    out.push(...fieldRows(text, box, { da, quadding, multiline: !!(f.fieldflags & MULTILINE), page: page.page, toUser }));
+    values.push({
+      page: f.pageposfrom1,
+      box,
+      rows: fieldRows(text, box, { da, quadding, multiline: !!(f.fieldflags & MULTILINE), page: f.pageposfrom1, toUser }),
+    });
   }
-  return out;
+  return (page) =>
+    values
+      .filter((v) => v.page === page.page)
+      // Text already inside the field: its appearance drew the value (or something else stands there).
+      .filter(
+        ({ box }) =>
+          !page.lines.some((l) =>
+            l.words.some((w) => {
+              const [x, y] = [(w.box.x0 + w.box.x1) / 2, (w.box.y0 + w.box.y1) / 2];
+              return x > box.x0 - 1 && x < box.x1 + 1 && y > box.y0 - 1 && y < box.y1 + 1;
+            }),
+          ),
+      )
+      .flatMap((v) => v.rows);
 }
 
 /** A field's value: its text, or its choices joined. */
