@@ -63,8 +63,13 @@ export class DocxPackage {
       ids.has(id) ? `r:${attr}="${ids.get(id)}"` : m,
     );
     if (!last) {
+      // Into the properties of the section's last paragraph when it has no runs (the library's own place for them);
+      // otherwise a paragraph of their own, as the library writes after a table.
       const at = body.lastIndexOf('<w:sectPr');
-      body = `${body.slice(0, at)}<w:p><w:pPr>${body.slice(at)}</w:pPr></w:p>`;
+      const [before, sect] = [body.slice(0, at), body.slice(at)];
+      if (before.endsWith('</w:pPr></w:p>')) body = `${before.slice(0, -'</w:pPr></w:p>'.length)}${sect}</w:pPr></w:p>`;
+      else if (before.endsWith('<w:p/>')) body = `${before.slice(0, -'<w:p/>'.length)}<w:p><w:pPr>${sect}</w:pPr></w:p>`;
+      else body = `${before}<w:p><w:pPr>${sect}</w:pPr></w:p>`;
     }
     await this.write(body);
     this.numberings(await text('word/numbering.xml'));
