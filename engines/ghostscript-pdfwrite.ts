@@ -1,6 +1,6 @@
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
-import { devicePageBudget } from './ghostscript-raster.js';
+import { devicePageBudget, pageListArg } from './ghostscript-raster.js';
 import { pageCount } from './qpdf.js';
 import { expectOutput, run } from './run.js';
 
@@ -196,7 +196,7 @@ export function rasterPagesArgs(input: string, output: string, pages: number[], 
     `-r${resolution}`,
     '-dTextAlphaBits=4',
     '-dGraphicsAlphaBits=4',
-    `-sPageList=${pages.join(',')}`,
+    pageListArg(pages),
     `-sOutputFile=${output}`,
     input,
   ];

@@ -59,10 +59,24 @@ export function deviceArgs(input: string, pattern: string, opts: DeviceOptions):
     `-dInterpolateControl=${opts.smoothImages ? -1 : 0}`,
     ...(opts.jpegQuality === undefined ? [] : [`-dJPEGQ=${opts.jpegQuality}`]),
     ...(opts.leaveOut ?? []).map((kind) => `-dFILTER${kind}`),
-    `-sPageList=${opts.pages.join(',')}`,
+    pageListArg(opts.pages),
     `-sOutputFile=${pattern}`,
     input,
   ];
+}
+
+/**
+ * Ghostscript's -sPageList for `pages` (increasing), consecutive pages as ranges ("1-500,502"): it refuses an
+ * argument longer than 2,048 characters ("Command too long"), which a list of single pages passes at ~550 pages.
+ */
+export function pageListArg(pages: number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < pages.length; i++) {
+    const first = pages[i];
+    while (pages[i + 1] === pages[i] + 1) i++;
+    parts.push(pages[i] > first ? `${first}-${pages[i]}` : String(first));
+  }
+  return `-sPageList=${parts.join(',')}`;
 }
 
 /** With ctx.pageMs, a page past it is cut (run.ts pageBudget): deviceArgs has Ghostscript print "Page N" as it begins each. */

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
+import { pageListArg } from './ghostscript-raster.js';
 import { pageCount } from './qpdf.js';
 import { expectOutput, run } from './run.js';
 
@@ -169,7 +170,7 @@ export const needsPrepass = (o: PdfToPsOptions) => !!o.pages?.length || !o.annot
 /** Ghostscript pdfwrite: the page list, annotations, rotation and scale applied to a PDF, before pdftops. */
 export function psPrepassArgs(input: string, output: string, o: PdfToPsOptions): string[] {
   const args = [...PDFWRITE];
-  if (o.pages?.length) args.push(`-sPageList=${o.pages.join(',')}`);
+  if (o.pages?.length) args.push(pageListArg(o.pages));
   if (!o.annotations) args.push('-dShowAnnots=false');
   args.push(`-dAutoRotatePages=${o.autoRotate ? '/PageByPage' : '/None'}`, `-sOutputFile=${output}`);
   const prolog = scaleProlog(o.scale);

@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { renderWithDevice } from '../engines/ghostscript-raster.js';
 import { corpus, pdfPages, pdfText, startApp, type TestApp, tool, until } from './helpers.js';
 
 let t: TestApp;
@@ -192,6 +195,31 @@ test('pages: only the selected pages, in the order asked; sizes follow resolutio
   near(m.height!, 1170, 'A4 height at 100 dpi');
   const many = await convert('/gif', { pages: '1-last', resolution: '20' }, corpus('pdf/standard-14-fonts-14-pages.pdf'));
   assert.is(many.outputUrl.length, pdfPages(corpus('pdf/standard-14-fonts-14-pages.pdf')));
+});
+
+// Ghostscript refuses an argument longer than 2,048 characters ("Command too long", exit 1): a page list of
+// single numbers passes it at about 550 pages, so a long document's pages go as ranges.
+test('Ghostscript draws a thousand pages of a long document in one run: its page list is ranges', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quire-pagelist-'));
+  try {
+    const one = corpus('pdf/text-minimal-pdflatex.pdf');
+    const long = join(dir, 'long.pdf');
+    tool('qpdf', ['--empty', '--pages', ...Array(1200).fill(one), '--', long]);
+    const pages = [...Array(1000).keys()].map((i) => i + 101);
+    const files = await renderWithDevice(
+      long,
+      join(dir, 'p-%d.jpg'),
+      { device: 'jpeg', pages, resolution: 10, smoothText: false, smoothLines: false, smoothImages: false },
+      { cwd: dir },
+    );
+    assert.is(files.length, 1000);
+    const m = await sharp(files[999]).metadata();
+    // A4 at 10 dpi.
+    assert.is(m.format, 'jpeg');
+    assert.ok(Math.abs(m.width! - 83) <= 1, String(m.width));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('pages on the Ghostscript formats: any order, repeats, each output its own file', async () => {
