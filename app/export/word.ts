@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
@@ -79,10 +79,11 @@ export async function pdfToWord(
   const tracing = readPageArt(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable(new Map<number, PageArt>()));
   const linking = pageLinks(input, pages, pagesTime(ectx, pages.length)).catch(unlessUnreadable([] as PageLink[]));
   const filling = unshownFieldRows(input, pages, ectx).catch(unlessUnreadable(() => [] as Line[]));
-  await mkdir(join(dir, 'pages'));
+  // Folders of their own: a job tries again in the same folder (on a repaired copy of a file first refused).
+  const pagesDir = await mkdtemp(join(dir, 'pages-'));
   const stored: string[] = [];
   await readPageBatches(input, pages, ectx, {}, async (batch) => {
-    stored.push(join(dir, 'pages', `${stored.length}.bin`));
+    stored.push(join(pagesDir, `${stored.length}.bin`));
     await writeFile(stored[stored.length - 1], serialize(batch));
   });
   const [art, links, fieldRows] = await Promise.all([tracing, linking, filling]);
@@ -117,12 +118,22 @@ export async function pdfToWord(
   const running = runningLines(thin.map((p) => ({ lines: p.lines, height: p.height ?? 0 })));
   const shape = documentShape(thin, blocks);
   const warning = joinWarnings(noTextWarning(textlessPages(thin), thin.length), hiddenTextWarning(art));
+  // Of the thin pages, the rows' slots are all the layout needs from here on (the words and text are the full
+  // pages'): let the rest go before the long part.
+  const heads = thin.map((p) => p.lines.filter((l) => running.lines.has(l)));
+  const count = thin.length;
+  thin.length = 0;
+  for (const l of slots.keys()) {
+    l.words = [];
+    l.text = '';
+  }
+  for (const b of blocks.flat()) if (b.kind !== 'table') b.text = '';
   progress(0.4);
 
   const drawn = [...art.values()].flatMap((a) => a.images);
   const wanted = pictures(drawn, sizes).slice(0, MAX_IMAGES);
   const images: PlacedImage[] = [];
-  if (wanted.length) await mkdir(join(dir, 'images'));
+  if (wanted.length) await mkdir(join(dir, 'images'), { recursive: true });
   // One pdftoppm per image, as many at once as there are cores.
   let next = 0;
   const worker = async () => {
@@ -140,7 +151,7 @@ export async function pdfToWord(
   const drawing = pages.filter((p) => (art.get(p)?.paths ?? 0) >= MIN_ART_PATHS).slice(0, MAX_ART_PAGES);
   const lineArt = async () => {
     if (!drawing.length) return [];
-    await mkdir(join(dir, 'art'));
+    await mkdir(join(dir, 'art'), { recursive: true });
     const files = await lineArtPages(input, join(dir, 'art', 'page-%d.png'), drawing, IMAGE_DPI, { ...ectx, pageMs: readBudgets().renderPageMs }).catch(
       unlessUnreadable([] as string[]),
     );
@@ -155,8 +166,7 @@ export async function pdfToWord(
   const placed = [...behind, ...images.filter(Boolean)];
   progress(0.6);
 
-  await mkdir(join(dir, 'docx'));
-  const docx = new DocxPackage(join(dir, 'docx'));
+  const docx = new DocxPackage(await mkdtemp(join(dir, 'docx-')));
   const lists: Lists = { starts: new Set<number>(), count: 0 };
   let index = 0;
   let sections: ISectionOptions[] = [];
@@ -171,12 +181,11 @@ export async function pdfToWord(
           b.kind === 'table' ? { ...b, lines: b.lines.map(own), cells: b.cells?.map((r) => r.map((c) => c.map(own))) } : { ...b, lines: b.lines.map(own) },
       );
       const printed = running.pageNumber.get(index);
-      const heads = new Set(thin[index].lines.filter((l) => running.lines.has(l)).map(own));
       sections.push(
         await pageSection(
           page,
           pageBlocks,
-          { lines: heads, printed: printed && { ...printed, line: own(printed.line) } },
+          { lines: new Set(heads[index].map(own)), printed: printed && { ...printed, line: own(printed.line) } },
           {
             shape,
             lists,
@@ -189,8 +198,8 @@ export async function pdfToWord(
       );
       index++;
       // Word's objects for a dense page take several times its page model: a few pages of them at a time.
-      if (sections.length === DOCX_BATCH || index === thin.length) {
-        await docx.add(docxDocument(sections, shape, lists), index === thin.length);
+      if (sections.length === DOCX_BATCH || index === count) {
+        await docx.add(docxDocument(sections, shape, lists), index === count);
         sections = [];
       }
     }
