@@ -109,8 +109,10 @@ export async function pdfToWord(
       thin.push(t);
       sizes.set(page.page, { width: page.width, height: page.height });
       for (const w of page.lines.flatMap((l) => l.words)) {
-        const key = `${w.text}|${runStyle(w).font}|${w.bold}`;
-        if (/[^\x00-\x7f]/.test(w.text) && !scripts.has(key)) scripts.set(key, { text: w.text, family: runStyle(w).font, bold: w.bold });
+        if (!/[^\x00-\x7f]/.test(w.text)) continue;
+        const family = runStyle(w).font;
+        const key = `${w.text}|${family}|${w.bold}`;
+        if (!scripts.has(key)) scripts.set(key, { text: w.text, family, bold: w.bold });
       }
     }
   }
