@@ -71,6 +71,16 @@ async function queue(server: Proc): Promise<{ running: number }> {
   return (await (await fetch(`${server.base}/ready`)).json()).queue;
 }
 
+/** The heavy job's process is gone, the small job beside it answered, and nothing runs or stays in the work dir. */
+async function carriedOn(server: Proc, dataDir: string, pid: number, other: ReturnType<typeof send>) {
+  assert.not.ok(alive(pid), 'the job process is gone when its job ends');
+  const answered = await other.answer;
+  assert.ok('status' in answered && answered.status === 200, JSON.stringify(answered));
+  assert.match(JSON.stringify(answered), /Lorem ipsum/);
+  await until('no job running', async () => (await queue(server)).running === 0, 60_000);
+  assert.equal(readdirSync(join(dataDir, 'work')), []);
+}
+
 /** Starts the heavy request and returns once its job process has worked a few CPU seconds (loading its modules takes ~1). */
 async function heavyRunning(server: Proc, dataDir: string, path: string, id: string) {
   const heavy = send(server, path, { id });
@@ -98,12 +108,7 @@ test('a client that goes away mid-way through a thread operation: its job proces
     heavy.leave();
     await until('its work dir is removed', () => !existsSync(dir), 60_000);
     // A job ends once its process is gone: nothing works on (or writes in its dir) for a job counted as over.
-    assert.not.ok(alive(pid), 'the job process is gone when its job ends');
-    const answered = await other.answer;
-    assert.ok('status' in answered && answered.status === 200, JSON.stringify(answered));
-    assert.match(JSON.stringify(answered), /Lorem ipsum/);
-    await until('no job running', async () => (await queue(server)).running === 0, 60_000);
-    assert.equal(readdirSync(join(dataDir, 'work')), []);
+    await carriedOn(server, dataDir, pid, other);
     assert.ok('gone' in (await heavy.answer));
   } finally {
     await stop(server);
@@ -132,12 +137,7 @@ test('a thread operation past MAX_PROCESS_SECONDS: 422 naming the setting, its j
     const answer = await heavy.answer;
     assert.ok('status' in answer && answer.status === 422, JSON.stringify(answer));
     assert.match(JSON.stringify(answer), /MAX_PROCESS_SECONDS=30/);
-    assert.not.ok(alive(pid), 'the job process is gone when its job ends');
-    const answered = await other.answer;
-    assert.ok('status' in answered && answered.status === 200, JSON.stringify(answered));
-    assert.match(JSON.stringify(answered), /Lorem ipsum/);
-    await until('no job running', async () => (await queue(server)).running === 0, 60_000);
-    assert.equal(readdirSync(join(dataDir, 'work')), []);
+    await carriedOn(server, dataDir, pid, other);
   } finally {
     await stop(server);
   }
