@@ -123,9 +123,9 @@ export async function structuredTextPages(
   }
   onWritten?.();
   const done: number[] = [];
-  // The batch's XML read at once (bounded by the batch: ~0.6 MB a page of text) and parsed in place, page by page
-  // (each closed by </page>): read in chunks, each page's bytes were joined again from them. What follows the last
-  // </page> is a page MuPDF did not finish.
+  // The batch's XML is read at once (bounded by the batch: ~0.6 MB a page of text) and parsed in place page by
+  // page, each closed by </page>: chunks would have to be joined again for every page that straddles them. What
+  // follows the last </page> is a page MuPDF did not finish.
   try {
     const xml = await readFile(file);
     for (let start = 0, end = xml.indexOf(PAGE_END); end >= 0; start = end + PAGE_END.length, end = xml.indexOf(PAGE_END, start)) {

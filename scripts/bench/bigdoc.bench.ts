@@ -543,7 +543,7 @@ async function upload(s: { proc: Proc }, file: string): Promise<{ id: string; ms
 
 async function boot(): Promise<Server> {
   // The server as users run it: compiled (npm start, the image), not the sources under tsx.
-  must('npx', ['tsc', '-p', 'tsconfig.json']);
+  must('npm', ['run', 'build']);
   const proc = await startQuire('bigdoc', { DATA_DIR: dataDir, RESOURCE_TTL_SECONDS: '0', LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' }, { built: true });
   const s = { proc };
   const assets: Assets = {
