@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { LlmConfig } from '../config.js';
-import { isPdfHeader, noTextWarning, readPageBatches, selectPages, toMarkdown } from '../document/index.js';
+import { isPdfHeader, noTextWarning, type PageModel, readKeptPages, selectPages, toMarkdown } from '../document/index.js';
 import { AppError, invalidInput } from '../errors.js';
 import { isTableBlock, tableColumns } from './extractive.js';
 
@@ -58,15 +58,23 @@ export async function documentText(input: TextSource, pages: string, ctx: { cwd:
     const tables: (string[] | null)[] = [];
     const empty: number[] = [];
     // Page by page: each page's blocks are kept, its model let go.
-    await readPageBatches(input.path, selected, ctx, {}, (batch) => {
+    const keep = (page: PageModel) => {
+      const own = splitBlocks(toMarkdown([page], { pageBreakComments: false }));
+      const items = page.items.flatMap((it) => (it.kind === 'table' ? [it] : []));
+      // Each table item is one pipe-table block of the page; should they ever not pair up, none is used.
+      const pipes = own.filter(isTableBlock).length;
+      return {
+        page: page.page,
+        empty: !page.lines.length,
+        own,
+        tables: pipes === items.length ? items.map((it) => tableColumns(it.lines)) : Array<null>(pipes).fill(null),
+      };
+    };
+    await readKeptPages(input.path, selected, ctx, {}, keep, (batch) => {
       for (const page of batch) {
-        if (!page.lines.length) empty.push(page.page);
-        const own = splitBlocks(toMarkdown([page], { pageBreakComments: false }));
-        const items = page.items.flatMap((it) => (it.kind === 'table' ? [it] : []));
-        // Each table item is one pipe-table block of the page; should they ever not pair up, none is used.
-        const pipes = own.filter(isTableBlock).length;
-        blocks.push(...own);
-        tables.push(...(pipes === items.length ? items.map((it) => tableColumns(it.lines)) : Array<null>(pipes).fill(null)));
+        if (page.empty) empty.push(page.page);
+        blocks.push(...page.own);
+        tables.push(...page.tables);
       }
     });
     if (empty.length === selected.length) throw new AppError('invalid_input', noTextWarning(empty, selected.length)!);

@@ -4,7 +4,7 @@ import { outlineEntries } from '../../engines/qpdf-outline.js';
 import { isListMarker } from './layout.js';
 import { type BlockLine, type BlockPage, type MarkdownOptions, type OutlineEntry, thinPage, toMarkdown } from './markdown.js';
 import { pagesTime, unlessUnreadable } from './read-chain.js';
-import { readPageBatches, selectPages } from './read-pdf.js';
+import { readKeptPages, selectPages } from './read-pdf.js';
 
 /**
  * The pages of a PDF as /markdown needs them, and its outline. Heading levels are ranked across the document: each
@@ -13,8 +13,8 @@ import { readPageBatches, selectPages } from './read-pdf.js';
 export async function markdownPages(path: string, selected: number[], ctx: EngineContext): Promise<{ pages: BlockPage<BlockLine>[]; outline: OutlineEntry[] }> {
   const outline = await documentOutline(path, ctx);
   const pages: BlockPage<BlockLine>[] = [];
-  await readPageBatches(path, selected, ctx, {}, (batch) => {
-    for (const p of batch) pages.push(thinPage(p));
+  await readKeptPages(path, selected, ctx, {}, thinPage, (batch) => {
+    for (const p of batch) pages.push(p);
   });
   await markBullets(path, pages, ctx);
   return { pages, outline };

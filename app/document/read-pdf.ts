@@ -41,12 +41,30 @@ export async function readPages(path: string, pages: number[], ctx: EngineContex
  * readPages for consumers that need one page at a time (text, words): `each` gets the page models of each batch
  * in page order and may let them go, so memory stays that of a batch whatever the document's length.
  */
-export async function readPageBatches(
+export function readPageBatches(
   path: string,
   pages: number[],
   ctx: EngineContext,
   opts: { colours?: boolean },
   each: (batch: PageModel[]) => void | Promise<void>,
+): Promise<void> {
+  return readKeptPages(path, pages, ctx, opts, (p) => p, each);
+}
+
+/**
+ * readPageBatches for consumers that keep less than the page model (its text, the thin page Markdown ranks):
+ * `keep` makes each page into that as soon as it is built, so a batch's page models are never alive together.
+ * A page model is ~0.2 MB of small objects (every word's box, corners, font and colour); a batch of them alive
+ * until the batch is used is copied by each scavenge of V8's young generation and promoted to the old one, which
+ * then collects it: 600 pages made thin this way cost 20% less CPU than thinned from whole batches.
+ */
+export async function readKeptPages<T>(
+  path: string,
+  pages: number[],
+  ctx: EngineContext,
+  opts: { colours?: boolean },
+  keep: (page: PageModel) => T,
+  each: (batch: T[]) => void | Promise<void>,
 ): Promise<void> {
   try {
     const count = Math.max(...pages);
@@ -58,7 +76,7 @@ export async function readPageBatches(
       geometry,
       async (batch) => {
         const traced = opts.colours ? await glyphColours(path, batch, pagesTime(ctx, batch.length)).catch(unlessUnreadable(undefined)) : undefined;
-        return (p) => buildPage(p, geometry.get(p.page), traced?.get(p.page), traced !== undefined);
+        return (p) => keep(buildPage(p, geometry.get(p.page), traced?.get(p.page), traced !== undefined));
       },
       each,
     );

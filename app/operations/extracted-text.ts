@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { noTextWarning, type PageModel, pageText, readPageBatches, selectPages } from '../document/index.js';
+import { noTextWarning, type PageModel, pageText, readKeptPages, selectPages } from '../document/index.js';
 import { readableXfa } from '../forms/index.js';
 import { oneOf, onOff, output, pages } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
@@ -35,12 +35,18 @@ export default operation({
     const texts: { page: number; text: string }[] = [];
     const empty: number[] = [];
     const found: ReturnType<typeof words> = [];
-    await readPageBatches(xfa.path, selected, ectx, { colours: fields.word_style }, (batch) => {
+    const keep = (p: PageModel) => ({
+      page: p.page,
+      text: fields.full_text === 'off' ? '' : pageText(p, fields.preserve_line_breaks),
+      empty: !p.lines.length,
+      words: wantWords ? words(p, fields.word_coordinates, fields.word_style) : [],
+    });
+    await readKeptPages(xfa.path, selected, ectx, { colours: fields.word_style }, keep, (batch) => {
       for (const p of batch) {
-        texts.push({ page: p.page, text: fields.full_text === 'off' ? '' : pageText(p, fields.preserve_line_breaks) });
-        if (!p.lines.length) empty.push(p.page);
+        texts.push({ page: p.page, text: p.text });
+        if (p.empty) empty.push(p.page);
+        for (const w of p.words) found.push(w);
       }
-      if (wantWords) for (const w of words(batch, fields.word_coordinates, fields.word_style)) found.push(w);
     });
     const warning = [xfa.warning, noTextWarning(empty, texts.length)].filter(Boolean).join(' ') || undefined;
     const result: Record<string, unknown> = {};
@@ -66,15 +72,13 @@ export default operation({
   },
 });
 
-function words(model: PageModel[], coordinates: boolean, style: boolean) {
-  return model.flatMap((p) =>
-    p.lines.flatMap((l) =>
-      l.words.map((w) => ({
-        text: w.text,
-        page: w.page,
-        ...(coordinates ? { coordinates: w.corners } : {}),
-        ...(style ? { style: { color: w.color, font: w.font } } : {}),
-      })),
-    ),
+function words(p: PageModel, coordinates: boolean, style: boolean) {
+  return p.lines.flatMap((l) =>
+    l.words.map((w) => ({
+      text: w.text,
+      page: w.page,
+      ...(coordinates ? { coordinates: w.corners } : {}),
+      ...(style ? { style: { color: w.color, font: w.font } } : {}),
+    })),
   );
 }
