@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { LlmConfig } from '../config.js';
-import { isPdfHeader, noTextWarning, type PageModel, readKeptPages, selectPages, toMarkdown } from '../document/index.js';
+import { isPdfHeader, noTextWarning, type PageModel, readKeptPages, readPdfHead, selectPages, toMarkdown } from '../document/index.js';
 import { AppError, invalidInput } from '../errors.js';
 import { isTableBlock, tableColumns } from './extractive.js';
 
@@ -51,8 +51,8 @@ export interface TextSource {
 
 /** PDF (pages selected) or .md / .txt (pages do not apply) as text blocks. */
 export async function documentText(input: TextSource, pages: string, ctx: { cwd: string; signal: AbortSignal; timeoutMs: number }): Promise<DocumentText> {
-  const bytes = await readFile(input.path);
-  if (isPdfHeader(bytes.subarray(0, 1024))) {
+  // Only a text file is read whole: a PDF is read page by page (a 2,000-page scan is ~330 MB).
+  if (isPdfHeader(await readPdfHead(input.path))) {
     const selected = await selectPages(input.path, pages, ctx);
     const blocks: string[] = [];
     const tables: (string[] | null)[] = [];
@@ -84,6 +84,7 @@ export async function documentText(input: TextSource, pages: string, ctx: { cwd:
   if (!['md', 'markdown', 'txt', 'text'].includes(ext) && !input.type.startsWith('text/')) {
     throw invalidInput(`${input.name} is not a PDF, Markdown (.md) or text (.txt) file`);
   }
+  const bytes = await readFile(input.path);
   if (bytes.subarray(0, 4096).includes(0)) throw invalidInput(`${input.name} is not a text file`);
   const blocks = splitBlocks(decodeText(bytes));
   if (!blocks.length) throw invalidInput(`${input.name} holds no text`);
