@@ -88,8 +88,13 @@ const BAND_ROWS = 256;
 /** Arguments of `mutool draw` writing a stream of PAM images (one per page) to `output`. */
 export function drawArgs(input: string, output: string, opts: DrawOptions): string[] {
   return [
-    // Not -q: the page lines on stderr time each page (pageStarts).
+    // Not -q: the page lines on stderr time each page (pageBudget). mutool is quiet by itself when it writes to
+    // stdout; `-s t` (timings) keeps them. Without them a page budget timed the whole run as "opening the
+    // document": every 5 s of drawing one page was cut and drawn by Poppler, which opens the whole file for it
+    // (a 2,010-page file: 2-3 s a page), so drawing grew with the square of the pages.
     'draw',
+    '-s',
+    't',
     '-F',
     'pam',
     '-o',

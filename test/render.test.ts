@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { renderWithDevice } from '../engines/ghostscript-raster.js';
+import { drawPages } from '../engines/mupdf.js';
 import { corpus, pdfPages, pdfText, startApp, type TestApp, tool, until } from './helpers.js';
 
 let t: TestApp;
@@ -217,6 +218,36 @@ test('Ghostscript draws a thousand pages of a long document in one run: its page
     // A4 at 10 dpi.
     assert.is(m.format, 'jpeg');
     assert.ok(Math.abs(m.width! - 83) <= 1, String(m.width));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// mutool is quiet when it writes to stdout: without its page marks a page budget timed the whole run, cut it every
+// budget, and sent a page to Poppler each time (which opens the whole file for one page).
+test('MuPDF drawing a long run to stdout: the page budget times each page, not the run', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quire-pagebudget-'));
+  try {
+    const long = join(dir, 'long.pdf');
+    tool('qpdf', ['--empty', '--pages', ...Array(40).fill(TEXT), '--', long]);
+    const draw = async (file: string, count: number, pageMs?: number) => {
+      const started = performance.now();
+      let drawn = 0;
+      const pages = [...Array(count).keys()].map((i) => i + 1);
+      for await (const _ of drawPages(file, { pages, resolution: 50, colorspace: 'gray', graphicsAa: 8, textAa: 8 }, { cwd: dir, pageMs }, true)) drawn++;
+      return { drawn, ms: performance.now() - started };
+    };
+    // Sized from this machine's speed: a budget ten times a whole one-page run (start, open, one page), and a run
+    // of pages lasting several budgets.
+    const one = (await draw(long, 1)).ms;
+    const perPage = Math.max(0.1, ((await draw(long, 40)).ms - one) / 39);
+    const pageMs = Math.max(100, Math.round(10 * one));
+    const count = Math.ceil((4 * pageMs) / perPage);
+    const longer = join(dir, 'longer.pdf');
+    tool('qpdf', ['--empty', '--pages', ...Array(Math.ceil(count / 40)).fill(long), '--', longer]);
+    const run = await draw(longer, count, pageMs);
+    assert.is(run.drawn, count);
+    assert.ok(run.ms > 2 * pageMs, `the run (${Math.round(run.ms)} ms) outlasted the budget (${pageMs} ms)`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
