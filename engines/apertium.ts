@@ -27,12 +27,12 @@ export function apertiumModes(): Promise<string[]> {
 }
 
 /**
- * Translates an HTML fragment (`part` names its files, so parts can run side by side); `-u` drops the `*` marks of unknown words, which stay as they were written.
+ * Translates an HTML fragment; `-u` drops the `*` marks of unknown words, which stay as they were written.
  * Files, not pipes: its HTML reader (transfuse) fails on a socket as stdin, which is what Node gives a child.
  */
-export async function apertiumTranslateHtml(mode: string, html: string, ctx: EngineContext, part = 0): Promise<string> {
-  const input = join(ctx.cwd, `apertium-in-${part}.html`);
-  const output = join(ctx.cwd, `apertium-out-${part}.html`);
+export async function apertiumTranslateHtml(mode: string, html: string, ctx: EngineContext): Promise<string> {
+  const input = join(ctx.cwd, 'apertium-in.html');
+  const output = join(ctx.cwd, 'apertium-out.html');
   await writeFile(input, html);
   await run('apertium', ['-u', '-f', 'html-noent', mode, input, output], ctx);
   return readFile(output, 'utf8');

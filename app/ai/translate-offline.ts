@@ -144,8 +144,8 @@ export async function translateOffline(markdown: string, pair: OfflinePair, ctx:
   const parts: string[][] = [];
   for (let i = 0; i < runs.length; i += PART_RUNS) parts.push(runs.slice(i, i + PART_RUNS));
   const translated: string[] = [];
-  for (const [i, part] of parts.entries()) {
-    const out = await apertiumTranslateHtml(pair.mode, part.join('\n'), ctx, i);
+  for (const part of parts) {
+    const out = await apertiumTranslateHtml(pair.mode, part.join('\n'), ctx);
     for (const m of out.matchAll(/<p>([\s\S]*?)<\/p>/g)) translated.push(fromHtml(m[1], kept));
   }
   if (translated.length !== runs.length) throw new Error(`apertium returned ${translated.length} of ${runs.length} text runs`);
