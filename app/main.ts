@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     Math.min(60_000, Math.max(1000, config.resourceTtlMs / 4 || 60_000)),
   );
   sweep.unref();
+  // Folders first: once the port answers /health, a file dropped into a watched in/ must have somewhere to land.
+  const watcher = await watchFolders(deps);
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     log.info(
       {
@@ -47,7 +49,6 @@ async function main(): Promise<void> {
       'Quire listening',
     );
   });
-  const watcher = await watchFolders(deps);
   // Long conversions must not be cut by Node's default request timeout; the job limit governs instead.
   (server as unknown as { requestTimeout: number }).requestTimeout = 0;
 
