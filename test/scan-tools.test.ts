@@ -315,4 +315,36 @@ test('/deskewed-pdf: despeckle and remove_borders clean a scanned page; 400 for 
   assert.match(bad.body.error, 'maybe is not within the acceptable range for despeckle');
 });
 
+test('long documents are drawn a batch at a time: a separator, a blank page and a skewed scan past the first batches are found where they are', async () => {
+  // 135 pages: a QR sheet at 70 and an empty page at 130 among pages with one line (pages are drawn 64 at a time).
+  const pick = (p: number) => (p === 70 ? f.qr : p === 130 ? f.empty : f.line);
+  const doc = join_('long.pdf', Array.from({ length: 135 }, (_, i) => [pick(i + 1), '1']).flat());
+  const sep = await post('/separated-pdf', { file: { file: doc } });
+  assert.equal(sep.body.barcodes, [{ page: 70, type: 'QR-Code', text: 'SEP-A' }]);
+  assert.equal(sep.files.map(pdfPages), [69, 65]);
+  const blank = await post('/pdf-without-blank-pages', { file: { file: doc } });
+  assert.equal(blank.body.removedPages, [130]);
+  assert.is(pdfPages(blank.files[0]), 134);
+  assert.ok(pageText(blank.files[0], 130).includes(LINE));
+
+  // 70 scanned blanks (no rows to measure: left alone) and, last, Huckleberry Finn turned -2 degrees.
+  await sharp(drawPage(HUCK, 1, 150, 'huck-long'))
+    .rotate(-2, { background: '#ffffff' })
+    .withMetadata({ density: 150 })
+    .jpeg()
+    .toFile(at('huck-long.jpg'));
+  const huck = imagePdf(at('huck-long.jpg'), 'huck-long');
+  const scans = join_('long-scans.pdf', [...Array.from({ length: 70 }, () => [f.noisy, '1']).flat(), huck]);
+  const { body, files } = await post('/deskewed-pdf', { file: { file: scans } });
+  assert.is(body.skew.length, 71);
+  assert.ok(
+    body.skew.slice(0, 70).every((s: any, i: number) => s.page === i + 1 && s.angle === 0 && !s.corrected),
+    JSON.stringify(body.skew.slice(0, 70)),
+  );
+  const last = body.skew[70];
+  assert.ok(last.page === 71 && last.corrected && Math.abs(last.angle + 2.7) < 0.3, JSON.stringify(last)); // Huck's scan leans -0.7 of its own
+  assert.is(pdfPages(files[0]), 71);
+  assert.ok(Math.abs(tesseractSkew(drawPage(files[0], 71, 150, 'huck-long-after'))) < 0.5);
+});
+
 test.run();

@@ -31,6 +31,7 @@ export default operation({
   output: 'file',
   engines: ['mupdf', 'qpdf', 'tesseract', 'unpaper'],
   cost: perCore,
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName }) => {
     const path = join(dir, 'deskewed.pdf');
     const clean = { despeckle: fields.despeckle, removeBorders: fields.remove_borders };

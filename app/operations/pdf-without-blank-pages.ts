@@ -25,6 +25,7 @@ export default operation({
   output: 'file',
   engines: ['mupdf', 'qpdf'],
   cost: perCore,
+  thread: import.meta.url,
   run: async ({ fields, input, dir, signal, timeoutMs, progress, outputName, limits }) => {
     const ectx = { cwd: dir, signal, timeoutMs };
     const { boxes } = await openForRendering(input.path, ectx);

@@ -27,6 +27,7 @@ export default operation({
   output: 'files',
   engines: ['mupdf', 'qpdf', 'zbar'],
   cost: perCore,
+  thread: import.meta.url,
   check: (f) => {
     if (f.barcode_text !== undefined) compileBarcodePattern(f.barcode_text);
   },

@@ -102,7 +102,9 @@ export interface Operation<S extends z.ZodRawShape = z.ZodRawShape> {
   /**
    * `import.meta.url` of the module declaring it, for operations whose JavaScript memory grows with the document
    * (page models, office formats): each job runs in a worker thread whose heap is capped (JOB_MAX_MEMORY_MB,
-   * app/jobs/operation-thread.ts), so a document past the cap ends its own job with a 422, not the process.
+   * app/jobs/operation-thread.ts), so a document past the cap ends its own job with a 422, not the process. Also for
+   * pixel work in sharp (scan tools): libvips and malloc keep what a long run grew, and that memory should leave
+   * with the job's process rather than stay in the server's.
    */
   thread?: string;
   /** Extra checks across fields (zod checks one field at a time). */

@@ -1,8 +1,7 @@
-import { rm } from 'node:fs/promises';
 import type { PageBox } from '../../engines/mupdf.js';
 import type { RenderContext } from '../render/index.js';
 import { INK_DPI, inkFraction } from './ink.js';
-import { cappedDpi, readGrey, renderGrey } from './pixels.js';
+import { cappedDpi, eachGreyBatch, readGrey } from './pixels.js';
 
 /**
  * The default share of ink under which a page is blank: half of one word (five letters) of 11-point text on a
@@ -16,12 +15,10 @@ const INK_PIXELS = 2_500_000;
 
 /** Each page's ink (inkFraction), drawn at INK_DPI through the render chain. */
 export async function measureInk(input: string, boxes: PageBox[], pages: number[], ctx: RenderContext): Promise<Map<number, number>> {
-  const files = await renderGrey(input, boxes, pages, cappedDpi(boxes, pages, INK_DPI, INK_PIXELS), ctx);
   const ink = new Map<number, number>();
-  for (const [page, file] of files) {
-    ink.set(page, inkFraction(await readGrey(file)));
-    await rm(file, { force: true });
-  }
+  await eachGreyBatch(input, boxes, pages, cappedDpi(boxes, pages, INK_DPI, INK_PIXELS), ctx, async (batch, files) => {
+    for (const [i, file] of files.entries()) ink.set(batch[i], inkFraction(await readGrey(file)));
+  });
   return ink;
 }
 

@@ -1,4 +1,4 @@
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
@@ -16,7 +16,7 @@ import {
   openForRendering,
   type RenderContext,
   recognizePages,
-  renderImages,
+  renderBatches,
   tesseractLanguages,
 } from '../render/index.js';
 import { readGrey } from './pixels.js';
@@ -87,82 +87,107 @@ export async function deskewDocument(
 export async function deskewPages(req: DeskewRequest, output: string, ctx: RenderContext): Promise<{ pages: ScanPage[]; untexted: number[] }> {
   const ectx = { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
   const cleaning = req.clean.despeckle || req.clean.removeBorders;
-  const drawn = await drawScans(req, ctx);
   const results: ScanPage[] = [];
-  const images = new Map<number, string>();
-  const queue = [...req.pages];
-  await inParallel(
-    Array.from({ length: Math.min(availableParallelism(), queue.length) }),
-    async () => {
-      for (let page = queue.shift(); page !== undefined; page = queue.shift()) {
-        const { file, dpi, mono } = drawn.get(page)!;
-        const grey = await readGrey(file, SKEW_WIDTH);
-        const skew = measureSkew(grey, (grey.width * 72) / req.boxes[page - 1].width, MAX_SKEW);
-        const turn = Math.abs(skew) >= MIN_TURN;
-        results.push({ page, skew, changed: turn || cleaning });
-        if (!turn && !cleaning) continue;
-        let img = await rotateImage(file, turn ? -skew : 0, mono || !isColour(req.surveys.get(page)) ? 1 : 3);
-        if (cleaning) img = await cleanScan(img, `clean-${page}`, req.clean, ectx);
-        images.set(page, await encodePage(img, dpi, mono, join(ctx.dir, `straight-${page}`)));
-      }
-    },
-    ctx.signal,
-  );
+  const untexted: number[] = [];
+  const parts: StraightPart[] = [];
+  const straighten = async (page: number, file: string, dpi: number, mono: boolean): Promise<string | undefined> => {
+    const grey = await readGrey(file, SKEW_WIDTH);
+    const skew = measureSkew(grey, (grey.width * 72) / req.boxes[page - 1].width, MAX_SKEW);
+    const turn = Math.abs(skew) >= MIN_TURN;
+    results.push({ page, skew, changed: turn || cleaning });
+    if (!turn && !cleaning) return undefined;
+    let img = await rotateImage(file, turn ? -skew : 0, mono || !isColour(req.surveys.get(page)) ? 1 : 3);
+    if (cleaning) img = await cleanScan(img, `clean-${page}`, req.clean, ectx);
+    return encodePage(img, dpi, mono, join(ctx.dir, `straight-${page}`));
+  };
+  // A batch at a time (renderBatches): its pages straightened across cores, then made into a part PDF of its own
+  // (with text layers where the pages had text). Parts are assembled at the end by qpdf: neither the drawings nor
+  // the new pages of the whole document are ever held at once (one PDF of 2,000 new pages built in memory: +1 GB).
+  for (const plan of drawPlans(req)) {
+    const draw = {
+      input: req.input,
+      boxes: req.boxes,
+      pages: plan.pages,
+      format: 'tif',
+      colorModel: plan.colour ? 'rgb' : 'gray',
+      resolution: plan.dpi,
+    } as const;
+    await renderBatches(draw, ctx, async (pages, files) => {
+      const images = new Map<number, string>();
+      const queue = pages.map((page, i) => ({ page, file: files[i] }));
+      await inParallel(
+        Array.from({ length: Math.min(availableParallelism(), queue.length) }),
+        async () => {
+          for (let item = queue.shift(); item; item = queue.shift()) {
+            const image = await straighten(item.page, item.file, plan.dpi, plan.mono.has(item.page));
+            if (image) images.set(item.page, image);
+          }
+        },
+        ctx.signal,
+      );
+      const changed = pages.filter((p) => images.has(p));
+      if (!changed.length) return;
+      const part = await straightPart(req, changed, images, join(ctx.dir, `straightened-${parts.length + 1}`), ctx);
+      await Promise.all([...images.values()].map((f) => rm(f, { force: true })));
+      untexted.push(...part.untexted);
+      parts.push(part);
+    });
+  }
   results.sort((a, b) => a.page - b.page);
-  const changed = results.filter((r) => r.changed).map((r) => r.page);
-  if (!changed.length) return { pages: results, untexted: [] };
+  if (!parts.length) return { pages: results, untexted: [] };
+  await replacePages(req.input, parts, req.boxes.length, output, ectx);
+  return { pages: results, untexted: untexted.sort((a, b) => a - b) };
+}
 
-  // One PDF of the new pages (page k = changed[k - 1]), re-OCR'd where the original page had text.
-  const fresh = join(ctx.dir, 'straightened.pdf');
+/** A PDF of straightened pages: its page k is `pages[k - 1]` of the input. */
+interface StraightPart {
+  file: string;
+  pages: number[];
+  /** Pages whose new text layer Tesseract did not finish within OCR_PAGE_SECONDS. */
+  untexted: number[];
+}
+
+/** The new pages' images as one PDF, re-OCR'd where the original page had text. */
+async function straightPart(req: DeskewRequest, pages: number[], images: Map<number, string>, base: string, ctx: RenderContext): Promise<StraightPart> {
+  const ectx = { cwd: ctx.dir, signal: ctx.signal, timeoutMs: ctx.timeoutMs };
+  const fresh = `${base}.pdf`;
   await imagesToPdf(
-    changed.map((p) => images.get(p)!),
+    pages.map((p) => images.get(p)!),
     fresh,
     { lossless: false, maxDpi: null, jpegQuality: JPEG_QUALITY },
     ectx,
   );
-  const retext = changed.flatMap((p, k) => ((req.surveys.get(p)?.glyphs ?? 0) > 0 ? [k + 1] : []));
-  let pagesFrom = fresh;
-  let untexted: number[] = [];
-  if (retext.length) {
-    const { boxes } = await openForRendering(fresh, ectx);
-    const surveys = await surveyPages(fresh, retext, ectx);
-    const { layers, timedOut } = await recognizePages({ input: fresh, boxes, pages: retext, surveys, languages: req.languages }, ctx);
-    untexted = timedOut.map((k) => changed[k - 1]);
-    if (layers.length) {
-      pagesFrom = join(ctx.dir, 'straightened-text.pdf');
-      await addTextLayers(fresh, pagesFrom, layers, ectx);
-    }
-  }
-  await replacePages(req.input, pagesFrom, changed, req.boxes.length, output, ectx);
-  return { pages: results, untexted };
+  const retext = pages.flatMap((p, k) => ((req.surveys.get(p)?.glyphs ?? 0) > 0 ? [k + 1] : []));
+  if (!retext.length) return { file: fresh, pages, untexted: [] };
+  const { boxes } = await openForRendering(fresh, ectx);
+  const surveys = await surveyPages(fresh, retext, ectx);
+  // The drawing reports the job's progress; a part's OCR is a share of one batch.
+  const { layers, timedOut } = await recognizePages(
+    { input: fresh, boxes, pages: retext, surveys, languages: req.languages },
+    { ...ctx, progress: () => undefined },
+  );
+  const untexted = timedOut.map((k) => pages[k - 1]);
+  if (!layers.length) return { file: fresh, pages, untexted };
+  const file = `${base}-text.pdf`;
+  await addTextLayers(fresh, file, layers, ectx);
+  await rm(fresh, { force: true });
+  return { file, pages, untexted };
 }
 
 const isColour = (s: PageSurvey | undefined) => s?.colors === 'rgb';
 
-/** Each page drawn once at its OCR resolution, in the fewest colours that hold it (pages grouped per render). */
-async function drawScans(req: DeskewRequest, ctx: RenderContext): Promise<Map<number, { file: string; dpi: number; mono: boolean }>> {
-  const plans = new Map<string, { dpi: number; colour: boolean; pages: number[] }>();
-  const mono = new Set<number>();
+/** Each page drawn once at its OCR resolution, in the fewest colours that hold it: pages grouped per render. */
+function drawPlans(req: DeskewRequest): { dpi: number; colour: boolean; pages: number[]; mono: Set<number> }[] {
+  const plans = new Map<string, { dpi: number; colour: boolean; pages: number[]; mono: Set<number> }>();
   for (const page of req.pages) {
     const { dpi, colors } = ocrImage(req.boxes[page - 1], req.surveys.get(page));
-    if (colors === 'mono' || req.surveys.get(page)?.colors === 'mono') mono.add(page);
     const key = `${dpi}-${colors === 'rgb'}`;
-    const plan = plans.get(key) ?? { dpi, colour: colors === 'rgb', pages: [] };
+    const plan = plans.get(key) ?? { dpi, colour: colors === 'rgb', pages: [], mono: new Set<number>() };
     plan.pages.push(page);
+    if (colors === 'mono' || req.surveys.get(page)?.colors === 'mono') plan.mono.add(page);
     plans.set(key, plan);
   }
-  const drawn = new Map<number, { file: string; dpi: number; mono: boolean }>();
-  for (const [k, plan] of [...plans.values()].entries()) {
-    // Each render names its files by position: one folder per render.
-    const dir = join(ctx.dir, `scans-${k}`);
-    await mkdir(dir);
-    const files = await renderImages(
-      { input: req.input, boxes: req.boxes, pages: plan.pages, format: 'tif', colorModel: plan.colour ? 'rgb' : 'gray', resolution: plan.dpi },
-      { ...ctx, dir },
-    );
-    plan.pages.forEach((p, i) => drawn.set(p, { file: files[i], dpi: plan.dpi, mono: mono.has(p) }));
-  }
-  return drawn;
+  return [...plans.values()];
 }
 
 /** A 1-bit scan stays 1-bit (CCITT G4 TIFF, embedded as 1-bit by imagesToPdf); grey and colour become JPEG. */
@@ -178,20 +203,19 @@ async function encodePage(img: { width: number; height: number; channels: number
   return file;
 }
 
-/** qpdf writes the input again with `changed` pages taken from `from` (its page k is changed[k - 1]); the rest stays. */
+/** qpdf writes the input again with each part's pages in place of the pages they straighten; the rest stays. */
 async function replacePages(
   input: string,
-  from: string,
-  changed: number[],
+  parts: StraightPart[],
   pageCount: number,
   output: string,
   ctx: { cwd: string; signal: AbortSignal; timeoutMs: number },
 ): Promise<void> {
-  const index = new Map(changed.map((p, k) => [p, k + 1]));
+  const from = new Map<number, { file: string; page: number }>();
+  for (const part of parts) part.pages.forEach((p, k) => from.set(p, { file: part.file, page: k + 1 }));
   const runs: { file: string; pages: number[] }[] = [];
   for (let p = 1; p <= pageCount; p++) {
-    const file = index.has(p) ? from : input;
-    const page = index.get(p) ?? p;
+    const { file, page } = from.get(p) ?? { file: input, page: p };
     const last = runs[runs.length - 1];
     if (last?.file === file) last.pages.push(page);
     else runs.push({ file, pages: [page] });

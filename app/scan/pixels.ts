@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import type { PageBox } from '../../engines/mupdf.js';
-import { MAX_OCR_PIXELS, type RenderContext, renderImages } from '../render/index.js';
+import { MAX_OCR_PIXELS, type RenderContext, renderBatches } from '../render/index.js';
 
 /** A grey page image: one byte per pixel, 0 black, rows top to bottom. */
 export interface GreyImage {
@@ -11,11 +11,18 @@ export interface GreyImage {
 
 /**
  * Draws pages as grey TIFFs through the render chain (MuPDF, then Poppler, then Ghostscript; pages across
- * cores; each page within RENDER_PAGE_SECONDS). TIFF because our writer is the fastest encoder sharp reads back.
+ * cores; each page within RENDER_PAGE_SECONDS), a batch at a time: `use` gets each batch's pages and files, removed
+ * after it. TIFF because our writer is the fastest encoder sharp reads back.
  */
-export async function renderGrey(input: string, boxes: PageBox[], pages: number[], dpi: number, ctx: RenderContext): Promise<Map<number, string>> {
-  const files = await renderImages({ input, boxes, pages, format: 'tif', colorModel: 'gray', resolution: dpi }, ctx);
-  return new Map(pages.map((p, i) => [p, files[i]]));
+export async function eachGreyBatch(
+  input: string,
+  boxes: PageBox[],
+  pages: number[],
+  dpi: number,
+  ctx: RenderContext,
+  use: (pages: number[], files: string[]) => Promise<void>,
+): Promise<void> {
+  await renderBatches({ input, boxes, pages, format: 'tif', colorModel: 'gray', resolution: dpi }, ctx, use);
 }
 
 /** An image file as grey samples, optionally scaled down to fit `width` pixels across and twice that down. */

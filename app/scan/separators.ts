@@ -1,10 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { RE2JS } from 're2js';
 import type { PageBox } from '../../engines/mupdf.js';
-import { type Barcode, readBarcodes } from '../../engines/zbar.js';
+import { readBarcodes } from '../../engines/zbar.js';
 import { AppError } from '../errors.js';
 import { inParallel, type RenderContext, splitRuns } from '../render/index.js';
-import { cappedDpi, renderGrey } from './pixels.js';
+import { cappedDpi, eachGreyBatch } from './pixels.js';
 
 /**
  * Separator sheets: pages that carry a barcode (optionally one whose text matches a pattern), read by zbar on
@@ -37,17 +37,19 @@ export function compileBarcodePattern(source: string, field = 'barcode_text'): R
 
 /** Every barcode on the pages, in page order: one zbarimg per core over a run of page images. */
 export async function readPageBarcodes(input: string, boxes: PageBox[], pages: number[], ctx: RenderContext): Promise<PageBarcode[]> {
-  const files = await renderGrey(input, boxes, pages, cappedDpi(boxes, pages, BARCODE_DPI), ctx);
-  const pageOf = new Map([...files].map(([p, f]) => [f, p]));
-  const found: Barcode[] = [];
-  await inParallel(
-    splitRuns([...files.values()], availableParallelism()),
-    async (run, _k, signal) => {
-      found.push(...(await readBarcodes(run.items, { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs })));
-    },
-    ctx.signal,
-  );
-  return found.map((b) => ({ page: pageOf.get(b.image)!, type: b.type, text: b.text })).sort((a, b) => a.page - b.page);
+  const found: PageBarcode[] = [];
+  await eachGreyBatch(input, boxes, pages, cappedDpi(boxes, pages, BARCODE_DPI), ctx, async (batch, files) => {
+    const pageOf = new Map(files.map((f, i) => [f, batch[i]]));
+    await inParallel(
+      splitRuns(files, availableParallelism()),
+      async (run, _k, signal) => {
+        const codes = await readBarcodes(run.items, { cwd: ctx.dir, signal, timeoutMs: ctx.timeoutMs });
+        found.push(...codes.map((b) => ({ page: pageOf.get(b.image)!, type: b.type, text: b.text })));
+      },
+      ctx.signal,
+    );
+  });
+  return found.sort((a, b) => a.page - b.page);
 }
 
 /** The pages with a barcode whose text `pattern` finds (anywhere in it; anchor with ^ and $), or with any barcode. */
