@@ -285,6 +285,29 @@ test('extracted-images: no image gives 200 with empty arrays and a warning; page
   for (const id of r2.outputId) assert.match((await info(id)).name, /-img\d{3}-page00[23]\.(tif|png|jpg)$/);
 });
 
+test('extracted-images: images drawn again on later pages come out once, as from the first copy', async () => {
+  // The register three times over, its images shared (qpdf names the same file again): only the first copy's
+  // pages are written, and the rest of the pages, with only images seen before, are not decoded again.
+  const fed = corpus('pdf/federal-register-15-pages.pdf');
+  const dir = mkdtempSync(join(tmp, 'r-'));
+  const thrice = join(dir, 'thrice.pdf');
+  tool('qpdf', ['--empty', '--pages', fed, '1-z', fed, '1-z', fed, '1-z', '--', thrice]);
+  const once = await post('/extracted-images', fed);
+  const again = await post('/extracted-images', thrice);
+  const names = async (r: any) => Promise.all(r.outputId.map(async (id: string) => (await info(id)).name.replace(/^.*-img/, 'img')));
+  assert.ok(once.outputId.length >= 10);
+  assert.equal(await names(again), await names(once));
+  for (const [k, url] of again.outputUrl.entries()) {
+    assert.ok(readFileSync(await t.download(url)).equals(readFileSync(await t.download(once.outputUrl[k]))), `image ${k + 1}`);
+  }
+  // From the second copy on (pages 16-45) the same images, named at the first page each is drawn on there.
+  const later = await post('/extracted-images', thrice, { pages: '20-45' });
+  assert.equal(
+    (await names(later)).map((n: string) => Number(/page(\d+)/.exec(n)![1]) - 15),
+    (await names(once)).map((n: string) => Number(/page(\d+)/.exec(n)![1])).filter((p: number) => p >= 5),
+  );
+});
+
 // ---------------------------------------------------------------- /markdown
 
 test('markdown: two-column article with headings, paragraphs joined, column order, page comments', async () => {

@@ -70,7 +70,16 @@ async function withPoppler(job: Extraction, ectx: EngineContext): Promise<Extrac
   if (tooLarge && lost.length === listed.filter((im) => wanted.has(im.page) && isPicture(im)).length) {
     throw limitExceeded(`An image on page ${tooLarge.page} (${tooLarge.width}x${tooLarge.height} pixels)`, 'MAX_IMAGE_PIXELS', job.maxPixels);
   }
-  const runs = pageRuns(range, blocked);
+  // Only pages where a wanted picture is first drawn are written: pdfimages decodes every image of its pages, and
+  // a logo on every page, or a document repeated, would be decoded again for each page only to be dropped below.
+  const firsts = new Set<number>();
+  const needed = new Set<number>();
+  for (const im of listed) {
+    if (!wanted.has(im.page) || !isPicture(im) || (im.object && firsts.has(im.object))) continue;
+    if (im.object) firsts.add(im.object);
+    needed.add(im.page);
+  }
+  const runs = pageRuns(range, (p) => blocked.has(p) || !needed.has(p));
 
   const raw = join(dir, 'raw');
   await mkdir(raw, { recursive: true });
@@ -154,11 +163,11 @@ function lostWarning(lost: { page: number }[], maxPixels: number): string | unde
 /** Encodings pdfimages writes as stored, without decoding them. */
 const STORED_AS_IS = new Set(['jpeg', 'jp2']);
 
-/** The pages of `range` without the blocked ones, as runs of consecutive pages. */
-function pageRuns(range: { first: number; last: number }, blocked: Set<number>): { first: number; last: number }[] {
+/** The pages of `range` not skipped, as runs of consecutive pages. */
+function pageRuns(range: { first: number; last: number }, skip: (page: number) => boolean): { first: number; last: number }[] {
   const runs: { first: number; last: number }[] = [];
   for (let p = range.first; p <= range.last; p++) {
-    if (blocked.has(p)) continue;
+    if (skip(p)) continue;
     const last = runs[runs.length - 1];
     if (last && last.last === p - 1) last.last = p;
     else runs.push({ first: p, last: p });

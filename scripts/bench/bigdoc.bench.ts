@@ -370,7 +370,8 @@ const OPS: Op[] = [
   { path: '/n-up-pdf', label: '/n-up-pdf (2 per sheet)', body: () => ({ pages_per_sheet: '2' }) },
   { path: '/resized-pdf', label: '/resized-pdf (A4)', body: () => ({ page_size: 'A4' }) },
   { path: '/linearized-pdf', raw: ['qpdf --linearize', (d, o) => ['qpdf', '--linearize', d.path, outPdf(o)]] },
-  { path: '/sanitized-pdf', raw: qpdfCopy },
+  // The register is signed (a signature field per copy): sanitizing it needs remove_signatures, or it is a 400.
+  { path: '/sanitized-pdf', label: '/sanitized-pdf (signatures removed)', body: () => ({ remove_signatures: 'on' }), raw: qpdfCopy },
   { path: '/pdf-signatures' },
   {
     path: '/encrypted-pdf',
