@@ -56,6 +56,9 @@ export interface PdfwriteOptions {
   detectDuplicateImages?: boolean;
   /** Resolution at which transparency is flattened when the output level has none (PDF 1.3 / PDF/X-1a, X-3). */
   flattenDpi?: number;
+  /** Only these pages of the input (-dFirstPage, -dLastPage; 1-based, inclusive). */
+  firstPage?: number;
+  lastPage?: number;
 }
 
 /** The JPEG quality scale (1-100) as Distiller's QFactor: 100 -> 0.15 (Acrobat's "maximum"), 50 -> ~1.3, 1 -> 2.4. */
@@ -84,6 +87,8 @@ export function pdfwriteArgs(input: string, output: string, o: PdfwriteOptions =
   if (o.compressFonts !== undefined) a.push(`-dCompressFonts=${bool(o.compressFonts)}`);
   if (o.dropAnnotations) a.push('-dShowAnnots=false');
   if (o.dropOutlines) a.push('-dNO_PDFMARK_OUTLINES');
+  if (o.firstPage) a.push(`-dFirstPage=${o.firstPage}`);
+  if (o.lastPage) a.push(`-dLastPage=${o.lastPage}`);
   if (o.detectDuplicateImages !== undefined) a.push(`-dDetectDuplicateImages=${bool(o.detectDuplicateImages)}`);
   const im = o.images;
   const ps: string[] = [];

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NOT_SMALLER } from '../app/operations/compressed-pdf.js';
-import { conformanceU, iccTarget, parseProfile, profileSettings, spliceSources } from '../app/rewrite/index.js';
+import { CMYK_BATCH_PAGES, conformanceU, iccTarget, parseProfile, profileSettings, rewriteAnyLength, spliceSources } from '../app/rewrite/index.js';
 import { pdfwriteArgs, psString, qFactor } from '../engines/ghostscript-pdfwrite.js';
 import { corpus, type FormValue, fontsEmbedded, pdfImages, pdfPages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
@@ -325,6 +325,86 @@ test('pdfx PDF/X-6 (PDF 2.0) and X-3 on a two-page file: boxes on both pages', a
   assert.match(info(three), /PDF subtype:\s+PDF\/X-3:2002/);
   boxesOnEveryPage(three);
   assert.match(pdfText(three), /landscape layout/);
+});
+
+/** Outline entries (depth, title, page, view) and internal links (page, rect, page led to) as qpdf reads them. */
+function outlineAndLinks(p: string): { outline: string[]; links: string[] } {
+  const j = qpdfJson(p);
+  const objs = j.qpdf[1] as Record<string, { value?: any; stream?: { dict: any } }>;
+  const get = (v: any) => (typeof v === 'string' && / R$/.test(v) ? (objs[`obj:${v}`]?.value ?? objs[`obj:${v}`]?.stream?.dict) : v);
+  const pages: string[] = j.pages.map((x: any) => x.object);
+  const outline: string[] = [];
+  const walk = (items: any[], depth: number) => {
+    for (const o of items) {
+      outline.push(`${depth} ${o.title} p${o.destpageposfrom1} ${JSON.stringify(Array.isArray(o.dest) ? o.dest.slice(1) : null)}`);
+      walk(o.kids, depth + 1);
+    }
+  };
+  walk(j.outlines, 0);
+  const links: string[] = [];
+  j.pages.forEach((page: any, i: number) => {
+    for (const a of get(get(page.object)['/Annots']) ?? []) {
+      const d = get(a);
+      const dest = get(d['/Dest'] ?? get(d['/A'])?.['/D']);
+      if (d['/Subtype'] !== '/Link' || !Array.isArray(dest)) continue;
+      links.push(`${i + 1} ${d['/Rect'].map((v: number) => v.toFixed(1)).join(',')} -> ${pages.indexOf(dest[0]) + 1}`);
+    }
+  });
+  return { outline, links: links.sort() };
+}
+
+test('CMYK in runs of pages: the outline and every link lead where one Ghostscript run leads them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quire-cmyk-'));
+  try {
+    // 4 pages, 9 outline entries and 9 named links from page 1 to pages 2-4; a 28-page paper with 317 links.
+    for (const [file, pages, runs, entries] of [
+      ['pdf/outline-bookmarks-links.pdf', 4, [1, 2], 9],
+      ['word-fidelity/demo-whisper_2_3.pdf', 28, [5], 0],
+    ] as const) {
+      const whole = join(dir, 'whole.pdf');
+      await rewriteAnyLength(corpus(file), whole, { colorConversion: 'CMYK' }, { cwd: dir, pages });
+      const expected = outlineAndLinks(whole);
+      assert.ok(expected.links.length >= 9 && expected.links.every((l) => !l.endsWith('-> 0')), file);
+      assert.is(expected.outline.length, entries, file);
+      for (const run of runs) {
+        const out = join(dir, `runs-${run}.pdf`);
+        await rewriteAnyLength(corpus(file), out, { colorConversion: 'CMYK' }, { cwd: dir, pages }, run);
+        assert.is(pdfPages(out), pages);
+        assert.equal(outlineAndLinks(out), expected, `${file} in runs of ${run}`);
+        assert.is(tool('pdftotext', [out, '-']), tool('pdftotext', [whole, '-']));
+        assert.ok(
+          images(out).every((x) => x.color === 'cmyk'),
+          file,
+        );
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test(`pdfx PDF/X-4 of ${CMYK_BATCH_PAGES + 10} pages (two Ghostscript runs joined): one PDF/X, every page, text, boxes, CMYK`, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'quire-pdfx-'));
+  try {
+    const input = join(dir, 'long.pdf');
+    const copies = Math.ceil((CMYK_BATCH_PAGES + 10) / 15);
+    tool('qpdf', ['--empty', '--pages', ...Array(copies).fill(FED), '--', input]);
+    const n = copies * 15;
+    const { out } = await post('/pdfx', { file: { file: input }, output_type: 'PDF/X-4' });
+    assert.is(pdfPages(out), n);
+    assert.match(info(out), /PDF subtype:\s+PDF\/X-4/);
+    assert.match(meta(out), /<pdfxid:GTS_PDFXVersion>PDF\/X-4<\/pdfxid:GTS_PDFXVersion>/);
+    assert.equal(outputIntents(out), [{ s: '/GTS_PDFX', n: 4 }]);
+    boxesOnEveryPage(out);
+    for (const page of [1, CMYK_BATCH_PAGES, CMYK_BATCH_PAGES + 1, n]) {
+      const text = (p: string) => tool('pdftotext', ['-f', String(page), '-l', String(page), p, '-']).replace(/\s+/g, ' ');
+      assert.is(text(out), text(input), `page ${page}`);
+    }
+    assert.ok(images(out).every((x) => x.color === 'cmyk' || x.color === 'gray'));
+    assert.ok(fontsEmbedded(out).every((e) => e === 'yes'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('pdfx errors: lower-case and unknown types name PDF/X, password 401', async () => {

@@ -7,6 +7,7 @@
  * (pdf-info.ts) and the images of pages as stored (images.ts). Other domains build on it; it depends on engines only.
  */
 export { bidi } from './bidi.js';
+export * from './destinations.js';
 export * from './images.js';
 export * from './layout.js';
 export * from './links.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
 import { type QpdfJson, type ReadLimits, readPdfJson } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { inputError, PdfObjects } from '../document/index.js';
+import { Destinations, inputError, isRef, PdfObjects } from '../document/index.js';
 
 /**
  * After qpdf has put pages in a new order with the input as primary file, the catalog still points at the
@@ -13,7 +13,6 @@ import { inputError, PdfObjects } from '../document/index.js';
  */
 
 type Dict = Record<string, unknown>;
-const isRef = (v: unknown): v is string => typeof v === 'string' && /^\d+ \d+ R$/.test(v);
 
 /** qpdf JSON updates (`obj:N G R` -> new value) that cut every destination that is not a page of the page tree. */
 export function droppedPageUpdates(json: QpdfJson): Record<string, { value: unknown }> {
@@ -27,35 +26,9 @@ export function droppedPageUpdates(json: QpdfJson): Record<string, { value: unkn
     if (isRef(ref)) updates[`obj:${ref}`] = { value };
   };
 
-  // Named destinations: the /Dests dictionary (PDF 1.1) and the /Names /Dests tree.
-  const named = new Map<string, unknown>();
+  const dests = new Destinations(objects);
   const destsDict = objects.dict(catalog['/Dests']);
-  for (const [k, v] of Object.entries(destsDict ?? {})) named.set(k, v);
-  const treeNodes: { ref: unknown; node: Dict }[] = [];
-  const walkTree = (ref: unknown, depth: number) => {
-    const node = objects.dict(ref);
-    if (!node || depth > 32) return;
-    treeNodes.push({ ref, node });
-    const pairs = objects.array(node['/Names']);
-    for (let i = 0; i + 1 < pairs.length; i += 2) named.set(String(objects.resolve(pairs[i])), pairs[i + 1]);
-    for (const kid of objects.array(node['/Kids'])) walkTree(kid, depth + 1);
-  };
-  const names = objects.dict(catalog['/Names']);
-  if (names?.['/Dests']) walkTree(names['/Dests'], 0);
-
-  /** The page object a destination, action or named destination leads to, if any. */
-  const target = (v: unknown, depth = 0): string | null => {
-    if (depth > 8) return null;
-    const r = objects.resolve(v);
-    if (Array.isArray(r)) return isRef(r[0]) ? r[0] : null;
-    if (typeof r === 'string') return named.has(r) ? target(named.get(r), depth + 1) : null;
-    const d = r && typeof r === 'object' ? (r as Dict) : null;
-    if (!d) return null;
-    if ('/D' in d) return target(d['/D'], depth + 1);
-    if ('/Dest' in d) return target(d['/Dest'], depth + 1);
-    if (d['/S'] === '/GoTo' || '/A' in d) return target(d['/A'], depth + 1);
-    return null;
-  };
+  const target = (v: unknown) => dests.page(v);
   const leadsAway = (v: unknown) => {
     // qpdf writes null in place of a page left out; anything but a kept page is gone.
     const t = target(v);
@@ -68,7 +41,7 @@ export function droppedPageUpdates(json: QpdfJson): Record<string, { value: unkn
     if (isRef(catalog['/Dests'])) set(catalog['/Dests'], kept);
     else catalog['/Dests'] = kept;
   }
-  for (const { ref, node } of treeNodes) {
+  for (const { ref, node } of dests.treeNodes) {
     const pairs = objects.array(node['/Names']);
     if (!pairs.length) continue;
     const keptPairs = pairs.flatMap((v, i) => (i % 2 || leadsAway(pairs[i + 1]) ? [] : [v, pairs[i + 1]]));

@@ -10,6 +10,7 @@ import type { EngineContext } from '../../engines/context.js';
 import { type ColorFamily, GS_ICC_DIR, outputIntentProlog, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { openPdf, withinPageBudget } from '../document/index.js';
 import { AppError } from '../errors.js';
+import { rewriteAnyLength } from './cmyk-batches.js';
 
 /** colord-data's profiles (Debian package colord-data, listed in scripts/apt-packages.txt). */
 const COLORD = '/usr/share/color/icc/colord';
@@ -125,7 +126,7 @@ export async function convertColors(input: string, target: ColorTarget, preserve
     outputIntentProlog({ profile: target.file, components: COMPONENTS[target.family], subtype: 'GTS_PDFA1', identifier: 'Custom', info: target.name }),
   );
   const { stderr } = await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
-    rewritePdf(input, out, { ...opts, colorConversion: target.family, prologs: [prolog] }, { ...c, pages: pageCount }),
+    rewriteAnyLength(input, out, { ...opts, colorConversion: target.family, prologs: [prolog] }, { ...c, pages: pageCount }),
   );
   failedLink(stderr);
   return out;

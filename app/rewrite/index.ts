@@ -6,6 +6,7 @@
  * layers, transparency drawn into the page content by Ghostscript).
  */
 export * from './attach.js';
+export * from './cmyk-batches.js';
 export * from './colors.js';
 export * from './compression.js';
 export * from './flatten.js';

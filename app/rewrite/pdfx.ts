@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
-import { GS_ICC_DIR, outputIntentProlog, type PdfwriteOptions, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
+import { GS_ICC_DIR, outputIntentProlog, type PdfwriteOptions } from '../../engines/ghostscript-pdfwrite.js';
 import { openPdf, pdfText, withinPageBudget } from '../document/index.js';
+import { rewriteAnyLength } from './cmyk-batches.js';
 import { conversionFailed, readWritten, updateObjects, xmpPacket } from './standards.js';
 
 /**
@@ -52,7 +53,7 @@ export async function toPdfx(input: string, type: PdfxType, dir: string, ctx: En
   );
   const written = join(dir, 'gs.pdf');
   await withinPageBudget('Writing', 'writePageMs', ctx, (c) =>
-    rewritePdf(
+    rewriteAnyLength(
       input,
       written,
       { ...t.gs, colorConversion: 'CMYK', readable: [CMYK], prologs: [prolog], flattenDpi: 'pdfx' in t.gs ? PDFX_FLATTEN_DPI : undefined },
