@@ -411,7 +411,12 @@ const OPS: Op[] = [
     body: () => ({ output_type: 'PDF/A-2b' }),
     raw: gs('gs -dPDFA=2', '-dPDFA=2', '-dPDFACompatibilityPolicy=1', '-sColorConversionStrategy=RGB'),
   },
-  { path: '/pdfx', label: '/pdfx (PDF/X-4)', body: () => ({ output_type: 'PDF/X-4' }) },
+  {
+    path: '/pdfx',
+    label: '/pdfx (PDF/X-4)',
+    body: () => ({ output_type: 'PDF/X-4' }),
+    raw: gs('gs -sColorConversionStrategy=CMYK (one run)', '-sColorConversionStrategy=CMYK', '-dProcessColorModel=/DeviceCMYK', '-dCompatibilityLevel=1.6'),
+  },
   {
     path: '/compressed-pdf',
     label: '/compressed-pdf (medium)',
@@ -442,6 +447,12 @@ const OPS: Op[] = [
     label: '/pdf-with-converted-colors (srgb)',
     body: () => ({ color_profile: 'srgb' }),
     raw: gs('gs -sColorConversionStrategy=RGB', '-sColorConversionStrategy=RGB', '-dProcessColorModel=/DeviceRGB'),
+  },
+  {
+    path: '/pdf-with-converted-colors',
+    label: '/pdf-with-converted-colors (viewer9-cmyk)',
+    body: () => ({ color_profile: 'viewer9-cmyk' }),
+    raw: gs('gs -sColorConversionStrategy=CMYK (one run)', '-sColorConversionStrategy=CMYK', '-dProcessColorModel=/DeviceCMYK'),
   },
   { path: '/flattened-forms-pdf', raw: gsPlain },
   { path: '/flattened-annotations-pdf', raw: gsPlain },
