@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 import { output, text } from '../requests/fields.js';
 import { operation, pdfInput } from '../requests/operation.js';
-import { PDFX_FLATTEN_DPI as FLATTEN_DPI, type PdfxType, PDFX_TYPES as TYPES, toPdfx } from '../rewrite/index.js';
+import { CMYK_BATCH_PAGES, PDFX_FLATTEN_DPI as FLATTEN_DPI, type PdfxType, PDFX_TYPES as TYPES, toPdfx } from '../rewrite/index.js';
 
 const NAMES = Object.keys(TYPES) as PdfxType[];
 
@@ -14,7 +14,8 @@ export default operation({
     '(identifier Custom), GTS_PDFXVersion in the Info dictionary (X-6: in XMP only; Ghostscript writes no Info for PDF 2.0), Trapped False, and a TrimBox and BleedBox on every page (the crop box where the input sets none). ' +
     `PDF/X-1a (PDF/X-1a:2001, also GTS_PDFXConformance) and PDF/X-3 (PDF/X-3:2002) come from Ghostscript's -dPDFX: PDF 1.3, so pages with transparency are flattened to a ${FLATTEN_DPI} dpi image (their text is no longer text). ` +
     'Ghostscript 10.00 writes no PDF/X-4 or X-6 itself: those are Ghostscript CMYK output at PDF 1.6 (X-4) or 2.0 (X-6), transparency kept, labelled by us with the version in Info and ' +
-    'in XMP (pdfxid:GTS_PDFXVersion, with the media-management keys PDF/X-4 requires). Outputs are not checked by a PDF/X validator (none is packaged in Debian).',
+    'in XMP (pdfxid:GTS_PDFXVersion, with the media-management keys PDF/X-4 requires). Outputs are not checked by a PDF/X validator (none is packaged in Debian). ' +
+    `Documents of more than ${CMYK_BATCH_PAGES} pages are converted ${CMYK_BATCH_PAGES} pages per Ghostscript run (its CMYK conversion holds memory for every page) and joined by qpdf, the outline and internal links kept; each run embeds its own font subsets.`,
   inputs: pdfInput(),
   fields: {
     output_type: text().meta({ type: 'string', enum: NAMES }),
