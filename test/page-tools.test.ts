@@ -162,6 +162,43 @@ test('reordered-pdf: new order with repeats; outline entries still lead to kept 
   assert.is(titles.length, 9);
 });
 
+test('reordered-pdf: every page kept (reversed): the outline and links lead to the same text as before', async () => {
+  const { out } = await post('/reordered-pdf', { file: { file: OUTLINE }, pages: '4-1' });
+  assert.is(pdfPages(out), 4);
+  for (let p = 1; p <= 4; p++) assert.is(pageText(out, p), pageText(OUTLINE, 5 - p));
+  /** Each outline entry and link of `file` as the text of the page it leads to (named destinations followed). */
+  const targets = (file: string) => {
+    const json = JSON.parse(tool('qpdf', ['--json', '--json-stream-data=none', file]));
+    const objects = json.qpdf[1];
+    const resolve = (v: any): any => (typeof v === 'string' && / R$/.test(v) ? resolve(objects[`obj:${v}`]?.value ?? null) : v);
+    const names = new Map<string, any>();
+    for (const o of Object.values<any>(objects)) {
+      const pairs = o.value?.['/Names'];
+      if (Array.isArray(pairs)) for (let i = 0; i < pairs.length; i += 2) names.set(pairs[i], pairs[i + 1]);
+    }
+    const pages: string[] = json.pages.map((p: { object: string }) => p.object);
+    const page = (d: any): number => {
+      const v = resolve(d);
+      if (typeof v === 'string') return page(names.get(v));
+      if (Array.isArray(v)) return pages.indexOf(v[0]) + 1;
+      return v?.['/D'] !== undefined ? page(v['/D']) : v?.['/A'] !== undefined ? page(resolve(v['/A'])['/D']) : 0;
+    };
+    const text = (n: number) => (n > 0 ? pageText(file, n) : 'nowhere');
+    const outline: string[] = [];
+    const walk = (items: any[]) => items.forEach((o) => (outline.push(`${o.title}: ${text(page(o.dest))}`), walk(o.kids)));
+    walk(json.outlines);
+    const links = json.pages.flatMap((p: { object: string }) =>
+      (resolve(resolve(p.object)['/Annots']) ?? []).map(resolve).map((a: any) => text(page(a['/Dest'] ?? a))),
+    );
+    return { outline, links: links.sort() };
+  };
+  const before = targets(OUTLINE);
+  assert.is(before.outline.length, 9);
+  assert.is(before.links.length, 9);
+  assert.ok(![...before.outline, ...before.links].some((t) => t.endsWith('nowhere')));
+  assert.equal(targets(out), before);
+});
+
 test('reordered-pdf: outline entries and links to dropped pages go, the rest stay; one comma list', async () => {
   const { out } = await post('/reordered-pdf', { file: { file: OUTLINE }, pages: '1,4' });
   assert.is(pdfPages(out), 2);

@@ -35,7 +35,7 @@ export default operation({
         );
     }
     const path = join(dir, 'reordered.pdf');
-    await reorderPdf(input.path, order, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ctx);
+    await reorderPdf(input.path, order, path, { maxBytes: limits.maxStreamBytes, maxObjects: limits.maxObjects }, ctx, pageCount);
     return { files: [{ path, name: `${outputName}.pdf` }] };
   },
 });
