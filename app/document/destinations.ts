@@ -1,7 +1,6 @@
-import type { PdfObjects } from './pdf-objects.js';
+import { isRef, type PdfObjects } from './pdf-objects.js';
 
 type Dict = Record<string, unknown>;
-export const isRef = (v: unknown): v is string => typeof v === 'string' && /^\d+ \d+ R$/.test(v);
 
 /**
  * Where a document's destinations lead: its named destinations (the /Dests dictionary of PDF 1.1 and the

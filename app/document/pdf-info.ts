@@ -8,7 +8,7 @@ import { EngineError } from '../../engines/errors.js';
 import { type FontRow, listFonts, listImages } from '../../engines/poppler.js';
 import { oversizedContentStream, PasswordError, type QpdfJson, ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { isPdfHeader, readableWithoutPassword, readPdfHead } from './pdf-access.js';
-import { PdfObjects, pdfDate, pdfText } from './pdf-objects.js';
+import { isRef, PdfObjects, pdfDate, pdfText } from './pdf-objects.js';
 
 export const PDF_INFO_QUERIES = [
   'tagged',
@@ -308,7 +308,7 @@ function hasFileAttachmentAnnots(pdf: PdfObjects, json: QpdfJson): boolean {
 /** The XMP packet ('' when there is none or it is unreadable), or null when it decodes past `maxBytes`. */
 async function readXmp(pdf: PdfObjects, path: string, ectx: { cwd: string; signal: AbortSignal }, maxBytes: number): Promise<string | null> {
   const ref = pdf.catalog['/Metadata'];
-  if (typeof ref !== 'string' || !/^\d+ \d+ R$/.test(ref)) return '';
+  if (!isRef(ref)) return '';
   const data = await streamData(path, ref.replace(/ R$/, ''), ectx, { maxBytes }).catch((err) => (err instanceof ReadLimitError ? null : Buffer.alloc(0)));
   return data ? data.toString('utf8') : null;
 }

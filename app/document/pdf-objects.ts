@@ -1,5 +1,8 @@
 import type { QpdfJson } from '../../engines/qpdf.js';
 
+/** An indirect reference as qpdf JSON writes it (`"12 0 R"`). */
+export const isRef = (v: unknown): v is string => typeof v === 'string' && /^\d+ \d+ R$/.test(v);
+
 /**
  * Read-only navigation over qpdf's JSON v2 object dump: references are strings "N G R", names "/Name",
  * text strings "u:..." and binary strings "b:<hex>".
@@ -13,7 +16,7 @@ export class PdfObjects {
 
   /** Follows a reference (or returns the value itself); streams resolve to their dictionary. */
   resolve(v: unknown, depth = 0): unknown {
-    if (typeof v === 'string' && /^\d+ \d+ R$/.test(v) && depth < 32) {
+    if (isRef(v) && depth < 32) {
       const o = this.objects[`obj:${v}`];
       if (!o) return null;
       return this.resolve(o.value ?? o.stream?.dict ?? null, depth + 1);

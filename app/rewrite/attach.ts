@@ -1,7 +1,7 @@
 import type { EngineContext } from '../../engines/context.js';
 import { ReadLimitError, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { inputError, PdfObjects, pdfText } from '../document/index.js';
+import { inputError, isRef, PdfObjects, pdfText } from '../document/index.js';
 import { AppError } from '../errors.js';
 import { pdfaPart } from './pdfa.js';
 
@@ -28,7 +28,7 @@ export async function attachFile(
   });
   const objects = new PdfObjects(json);
   const meta = objects.catalog['/Metadata'];
-  if (typeof meta === 'string' && /^\d+ \d+ R$/.test(meta)) {
+  if (isRef(meta)) {
     // Unreadable XMP claims nothing; XMP past MAX_STREAM_MB is refused (422) rather than taken as no claim.
     const xmp = (
       await streamData(pdf, meta.replace(/ R$/, ''), ctx, read).catch((err) => {

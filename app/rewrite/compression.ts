@@ -7,7 +7,7 @@ import { EngineError } from '../../engines/errors.js';
 import { type PdfwriteOptions, rewritePdf } from '../../engines/ghostscript-pdfwrite.js';
 import { type QpdfJob, runJob } from '../../engines/qpdf-edit.js';
 import { expectOutput, run } from '../../engines/run.js';
-import { withinPageBudget } from '../document/index.js';
+import { isRef, withinPageBudget } from '../document/index.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -509,7 +509,6 @@ export function pdfRestPlan(p: PdfRestProfile): PdfRestPlan {
 
 type Obj = Record<string, unknown>;
 const isDict = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
-const isRef = (v: unknown): v is string => typeof v === 'string' && /^\d+ \d+ R$/.test(v);
 const EXTERNAL = new Set(['/URI', '/GoToR', '/Launch', '/GoToE', '/ImportData', '/SubmitForm']);
 
 /**

@@ -5,7 +5,7 @@ import type { EngineContext } from '../../engines/context.js';
 import { type QpdfJson, type ReadLimits, readPdfJson, streamData } from '../../engines/qpdf.js';
 import { runJob } from '../../engines/qpdf-edit.js';
 import { expectOutput } from '../../engines/run.js';
-import { PdfObjects } from '../document/index.js';
+import { isRef, PdfObjects } from '../document/index.js';
 import { cullMarkedContent } from './marked-content.js';
 
 /**
@@ -63,8 +63,6 @@ const UNSAFE_ANNOTATIONS: Record<string, string> = {
   '/Sound': 'rich_media',
   '/3D': 'rich_media',
 };
-const REF = /^\d+ \d+ R$/;
-const isRef = (v: unknown): v is string => typeof v === 'string' && REF.test(v);
 type Dict = Record<string, unknown>;
 const isDict = (v: unknown): v is Dict => !!v && typeof v === 'object' && !Array.isArray(v);
 

@@ -5,7 +5,7 @@ import type { EngineContext } from '../../engines/context.js';
 import { listFonts } from '../../engines/poppler.js';
 import { readPdfJson, streamData } from '../../engines/qpdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
-import { PdfObjects, pdfText } from '../document/index.js';
+import { isRef, PdfObjects, pdfText } from '../document/index.js';
 import { AppError } from '../errors.js';
 
 /** Shared by /pdfa and /pdfx: what Ghostscript wrote, read back with qpdf, and small object updates. */
@@ -27,7 +27,7 @@ export async function readWritten(path: string, ctx: EngineContext): Promise<Wri
   const objects = new PdfObjects(json);
   const catalogRef = String(objects.trailer['/Root'] ?? '');
   const meta = objects.catalog['/Metadata'];
-  const metadataRef = typeof meta === 'string' && /^\d+ \d+ R$/.test(meta) ? meta : null;
+  const metadataRef = isRef(meta) ? meta : null;
   const xmp = metadataRef ? (await streamData(path, metadataRef.replace(/ R$/, ''), ctx)).toString('utf8') : '';
   const intents = objects.array(objects.catalog['/OutputIntents']).map((i) => pdfText(objects.dict(i)?.['/S']));
   return {
