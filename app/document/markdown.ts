@@ -67,22 +67,56 @@ const isRtl = (l: BlockLine) => l.rtl ?? mostlyRtl(l.text);
 const isMono = (l: BlockLine) => l.mono ?? (l.words.length > 0 && l.words.every((w) => !!w.font && MONO.test(w.font.name)));
 
 /**
+ * A row of a thin page. Its words are read for a few rows only (heading candidates, list items, running heads), so
+ * they are kept as one string and made into objects when first read: a word object and its own string cost ~56
+ * bytes, ~110 MB for the 2 million words of a 2,010-page register, which /word and /markdown hold until every
+ * page is read. A row's text is its words joined by spaces (layout.ts) and then shares the text's string.
+ */
+class ThinLine implements BlockLine {
+  text: string;
+  size: number;
+  bold: boolean;
+  box: Box;
+  vertical: boolean;
+  rtl: boolean;
+  mono: boolean;
+  #packed: string;
+  #sep: string;
+  #words?: BlockLine['words'];
+
+  constructor(l: Line) {
+    this.text = l.text;
+    this.size = l.size;
+    this.bold = l.bold;
+    this.box = l.box;
+    this.vertical = l.vertical;
+    this.rtl = mostlyRtl(l.text);
+    this.mono = isMono(l);
+    const texts = l.words.map((w) => w.text);
+    const spaced = texts.every((t) => !t.includes(' ')) && texts.join(' ') === l.text;
+    this.#sep = spaced ? ' ' : '\0';
+    this.#packed = spaced ? l.text : texts.join('\0');
+    if (!texts.length) this.#words = [];
+  }
+
+  get words(): BlockLine['words'] {
+    this.#words ??= this.#packed.split(this.#sep).map((text) => ({ text }));
+    return this.#words;
+  }
+
+  set words(words: BlockLine['words']) {
+    this.#words = words;
+  }
+}
+
+/**
  * A page as Markdown needs it once laid out: rows with their text, size, weight, box, direction and whether they
  * are monospaced, tables with their cells. Without the words' corners, fonts and colours it is a tenth of the page
  * model, so a whole document's pages can wait for the sizes of all of them (heading levels are ranked across the
  * document).
  */
 export function thinPage(page: PageModel): BlockPage<BlockLine> {
-  const thin = (l: Line): BlockLine => ({
-    text: l.text,
-    size: l.size,
-    bold: l.bold,
-    box: l.box,
-    vertical: l.vertical,
-    words: l.words.map((w) => ({ text: w.text })),
-    rtl: mostlyRtl(l.text),
-    mono: isMono(l),
-  });
+  const thin = (l: Line): BlockLine => new ThinLine(l);
   const lines = new Map(page.lines.map((l) => [l, thin(l)]));
   const own = (l: Line) => lines.get(l) ?? thin(l);
   return {
@@ -456,7 +490,14 @@ function bodySize(lines: BlockLine[]): number {
 const close = (a: BlockLine, b: BlockLine) => b.box.y0 - a.box.y1 < 0.6 * a.size && b.box.x0 < a.box.x1 && b.box.x1 > a.box.x0;
 
 /** A row seen in a mirror: a right-to-left row starts at its right edge, as a left-to-right one at its left. */
-const mirrored = (l: BlockLine): BlockLine => ({ ...l, box: { ...l.box, x0: -l.box.x1, x1: -l.box.x0 } });
+// The words by a getter: a thin row's are not an own property (a spread leaves them out) and are made only when read.
+const mirrored = (l: BlockLine): BlockLine => ({
+  ...l,
+  get words() {
+    return l.words;
+  },
+  box: { ...l.box, x0: -l.box.x1, x1: -l.box.x0 },
+});
 
 /** Does `b` continue the paragraph (or list item) that `a` ended? Right-to-left rows are read in a mirror. */
 function continues(a: BlockLine, b: BlockLine, listItem: boolean): boolean {
