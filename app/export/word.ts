@@ -82,28 +82,26 @@ export async function pdfToWord(
   // Folders of their own: a job tries again in the same folder (on a repaired copy of a file first refused).
   const pagesDir = await mkdtemp(join(dir, 'pages-'));
   const stored: string[] = [];
+  const thin: BlockPage<BlockLine>[] = [];
+  const slots = new Map<BlockLine, number>();
+  const sizes = new Map<number, { width: number; height: number }>();
+  // The faces the machine sets characters in that Word's fonts lack (Thai, CJK...): rows in them keep their width.
+  const scripts = new Map<string, { text: string; family: string; bold: boolean }>();
+  // Each batch laid out as it is read (with its unshown form values, each side of a rule dividing a ruled row into
+  // cells with rows of their own), kept on disk and made thin: read back whole for the thin pages, a 2,010-page
+  // document's page models churned V8's heap to ~600 MB for ~160 MB kept.
   await readPageBatches(input, pages, ectx, {}, async (batch) => {
-    stored.push(join(pagesDir, `${stored.length}.bin`));
-    await writeFile(stored[stored.length - 1], serialize(batch));
-  });
-  const [art, links, fieldRows] = await Promise.all([tracing, linking, filling]);
-  // Each stored batch as laid out: with its unshown form values, each side of a rule dividing a ruled row into
-  // cells with rows of their own on its own.
-  const laidOut = async (file: string) =>
-    (deserialize(await readFile(file)) as PageModel[]).map((p) => {
+    const [art, fieldRows] = await Promise.all([tracing, filling]);
+    const laid = batch.map((p) => {
       for (const row of fieldRows(p)) {
         p.lines.push(row);
         p.items.push({ kind: 'line', line: row });
       }
       return dividedPage(p, cellDividers(art.get(p.page)?.rects ?? []));
     });
-  const thin: BlockPage<BlockLine>[] = [];
-  const slots = new Map<BlockLine, number>();
-  const sizes = new Map<number, { width: number; height: number }>();
-  // The faces the machine sets characters in that Word's fonts lack (Thai, CJK...): rows in them keep their width.
-  const scripts = new Map<string, { text: string; family: string; bold: boolean }>();
-  for (const file of stored) {
-    for (const page of await laidOut(file)) {
+    stored.push(join(pagesDir, `${stored.length}.bin`));
+    await writeFile(stored[stored.length - 1], serialize(laid));
+    for (const page of laid) {
       const t = thinPage(page);
       lineSlots(t).forEach((l, i) => slots.has(l) || slots.set(l, i));
       thin.push(t);
@@ -115,7 +113,9 @@ export async function pdfToWord(
         if (!scripts.has(key)) scripts.set(key, { text: w.text, family, bold: w.bold });
       }
     }
-  }
+  });
+  const [art, links] = await Promise.all([tracing, linking]);
+  const laidOut = async (file: string) => deserialize(await readFile(file)) as PageModel[];
   const blocks = textBlocks(thin);
   const running = runningLines(thin.map((p) => ({ lines: p.lines, height: p.height ?? 0 })));
   const shape = documentShape(thin, blocks);
