@@ -18,8 +18,8 @@ const zip = operation({
   output: 'file',
   produces: ['zip'],
   engines: [],
-  // zip.js runs in a worker thread of its own (app/archive); deflate in Node's zlib thread pool, and documents
-  // are mostly compressed already.
+  // The archive is written in a worker thread of its own (app/archive); deflate in Node's zlib thread pool, and
+  // documents are mostly compressed already.
   cost: { lane: 'light' },
   defaultName: () => 'pdfrest_zip',
   run: async ({ inputs, dir, signal, outputName, limits }) => {
