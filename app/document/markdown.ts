@@ -106,6 +106,7 @@ class ThinLine implements BlockLine {
 
   set words(words: BlockLine['words']) {
     this.#words = words;
+    this.#packed = '';
   }
 }
 

@@ -121,15 +121,23 @@ export async function pdfToWord(
   const shape = documentShape(thin, blocks);
   const warning = joinWarnings(noTextWarning(textlessPages(thin), thin.length), hiddenTextWarning(art));
   // Of the thin pages, the rows' slots are all the layout needs from here on (the words and text are the full
-  // pages'): let the rest go before the long part.
-  const heads = thin.map((p) => p.lines.filter((l) => running.lines.has(l)));
+  // pages'): the blocks and running rows hold slots, not rows, and the thin rows go before the long part.
+  const slot = (l: BlockLine) => slots.get(l)!;
+  const slotted = blocks.map((page) =>
+    page.map((b) =>
+      b.kind === 'table'
+        ? { ...b, lines: b.lines.map(slot), cells: b.cells?.map((r) => r.map((c) => c.map(slot))) }
+        : { ...b, text: '', lines: b.lines.map(slot) },
+    ),
+  );
+  const heads = thin.map((p) => p.lines.filter((l) => running.lines.has(l)).map(slot));
+  const printedAt = new Map([...running.pageNumber].map(([i, n]) => [i, { ...n, line: slot(n.line) }]));
   const count = thin.length;
   thin.length = 0;
-  for (const l of slots.keys()) {
-    l.words = [];
-    l.text = '';
-  }
-  for (const b of blocks.flat()) if (b.kind !== 'table') b.text = '';
+  blocks.length = 0;
+  slots.clear();
+  running.lines.clear();
+  running.pageNumber.clear();
   progress(0.4);
 
   const drawn = [...art.values()].flatMap((a) => a.images);
@@ -177,12 +185,12 @@ export async function pdfToWord(
       // The page's rows in the same slots as its thin copy's: the blocks and running rows found on the thin pages
       // are this page's rows.
       const full = lineSlots(page);
-      const own = <L extends BlockLine>(l: L) => full[slots.get(l)!] as Line;
-      const pageBlocks = blocks[index].map(
+      const own = (k: number) => full[k] as Line;
+      const pageBlocks = slotted[index].map(
         (b): TextBlock =>
           b.kind === 'table' ? { ...b, lines: b.lines.map(own), cells: b.cells?.map((r) => r.map((c) => c.map(own))) } : { ...b, lines: b.lines.map(own) },
       );
-      const printed = running.pageNumber.get(index);
+      const printed = printedAt.get(index);
       sections.push(
         await pageSection(
           page,
