@@ -234,15 +234,16 @@ const commandOf = (pid: number) => {
 };
 /**
  * VmRSS of a process and of every process below it (found by ppid chains in /proc/<pid>/stat), in kB. A child still
- * running the server's own command line is one forked but not yet exec'd: it shows the server's whole RSS for an
- * instant, counted twice if summed, so it is left out. The jobs' own Node processes (operation-worker, their heap
- * capped at JOB_MAX_MEMORY_MB) run another command line and are counted.
+ * running its parent's command line is one forked but not yet exec'd: it shows its parent's pages (shared, not
+ * copied) for an instant, counted twice if summed, so it is left out. That is the server starting a job process
+ * or an engine, and a job process starting an engine: a 650 MB /word job process starting pdftoppm showed a
+ * second ~280 MB "node" for a sample. The jobs' own Node processes (operation-worker, their heap capped at
+ * JOB_MAX_MEMORY_MB) run another command line than the server's and are counted.
  */
 function treeKb(pid: number): number {
-  const command = commandOf(pid);
-  return descendants(pid)
-    .filter((e) => commandOf(e.pid) !== command)
-    .reduce((sum, e) => sum + rssKb(e.pid), rssKb(pid));
+  const tree = descendants(pid);
+  const commands = new Map([pid, ...tree.map((e) => e.pid)].map((p) => [p, commandOf(p)]));
+  return tree.filter((e) => commands.get(e.pid) !== commands.get(e.ppid)).reduce((sum, e) => sum + rssKb(e.pid), rssKb(pid));
 }
 
 /** The tree's RSS by program name, largest first: what the idle and warmed server hold. */
