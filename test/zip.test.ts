@@ -7,7 +7,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { entryBaseName, extractZip, uniqueNames } from '../app/archive/index.js';
+import { entryBaseName, extractZip, uniqueNames, writeZip } from '../app/archive/index.js';
 import { corpus, sleep, startApp, type TestApp, UUID_V4, until } from './helpers.js';
 
 let t: TestApp;
@@ -125,6 +125,38 @@ test('uniqueNames and entryBaseName', () => {
   assert.is(entryBaseName('../../etc/evil'), 'evil');
   assert.is(entryBaseName('/abs/path'), 'path');
   assert.is(entryBaseName('C:\\win\\x.txt'), 'x.txt');
+});
+
+test('writeZip: 40 MB of text and 300 small files stream into one zip that unzip reads back byte for byte; a missing file and a cancel reject', async () => {
+  const dir = mkdtempSync(join(tmp, 'write-'));
+  const big = join(dir, 'big.xml');
+  // Text like a Word package's document.xml: compressible, past any single buffer a writer might hold.
+  writeFileSync(big, Buffer.from('<w:p><w:r><w:t>Federal Register</w:t></w:r></w:p>\n'.repeat(800_000)));
+  const small = Array.from({ length: 300 }, (_, i) => {
+    const path = join(dir, `s${i}`);
+    writeFileSync(path, `file ${i}\n`);
+    return { path, name: 'same.txt' };
+  });
+  const out = join(dir, 'out.zip');
+  await writeZip([{ path: big, name: 'word/document.xml' }, ...small, { path: A, name: 'a.pdf' }], out);
+  execFileSync('unzip', ['-tq', out]);
+  const names = execFileSync('unzip', ['-Z1', out], { encoding: 'utf8' }).trim().split('\n');
+  assert.is(names.length, 302);
+  assert.equal(names.slice(0, 3), ['word/document.xml', 'same.txt', 'same (2).txt']);
+  assert.is(names[301], 'a.pdf');
+  assert.is(sha(execFileSync('unzip', ['-p', out, 'word/document.xml'], { maxBuffer: 1 << 27 })), sha(readFileSync(big)));
+  assert.is(execFileSync('unzip', ['-p', out, 'same (300).txt'], { encoding: 'utf8' }), 'file 299\n');
+  assert.is(sha(execFileSync('unzip', ['-p', out, 'a.pdf'], { maxBuffer: 1 << 27 })), sha(readFileSync(A)));
+  // Deflated: the text shrinks to a small part of its 40 MB.
+  assert.ok(statSync(out).size < statSync(big).size / 20, String(statSync(out).size));
+
+  const missing = await writeZip([{ path: A, name: 'a.pdf' }, { path: join(dir, 'gone'), name: 'gone.pdf' }], join(dir, 'x.zip')).catch((e: Error) => e);
+  assert.instance(missing, Error);
+  assert.match((missing as Error).message, /ENOENT|no such file/);
+  const stop = new AbortController();
+  const cancelled = writeZip([{ path: big, name: 'big.xml' }], join(dir, 'y.zip'), { signal: stop.signal }).catch((e: Error) => e);
+  stop.abort();
+  assert.instance(await cancelled, Error);
 });
 
 let zipId = '';
