@@ -150,7 +150,13 @@ test('writeZip: 40 MB of text and 300 small files stream into one zip that unzip
   // Deflated: the text shrinks to a small part of its 40 MB.
   assert.ok(statSync(out).size < statSync(big).size / 20, String(statSync(out).size));
 
-  const missing = await writeZip([{ path: A, name: 'a.pdf' }, { path: join(dir, 'gone'), name: 'gone.pdf' }], join(dir, 'x.zip')).catch((e: Error) => e);
+  const missing = await writeZip(
+    [
+      { path: A, name: 'a.pdf' },
+      { path: join(dir, 'gone'), name: 'gone.pdf' },
+    ],
+    join(dir, 'x.zip'),
+  ).catch((e: Error) => e);
   assert.instance(missing, Error);
   assert.match((missing as Error).message, /ENOENT|no such file/);
   const stop = new AbortController();
