@@ -83,13 +83,12 @@ export async function pdfToWord(
   const pagesDir = await mkdtemp(join(dir, 'pages-'));
   const stored: string[] = [];
   const thin: BlockPage<BlockLine>[] = [];
-  const slots = new Map<BlockLine, number>();
   const sizes = new Map<number, { width: number; height: number }>();
   // The faces the machine sets characters in that Word's fonts lack (Thai, CJK...): rows in them keep their width.
   const scripts = new Map<string, { text: string; family: string; bold: boolean }>();
-  // Each batch laid out as it is read (with its unshown form values, each side of a rule dividing a ruled row into
-  // cells with rows of their own), kept on disk and made thin: read back whole for the thin pages, a 2,010-page
-  // document's page models churned V8's heap to ~600 MB for ~160 MB kept.
+  // Each batch is laid out as it is read (with its unshown form values, each side of a rule dividing a ruled row
+  // into cells with rows of their own), kept on disk and made thin at once: made thin from the stored batches read
+  // back, the 2,010-page register's page models churned V8's heap to ~600 MB for ~160 MB kept.
   await readPageBatches(input, pages, ectx, {}, async (batch) => {
     const [art, fieldRows] = await Promise.all([tracing, filling]);
     const laid = batch.map((p) => {
@@ -102,9 +101,7 @@ export async function pdfToWord(
     stored.push(join(pagesDir, `${stored.length}.bin`));
     await writeFile(stored[stored.length - 1], serialize(laid));
     for (const page of laid) {
-      const t = thinPage(page);
-      lineSlots(t).forEach((l, i) => slots.has(l) || slots.set(l, i));
-      thin.push(t);
+      thin.push(thinPage(page));
       sizes.set(page.page, { width: page.width, height: page.height });
       for (const w of page.lines.flatMap((l) => l.words)) {
         if (!/[^\x00-\x7f]/.test(w.text)) continue;
@@ -116,28 +113,11 @@ export async function pdfToWord(
   });
   const [art, links] = await Promise.all([tracing, linking]);
   const laidOut = async (file: string) => deserialize(await readFile(file)) as PageModel[];
-  const blocks = textBlocks(thin);
-  const running = runningLines(thin.map((p) => ({ lines: p.lines, height: p.height ?? 0 })));
-  const shape = documentShape(thin, blocks);
   const warning = joinWarnings(noTextWarning(textlessPages(thin), thin.length), hiddenTextWarning(art));
-  // Of the thin pages, the rows' slots are all the layout needs from here on (the words and text are the full
-  // pages'): the blocks and running rows hold slots, not rows, and the thin rows go before the long part.
-  const slot = (l: BlockLine) => slots.get(l)!;
-  const slotted = blocks.map((page) =>
-    page.map((b) =>
-      b.kind === 'table'
-        ? { ...b, lines: b.lines.map(slot), cells: b.cells?.map((r) => r.map((c) => c.map(slot))) }
-        : { ...b, text: '', lines: b.lines.map(slot) },
-    ),
-  );
-  const heads = thin.map((p) => p.lines.filter((l) => running.lines.has(l)).map(slot));
-  const printedAt = new Map([...running.pageNumber].map(([i, n]) => [i, { ...n, line: slot(n.line) }]));
+  const { shape, blocks, heads, printedAt } = rankedSlots(thin);
   const count = thin.length;
+  // The thin pages go before the long part: the layout takes the words and text from the full pages.
   thin.length = 0;
-  blocks.length = 0;
-  slots.clear();
-  running.lines.clear();
-  running.pageNumber.clear();
   progress(0.4);
 
   const drawn = [...art.values()].flatMap((a) => a.images);
@@ -186,7 +166,7 @@ export async function pdfToWord(
       // are this page's rows.
       const full = lineSlots(page);
       const own = (k: number) => full[k] as Line;
-      const pageBlocks = slotted[index].map(
+      const pageBlocks = blocks[index].map(
         (b): TextBlock =>
           b.kind === 'table' ? { ...b, lines: b.lines.map(own), cells: b.cells?.map((r) => r.map((c) => c.map(own))) } : { ...b, lines: b.lines.map(own) },
       );
@@ -219,6 +199,31 @@ export async function pdfToWord(
   const path = join(dir, 'document.docx');
   await docx.finish(docxDocument([{ children: [new Paragraph({})] }], shape, lists), path);
   return { path, warning };
+}
+
+/**
+ * The document's blocks and running rows, ranked across its thin pages (heading levels, running heads and feet, the
+ * page numbers they print), with each row given by its slot (lineSlots) rather than as the thin row: all the layout
+ * needs of the thin pages, which can then go.
+ */
+function rankedSlots(thin: BlockPage<BlockLine>[]) {
+  const slots = new Map<BlockLine, number>();
+  for (const t of thin) lineSlots(t).forEach((l, i) => slots.has(l) || slots.set(l, i));
+  const slot = (l: BlockLine) => slots.get(l)!;
+  const blocks = textBlocks(thin);
+  const running = runningLines(thin.map((p) => ({ lines: p.lines, height: p.height ?? 0 })));
+  return {
+    shape: documentShape(thin, blocks),
+    blocks: blocks.map((page) =>
+      page.map((b) =>
+        b.kind === 'table'
+          ? { ...b, lines: b.lines.map(slot), cells: b.cells?.map((r) => r.map((c) => c.map(slot))) }
+          : { ...b, text: '', lines: b.lines.map(slot) },
+      ),
+    ),
+    heads: thin.map((p) => p.lines.filter((l) => running.lines.has(l)).map(slot)),
+    printedAt: new Map([...running.pageNumber].map(([i, n]) => [i, { ...n, line: slot(n.line) }])),
+  };
 }
 
 /**
