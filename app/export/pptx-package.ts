@@ -1,10 +1,9 @@
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { Writable } from 'node:stream';
-import { configure, Uint8ArrayReader, ZipWriter } from '@zip.js/zip.js';
+import type { PassThrough } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import JSZip from 'jszip';
-
-// In-process codecs only: zip.js would otherwise start web workers from blob URLs.
-configure({ useWebWorkers: false });
+import { ZipFile } from 'yazl';
 
 const CONTENT_TYPES = '[Content_Types].xml';
 const SLIDE = /^ppt\/slides\/(?:_rels\/)?slide(\d+)\.xml(?:\.rels)?$/;
@@ -24,18 +23,20 @@ const MEDIA = /^ppt\/media\/(image|media)-(\d+)-(\d+)\.(\w+)$/;
  */
 export async function slideDeckWriter(path: string, frame: Buffer) {
   const file = createWriteStream(path);
-  const zip = new ZipWriter(Writable.toWeb(file) as WritableStream<Uint8Array>, {
-    // Each entry is compressed whole before it is written: sizes in the local headers, no data descriptors.
-    dataDescriptor: false,
-    extendedTimestamp: false,
-  });
+  // yazl writes the entries in the order given, each deflated whole (sizes in the local headers, no data
+  // descriptors), as the Word package and /zip are written (archive/zip.ts).
+  const zip = new ZipFile();
+  const out = zip.outputStream as PassThrough;
+  const written = pipeline(out, file);
+  written.catch(() => {}); // awaited by close; a job that fails first must not leave it unhandled
   // Pictures too: Ghostscript's JPEGs (no optimised Huffman tables) deflate by 12-18 %.
-  const put = async (name: string, data: Uint8Array) => void (await zip.add(name, new Uint8ArrayReader(data), { level: 6 }));
+  const put = (name: string, data: Uint8Array) =>
+    zip.addBuffer(Buffer.from(data.buffer, data.byteOffset, data.byteLength), name, { compressionLevel: 6, forceDosTimestamp: true });
   const src = await JSZip.loadAsync(frame);
   const names = Object.keys(src.files).filter((n) => !src.files[n].dir && !SLIDE.test(n));
   const total = Object.keys(src.files).filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n)).length;
-  for (const name of [CONTENT_TYPES, ...names.filter((n) => n !== CONTENT_TYPES)]) await put(name, await src.files[name].async('uint8array'));
-  let written = 0;
+  for (const name of [CONTENT_TYPES, ...names.filter((n) => n !== CONTENT_TYPES)]) put(name, await src.files[name].async('uint8array'));
+  let slides = 0;
   return {
     /** Appends the slides of a package made by pptxgenjs (with the same layout as the frame's). */
     async add(pptx: Buffer): Promise<void> {
@@ -43,21 +44,24 @@ export async function slideDeckWriter(path: string, frame: Buffer) {
       // Slide numbers in part names and paths, and in the slide's own name (<p:cSld name="Slide 3">).
       const renumber = (text: string) =>
         text
-          .replace(/(slides\/(?:_rels\/)?slide|notesSlides\/notesSlide)(\d+)(?=\.xml)/g, (_, stem, n) => `${stem}${written + Number(n)}`)
-          .replace(/(media\/(?:image|media)-)(\d+)(?=-\d+\.\w+)/g, (_, stem, n) => `${stem}${written + Number(n)}`)
-          .replace(/(<p:cSld name="Slide )(\d+)(?=")/, (_, stem, n) => `${stem}${written + Number(n)}`);
+          .replace(/(slides\/(?:_rels\/)?slide|notesSlides\/notesSlide)(\d+)(?=\.xml)/g, (_, stem, n) => `${stem}${slides + Number(n)}`)
+          .replace(/(media\/(?:image|media)-)(\d+)(?=-\d+\.\w+)/g, (_, stem, n) => `${stem}${slides + Number(n)}`)
+          .replace(/(<p:cSld name="Slide )(\d+)(?=")/, (_, stem, n) => `${stem}${slides + Number(n)}`);
       const moved = Object.keys(part.files).filter((n) => SLIDE.test(n) || MEDIA.test(n));
       for (const name of moved) {
         // A slide's relationships point at its pictures and notes page by their numbers, which change with the slide's.
         const data = MEDIA.test(name) ? await part.files[name].async('uint8array') : new TextEncoder().encode(renumber(await part.files[name].async('string')));
-        await put(renumber(name), data);
+        put(renumber(name), data);
       }
-      written += moved.filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n)).length;
-      if (written > total) throw new Error(`slideDeckWriter: ${written} slides added to a frame of ${total}`);
+      slides += moved.filter((n) => /^ppt\/slides\/slide\d+\.xml$/.test(n)).length;
+      if (slides > total) throw new Error(`slideDeckWriter: ${slides} slides added to a frame of ${total}`);
+      // yazl queues whatever it is given: the next batch waits for this one to reach the file.
+      if (out.writableNeedDrain) await once(out, 'drain');
     },
     async close(): Promise<void> {
-      if (written !== total) throw new Error(`slideDeckWriter: ${written} slides added to a frame of ${total}`);
-      await zip.close();
+      if (slides !== total) throw new Error(`slideDeckWriter: ${slides} slides added to a frame of ${total}`);
+      zip.end();
+      await written;
     },
     /** Lets the file go unfinished (the job failed): its descriptor is not kept by a process that serves more jobs. */
     discard: () => void file.destroy(),
