@@ -66,23 +66,23 @@ const cmdline = (pid: number) => {
 };
 
 /**
- * Runs `request` and, once one of `candidates()` is seen working on it (its CPU time grows by 50 ms between two
- * looks ~100 ms apart; the engines are idle otherwise), kills `victim` of it with SIGKILL. Whether that was in
- * the middle of the job is for the caller to tell (an instance started meanwhile): a job may end first.
+ * Runs `request` and, once one of `candidates()` is seen working on it (100 ms of CPU time since its first look,
+ * however small a share of a core a busy machine leaves it; the engines are idle otherwise), kills `victim` of it
+ * with SIGKILL. Whether that was in the middle of the job is for the caller to tell (an instance started
+ * meanwhile): a job may end first.
  */
 async function killWhileWorking<T>(request: () => Promise<T>, candidates: () => ProcEntry[], victim: (busy: ProcEntry) => ProcEntry): Promise<T> {
   let settled = false;
   const pending = request().finally(() => (settled = true));
-  const seen = new Map<number, number>();
+  const first = new Map<number, number>();
   await until(
     'an engine process working on the job',
     () => {
       if (settled) return true;
       for (const e of candidates()) {
         const ticks = cpuTicks(e.pid);
-        const before = seen.get(e.pid);
-        seen.set(e.pid, ticks);
-        if (before !== undefined && ticks - before >= 5) {
+        if (!first.has(e.pid)) first.set(e.pid, ticks);
+        if (ticks - first.get(e.pid)! >= 10) {
           killSame(victim(e));
           return true;
         }

@@ -145,12 +145,16 @@ async function hostile(send: () => Promise<Response>, ordinary?: Outcome): Promi
     }
   })();
   let timer: NodeJS.Timeout | undefined;
-  const res = await Promise.race([
-    request,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs))),
-  ]).finally(() => clearTimeout(timer));
-  await probe;
-  clearInterval(sampler);
+  let res: Response;
+  try {
+    res = await Promise.race([
+      request,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${limitMs} ms`)), limitMs))),
+    ]).finally(() => clearTimeout(timer));
+    await probe;
+  } finally {
+    clearInterval(sampler);
+  }
   const text = await res.text();
   let body: Record<string, unknown>;
   try {
@@ -178,6 +182,24 @@ function bounded(o: Outcome, what: string, ordinary: Outcome) {
   assert.ok(o.upWorstMs < Math.max(2000, ordinary.ms), `${what}: /up took ${o.upWorstMs} ms meanwhile (an ordinary request ${ordinary.ms} ms)`);
   assert.ok(o.rssGrowthMB < 1024, `${what}: the server grew by ${o.rssGrowthMB} MB`);
   assert.ok(o.res.status < 500, `${what}: ${o.res.status} ${JSON.stringify(o.body)}`);
+}
+
+/**
+ * `hostile` held to `bounded`, sent again while over its time bounds (three times at most): a busy machine may stall
+ * one request for longer than a trivial one takes (~50 ms, the bound ~0.5 s), an input processed as far as it
+ * claims is as slow each time.
+ */
+async function boundedHostile(send: () => Promise<Response>, what: string, ordinary: Outcome): Promise<Outcome> {
+  for (let attempt = 1; ; attempt++) {
+    const o = await hostile(send, ordinary).catch((err: unknown) => {
+      if (attempt === 3) throw err;
+      return undefined;
+    });
+    if (o && (attempt === 3 || (o.ms < SLOWER * ordinary.ms && o.upWorstMs < Math.max(2000, ordinary.ms)))) {
+      bounded(o, what, ordinary);
+      return o;
+    }
+  }
 }
 
 const form = (path: string, fields: Record<string, FormValue>) => () => {
@@ -250,9 +272,8 @@ test('page trees claiming 2^31, 10^12 or -5 pages: fast and bounded on every rea
     const plain = whole.ms > repaired.ms ? whole : repaired;
     for (const claim of CLAIMS) {
       const pdf = { bytes: claimingPages(claim), name: `claims-${claim}.pdf` };
-      const o = await hostile(form(path, { file: pdf, ...fields }), plain);
       const what = `${path} with /Count ${claim}`;
-      bounded(o, what, plain);
+      const o = await boundedHostile(form(path, { file: pdf, ...fields }), what, plain);
       assert.ok([200, 400].includes(o.res.status), `${what}: ${o.res.status} ${JSON.stringify(o.body)}`);
       if (o.res.status !== 200) continue;
       // A result is that of the two real pages.
@@ -301,8 +322,7 @@ test('image inputs above MAX_IMAGE_PIXELS: 422 naming the setting, refused on th
   ];
   for (const [what, huge, plain, send] of cases) {
     const plainOutcome = await ordinary(send(plain), what);
-    const o = await hostile(send(huge), plainOutcome);
-    bounded(o, what, plainOutcome);
+    const o = await boundedHostile(send(huge), what, plainOutcome);
     assert.is(o.res.status, 422, `${what}: ${JSON.stringify(o.body)}`);
     assert.match(String(o.body.error), /MAX_IMAGE_PIXELS=100000000/, what);
   }
@@ -353,8 +373,7 @@ test('multipart: a NUL byte in a file name, control characters, a cut body: 400 
   ];
   for (const path of PATHS) {
     for (const [what, body] of cases) {
-      const o = await hostile(raw(path, body), plain.get(path));
-      bounded(o, `${path} ${what}`, plain.get(path)!);
+      const o = await boundedHostile(raw(path, body), `${path} ${what}`, plain.get(path)!);
       assert.is(o.res.status, 400, `${path} ${what}: ${o.res.status} ${JSON.stringify(o.body)}`);
       assert.match(String(o.body.error), /multipart|upload/i, `${path} ${what}`);
     }
@@ -379,14 +398,16 @@ test('/extracted-images: an image inflating to 48000x48000 is not written; 422 n
   const plain = await ordinary(form('/extracted-images', { file: { bytes: pdfWithImages([plainImage, small]), name: 'plain.pdf' } }), 'images');
   assert.is((plain.body.outputId as string[]).length, 2);
 
-  const alone = await hostile(form('/extracted-images', { file: { bytes: pdfWithImages([bomb]), name: 'bomb.pdf' } }), plain);
-  bounded(alone, 'bomb alone', plain);
+  const alone = await boundedHostile(form('/extracted-images', { file: { bytes: pdfWithImages([bomb]), name: 'bomb.pdf' } }), 'bomb alone', plain);
   assert.is(alone.res.status, 422, JSON.stringify(alone.body));
   assert.match(String(alone.body.error), /48000x48000 pixels.*MAX_IMAGE_PIXELS=100000000/);
 
   // With an ordinary image on the next page: that one is extracted, the bomb's page named in the warning.
-  const mixed = await hostile(form('/extracted-images', { file: { bytes: pdfWithImages([bomb, small]), name: 'mixed.pdf' } }), plain);
-  bounded(mixed, 'bomb and a small image', plain);
+  const mixed = await boundedHostile(
+    form('/extracted-images', { file: { bytes: pdfWithImages([bomb, small]), name: 'mixed.pdf' } }),
+    'bomb and a small image',
+    plain,
+  );
   assert.is(mixed.res.status, 200, JSON.stringify(mixed.body));
   assert.is((mixed.body.outputId as string[]).length, 1);
   assert.match(String(mixed.body.warning), /Page 1 holds an image larger than the limit MAX_IMAGE_PIXELS=100000000/);
