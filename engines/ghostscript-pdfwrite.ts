@@ -1,7 +1,9 @@
+import { rm } from 'node:fs/promises';
 import type { EngineContext } from './context.js';
 import { EngineError } from './errors.js';
 import { devicePageBudget, pageListArg } from './ghostscript-raster.js';
 import { pageCount } from './qpdf.js';
+import { writePdf } from './qpdf-edit.js';
 import { expectOutput, run } from './run.js';
 
 /** Ghostscript's own ICC profiles (Debian libgs-common, a dependency of ghostscript). */
@@ -145,12 +147,34 @@ export async function rewritePdf(input: string, output: string, opts: PdfwriteOp
   const r = await run('gs', withPageMarks(pdfwriteArgs(input, output, opts), ctx), { ...ctx, pageBudget: devicePageBudget(ctx) });
   await expectOutput('gs', output);
   // It may also write one blank page for a file it could not open at all.
-  if (/Couldn't initialise file|No pages will be processed/.test(r.stderr)) throw new EngineError('gs', 'could not read the input', { stderr: r.stderr });
+  if (/Couldn't initialise file|No pages will be processed/.test(r.stderr)) {
+    if (PASSWORD_ASKED.test(r.stderr) && !input.endsWith(DECRYPTED)) return rewriteDecrypted(input, output, opts, ctx);
+    throw new EngineError('gs', 'could not read the input', { stderr: r.stderr });
+  }
   const written = await pageCount(output, ctx).catch(() => 0);
   // Without the count expected (a file qpdf cannot count, being repaired), any page at all.
   if (ctx.pages === undefined ? written < 1 : written !== ctx.pages)
     throw new EngineError('gs', `wrote ${written} of ${ctx.pages ?? 'some'} pages`, { stderr: r.stderr });
   return { stderr: r.stderr };
+}
+
+const PASSWORD_ASKED = /requires a password for access/;
+const DECRYPTED = '.decrypted.pdf';
+
+/**
+ * Ghostscript 10.00 asks a password of some files that open without one in qpdf and MuPDF (an Encrypt dictionary
+ * whose key /Length is wrong: realworld-qpdf bad-encryption-length). A file that needs a real one never gets here:
+ * reading it with qpdf first is a 401. pdfwrite never carries an input's encryption into its output, so the copy
+ * qpdf decrypts (with the empty user password) is written from instead, with the same result.
+ */
+async function rewriteDecrypted(input: string, output: string, opts: PdfwriteOptions, ctx: EngineContext & { pages?: number }): Promise<{ stderr: string }> {
+  const copy = `${output}${DECRYPTED}`;
+  try {
+    await writePdf(input, copy, { decrypt: true }, ctx);
+    return await rewritePdf(copy, output, opts, ctx);
+  } finally {
+    await rm(copy, { force: true });
+  }
 }
 
 export interface OutputIntent {

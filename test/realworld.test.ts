@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import sharp from 'sharp';
 import { suite } from 'uvu';
@@ -177,6 +178,27 @@ test('a damaged file the engines refuse is repaired once and processed, with a w
   const pdfa = await expectOk(await t.form('/pdfa', { file: { file: rw('bad7') }, output_type: 'PDF/A-2b' }));
   assert.match(pdfa.warning, /rewritten by MuPDF/);
   assert.is(pdfText(await t.download(pdfa.outputUrl)).trim(), 'Potato');
+});
+
+// bad-encryption-length: Ghostscript 10.00 asks it for a password (a wrong key /Length in its Encrypt dictionary)
+// that qpdf and MuPDF do without. Ghostscript's operations write from qpdf's decrypted copy: their result is not
+// encrypted either way. Converting colours also ran again on a repaired copy in the job dir of the first attempt,
+// where its profiles dir already stood (a 500).
+test('a file Ghostscript wants a password for that opens without one: /pdfa, /pdfx and colour conversion write it', async () => {
+  const file = { file: rw('bad-encryption-length') };
+  // Ghostscript exits 0 on it, drawing nothing.
+  const gs = spawnSync('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=nullpage', rw('bad-encryption-length')], { encoding: 'utf8' });
+  assert.match(gs.stdout + gs.stderr, /requires a password for access/);
+  for (const [path, fields] of [
+    ['/pdfa', { output_type: 'PDF/A-2b' }],
+    ['/pdfx', { output_type: 'PDF/X-4' }],
+    ['/pdf-with-converted-colors', { color_profile: 'srgb' }],
+  ] as const) {
+    const body = await expectOk(await t.form(path, { file, ...fields }));
+    const out = await t.download(body.outputUrl);
+    assert.is(pdfText(out).trim(), 'Potato', path);
+    assert.match(tool('qpdf', ['--show-encryption', out]), /File is not encrypted/, path);
+  }
 });
 
 test('a file no engine can read, even repaired, is refused with the reason', async () => {
