@@ -184,7 +184,7 @@ test('a damaged file the engines refuse is repaired once and processed, with a w
 // that qpdf and MuPDF do without. Ghostscript's operations write from qpdf's decrypted copy: their result is not
 // encrypted either way. Converting colours also ran again on a repaired copy in the job dir of the first attempt,
 // where its profiles dir already stood (a 500).
-test('a file Ghostscript wants a password for that opens without one: /pdfa, /pdfx and colour conversion write it', async () => {
+test('a file Ghostscript wants a password for that opens without one: /pdfa, /pdfx and colour conversion write it; colours of a repaired copy too', async () => {
   const file = { file: rw('bad-encryption-length') };
   // Ghostscript exits 0 on it, drawing nothing.
   const gs = spawnSync('gs', ['-dSAFER', '-dBATCH', '-dNOPAUSE', '-q', '-sDEVICE=nullpage', rw('bad-encryption-length')], { encoding: 'utf8' });
@@ -199,6 +199,10 @@ test('a file Ghostscript wants a password for that opens without one: /pdfa, /pd
     assert.is(pdfText(out).trim(), 'Potato', path);
     assert.match(tool('qpdf', ['--show-encryption', out]), /File is not encrypted/, path);
   }
+  // bad35: Ghostscript cannot convert it as it is, qpdf's repaired copy it can, in the same job dir.
+  const repaired = await expectOk(await t.form('/pdf-with-converted-colors', { file: { file: rw('bad35') }, color_profile: 'srgb' }));
+  assert.match(repaired.warning, /repaired \(rewritten by qpdf\)/);
+  assert.is(pdfText(await t.download(repaired.outputUrl)).trim(), 'Potato');
 });
 
 test('a file no engine can read, even repaired, is refused with the reason', async () => {
