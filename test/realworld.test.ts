@@ -205,6 +205,16 @@ test('a file Ghostscript wants a password for that opens without one: /pdfa, /pd
   assert.is(pdfText(await t.download(repaired.outputUrl)).trim(), 'Potato');
 });
 
+// fuzz-16214: every reader reads its page, but qpdf stops linearizing it with an internal error, on each repaired
+// copy too. The refusal cannot say the file is unreadable; it says which engines failed, not what they printed.
+test("a file whose pages read but the operation's engine fails on, repaired or not: 400 naming the engines", async () => {
+  const res = await t.form('/linearized-pdf', { file: { file: rw('fuzz-16214') } });
+  const body = (await res.json()) as { error: string };
+  assert.is(res.status, 400);
+  assert.match(body.error, /^Uploaded file is not valid input for this route: its pages can be read, but qpdf\b.* failed on it, and on its repaired copies$/);
+  assert.not.match(body.error, /INTERNAL|\/tmp|work\//);
+});
+
 test('a file no engine can read, even repaired, is refused with the reason', async () => {
   // Not a PDF at all: what it is instead.
   await expectError(await t.form('/png', { file: { file: corpus('images/hopper.png'), name: 'scan.pdf' } }), 400, /scan\.pdf is not a PDF: it is a PNG image/);

@@ -43,13 +43,15 @@ export async function firstThatReads<T>(what: string, attempts: (() => Promise<T
  */
 export function chainFailure(what: string, failures: EngineError[], budget?: keyof ReadBudgets): AppError {
   if (budget && failures.length && failures.every((f) => f.details.timedOut)) {
-    const tools = [...new Set(failures.map((f) => TOOL_NAMES[f.tool] ?? f.tool))];
-    return limitExceeded(`${what} (tried by ${tools.join(', ')})`, budgetSetting(budget), readBudgets()[budget] / 1000);
+    return limitExceeded(`${what} (tried by ${engineNames(failures).join(', ')})`, budgetSetting(budget), readBudgets()[budget] / 1000);
   }
   const err = invalidInput();
   err.cause = failures;
   return err;
 }
+
+/** The engines behind `failures`, by the names users know them by (gs is Ghostscript). */
+export const engineNames = (failures: EngineError[]) => [...new Set(failures.map((f) => TOOL_NAMES[f.tool] ?? f.tool))];
 
 const TOOL_NAMES: Record<string, string> = {
   mutool: 'MuPDF',

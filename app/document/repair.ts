@@ -6,7 +6,7 @@ import { cleanPdf } from '../../engines/mupdf.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { AppError, invalidInput, storageError, TEXT } from '../errors.js';
 import { isPdfHeader, readableWithoutPassword, readPdfHead } from './pdf-access.js';
-import { countPages, isReadFailure, readFailuresOf, withinPageBudget } from './read-chain.js';
+import { countPages, engineNames, isReadFailure, readFailuresOf, withinPageBudget } from './read-chain.js';
 import { whyUnreadable } from './unreadable.js';
 
 /**
@@ -35,6 +35,7 @@ export async function withRepairedInputs<T>(
     // Only files with a PDF header: Ghostscript "repairs" an empty or foreign file into a blank page.
     const repairable = [];
     for (const pdf of pdfs) if (isPdfHeader(await readPdfHead(pdf))) repairable.push(pdf);
+    let retried = false;
     // qpdf's copy first (it keeps the document as it is); when the job fails on it too, MuPDF's, then Ghostscript's re-written one.
     for (const repairer of REPAIRERS) {
       const repaired = new Map<string, string>();
@@ -53,6 +54,7 @@ export async function withRepairedInputs<T>(
         const more = readFailuresOf(again);
         if (!more) throw again;
         failures.push(...more);
+        retried = true;
       }
     }
     // An operation's own words (what it could not do, and what to send instead) say more than a reason found here,
@@ -66,6 +68,12 @@ export async function withRepairedInputs<T>(
         ))
       )
         throw invalidInput(await whyUnreadable(pdf, failures, ctx));
+    // Without a word of its own the refusal says which engines failed (their messages hold the job's paths).
+    if (err instanceof EngineError || (err instanceof AppError && err.message === TEXT.invalidInput)) {
+      const names = engineNames(failures);
+      const engines = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0];
+      throw invalidInput(`its pages can be read, but ${engines} failed on it${retried ? ', and on its repaired copies' : ''}`);
+    }
     throw err;
   }
 }
