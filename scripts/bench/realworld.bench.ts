@@ -25,7 +25,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
-import { QUERIES } from '../../app/operations/pdf-info.js';
+import { PDF_INFO_QUERIES as QUERIES } from '../../app/document/index.js';
 import { tinyTiles } from '../../test/fixtures.js';
 
 const CORPUS = resolve(process.env.QUIRE_CORPUS ?? '../shared/corpus');
