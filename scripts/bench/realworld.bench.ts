@@ -67,7 +67,7 @@ const WIDE: Endpoint[] = [
   ['forms-flat', '/flattened-forms-pdf', {}],
   ['annots-flat', '/flattened-annotations-pdf', {}],
   ['transp-flat', '/flattened-transparencies-pdf', {}],
-  ['encrypt', '/encrypted-pdf', { new_open_password: 'Secret-1' }],
+  ['encrypt', '/encrypted-pdf', { new_open_password: 'Secret-1' }, /has a permissions password: send it as current_permissions_password/],
   ['pdfx', '/pdfx', { output_type: 'PDF/X-4' }],
   ['colors', '/pdf-with-converted-colors', { color_profile: 'srgb' }],
   ['n-up', '/n-up-pdf', { pages_per_sheet: '4' }],
