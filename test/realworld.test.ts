@@ -205,6 +205,20 @@ test('a file Ghostscript wants a password for that opens without one: /pdfa, /pd
   assert.is(pdfText(await t.download(repaired.outputUrl)).trim(), 'Potato');
 });
 
+// pages-loop: pdf-lib cannot place the pages of qpdf's copy (a page tree that loops), nor of MuPDF's; Ghostscript's
+// re-written copy it can. Placing pages failed without trying the repaired copies (a 400).
+test('/n-up-pdf and /resized-pdf place the pages of a repaired copy when pdf-lib cannot read the file', async () => {
+  for (const [path, fields] of [
+    ['/n-up-pdf', { pages_per_sheet: '4' }],
+    ['/resized-pdf', { page_size: 'A4' }],
+  ] as const) {
+    const body = await expectOk(await t.form(path, { file: { file: rw('pages-loop') }, ...fields }));
+    assert.match(body.warning, /repaired \(rewritten by Ghostscript\)/, path);
+    const out = await t.download(body.outputUrl);
+    assert.is(pdfText(out).trim(), 'Potato', path);
+  }
+});
+
 // fuzz-16214: every reader reads its page, but qpdf stops linearizing it with an internal error, on each repaired
 // copy too. The refusal cannot say the file is unreadable; it says which engines failed, not what they printed.
 test("a file whose pages read but the operation's engine fails on, repaired or not: 400 naming the engines", async () => {

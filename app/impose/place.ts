@@ -2,6 +2,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { degrees, PDFDocument, type PDFEmbeddedPage, type PDFPage, rgb } from '@cantoo/pdf-lib';
 import type { EngineContext } from '../../engines/context.js';
+import { EngineError } from '../../engines/errors.js';
 import { writePdf } from '../../engines/qpdf-edit.js';
 import { AppError, invalidInput, limitExceeded } from '../errors.js';
 import { INLINE_BYTES, runInThread, threadModule } from '../threads.js';
@@ -55,9 +56,21 @@ export async function placePages(
   if (size > opts.maxBytes)
     throw limitExceeded(`The PDF whose pages are placed (${Math.ceil(size / 1024 / 1024)} MB)`, 'MAX_STREAM_MB', Math.round(opts.maxBytes / 1024 / 1024));
   const job: PlaceJob = { input: plain, output, sheets, border: opts.border };
-  if (size <= INLINE_BYTES) await drawSheets(job);
-  else await runInThread<void>(WORKER, job, { what: 'page placement', signal: ctx.signal });
+  try {
+    if (size <= INLINE_BYTES) await drawSheets(job);
+    else await runInThread<void>(WORKER, job, { what: 'page placement', signal: ctx.signal });
+  } catch (err) {
+    // As a read failure (the engine's error as its cause), so the job runs again on a repaired copy: Ghostscript's
+    // re-written pages-loop and fuzz-16214 (realworld-qpdf) are placed, where pdf-lib fails on qpdf's copy. The
+    // cause is set here: a worker thread's error comes back as its code and text only.
+    if (!(err instanceof AppError) || err.message !== invalidInput(UNPLACEABLE_REASON).message) throw err;
+    const failure = invalidInput(UNPLACEABLE_REASON);
+    failure.cause = [new EngineError('pdf-lib', 'could not read the pages to place them')];
+    throw failure;
+  }
 }
+
+const UNPLACEABLE_REASON = 'the pages of this PDF could not be read to place them';
 
 export interface PlaceJob {
   input: string;
@@ -74,7 +87,7 @@ export interface PlaceJob {
 export async function drawSheets(job: PlaceJob): Promise<void> {
   const bytes = await drawnSheets(job, await readFile(job.input)).catch((err) => {
     // pdf-lib fails on structures other readers repair (a catalog without a page tree...): the input's fault.
-    throw err instanceof AppError ? err : invalidInput('the pages of this PDF could not be read to place them');
+    throw err instanceof AppError ? err : invalidInput(UNPLACEABLE_REASON);
   });
   await writeFile(job.output, bytes);
 }
