@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runsBySize, splitPdf } from '../app/impose/index.js';
+import { runsBySize } from '../app/impose/index.js';
 import { interleave } from '../app/operations/merged-pdf.js';
 import { rangeText } from '../engines/qpdf-edit.js';
 import { corpus, pdfPages, pdfText, startApp, type TestApp } from './helpers.js';
@@ -56,24 +56,6 @@ test('runsBySize groups equal-sized splits', () => {
     { size: 1, members: [0, 2] },
     { size: 2, members: [1, 3] },
   ]);
-});
-
-// A job that fails on a damaged input runs again on the repaired copy in the same job dir: the first run's folders
-// must not stop the second (it was a 500: EEXIST).
-test('splitting twice in one job dir: both runs write every part', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quire-split-twice-'));
-  try {
-    for (const run of [1, 2]) {
-      const parts = await splitPdf(TEX4, ['1', '2-3', '4'], dir, () => {}, { cwd: dir });
-      assert.equal(
-        parts.map((p) => pdfPages(p)),
-        [1, 2, 1],
-        `run ${run}`,
-      );
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 });
 
 test('merge: uploads and ids interleaved by type[], pages per input, reversal, even/odd, same file twice', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ColorTarget, convertColors, COLOR_PRESETS as PRESETS } from '../app/rewrite/index.js';
+import { COLOR_PRESETS as PRESETS } from '../app/rewrite/index.js';
 import { corpus, pdfImages, pdfText, startApp, type TestApp, tool } from './helpers.js';
 
 /**
@@ -188,23 +188,5 @@ for (const [preset, family, desc] of CASES) {
     if (input === RGB_TEXT) assert.match(pdfText(out), /Lorem ipsum/);
   });
 }
-
-// A job that fails on a damaged input runs again on the repaired copy in the same job dir: what the first run made
-// there (its profiles dir) must not stop the second (it was a 500: EEXIST).
-test('converting twice in one job dir: both runs convert', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quire-colors-twice-'));
-  try {
-    for (const run of [1, 2]) {
-      const out = await convertColors(RGB_TEXT, PRESETS['gamma-22'] as ColorTarget, false, dir, { cwd: dir });
-      assert.match(pdfText(out), /Lorem ipsum/, `run ${run}`);
-      assert.ok(
-        pdfImages(out).every((im) => im.color === 'gray'),
-        `run ${run}`,
-      );
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
 
 test.run();

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -6,8 +7,9 @@ import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { int } from '../app/requests/fields.js';
 import { type Operation, operation, pdfInput } from '../app/requests/operation.js';
+import { EngineError } from '../engines/errors.js';
 import { run } from '../engines/run.js';
-import { corpus, settledStatus, startApp, UUID_V4, until } from './helpers.js';
+import { corpus, pdfText, settledStatus, startApp, UUID_V4, until } from './helpers.js';
 
 /** Running, and not a zombie (a killed orphan stays a zombie until an init that may not reap it does). */
 const alive = (pid: number) => {
@@ -49,6 +51,41 @@ const failing = operation({
     return {};
   },
 }) as unknown as Operation;
+
+/**
+ * A test endpoint that makes a folder under a fixed name, as Ghostscript's colour conversion makes its profiles dir,
+ * and then fails to read its input unless it is a repaired copy: the run again on qpdf's copy must not find the
+ * first run's folder in its way (it was a 500, EEXIST).
+ */
+const fixedNames = operation({
+  path: '/test-fixed-names',
+  tag: 'test',
+  summary: 'fails on the original input after making a folder of a fixed name',
+  inputs: pdfInput(),
+  fields: {},
+  output: 'file',
+  engines: [],
+  run: async ({ input, dir }) => {
+    await mkdir(join(dir, 'profiles'));
+    if (!/repaired-/.test(input.path)) throw new EngineError('qpdf', 'could not read the input (as a damaged file is not)');
+    const path = join(dir, 'out.pdf');
+    await copyFile(input.path, path);
+    return { files: [{ path, name: 'out.pdf' }] };
+  },
+}) as unknown as Operation;
+
+test('a run again on a repaired copy starts in a dir of its own: what the failed run made there is not in its way', async () => {
+  const t = await startApp({}, { operations: [fixedNames] });
+  try {
+    const res = await t.form('/test-fixed-names', { file: { file: corpus('pdf/text-minimal-pdflatex.pdf') } });
+    const body = (await res.json()) as { warning?: string; outputUrl?: string };
+    assert.is(res.status, 200, JSON.stringify(body));
+    assert.match(String(body.warning), /repaired \(rewritten by qpdf\)/);
+    assert.ok(pdfText(await t.download(body.outputUrl!)).trim().length > 0);
+  } finally {
+    await t.close();
+  }
+});
 
 test('polling: Request-Type answers {requestId} at once, then pending with progress, then completed', async () => {
   const t = await startApp({}, { operations: [slow] });

@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineContext } from '../../engines/context.js';
 import type { ReadLimits } from '../../engines/qpdf.js';
@@ -74,8 +74,8 @@ export async function splitPdf(input: string, specs: string[] | undefined, dir: 
   const paths: string[] = new Array(groups.length);
   const runs = runsBySize(groups);
   for (const [r, { size, members }] of runs.entries()) {
-    // A new dir each time: a job that failed on a damaged input runs again on the repaired copy in the same dir.
-    const sub = await mkdtemp(join(dir, `split-${r}-`));
+    const sub = join(dir, `split-${r}`);
+    await mkdir(sub);
     const parts = await splitPages({ path: input, pages: members.flatMap((m) => groups[m]) }, join(sub, 'part-%d.pdf'), size, ctx);
     members.forEach((m, k) => (paths[m] = parts[k]));
     progress((r + 1) / runs.length);

@@ -1,3 +1,5 @@
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
 import { withReadBudgets, withRepairedInputs } from '../document/index.js';
 import { AppError, storageError, storageRefused, TEXT } from '../errors.js';
 import type { JobContext, JobRecord } from '../jobs/index.js';
@@ -50,19 +52,23 @@ async function runJob(spec: JobSpec, job: JobContext, deps: Deps): Promise<Recor
   const { limits } = deps.config;
   const pdfs = Object.entries(inputs).flatMap(([k, files]) => (op.inputs[k]?.kind === 'pdf' ? files.map((f) => f.path) : []));
   // Each page of every read has its time budget, and a damaged input is repaired once before it is refused.
+  let attempts = 0;
   const { value: result, warning } = await withReadBudgets(
     { renderPageMs: limits.renderPageMs, textPageMs: limits.textPageMs, ocrPageMs: limits.ocrPageMs, writePageMs: limits.writePageMs },
     () =>
       withRepairedInputs(
         pdfs,
-        (pathOf) => {
+        async (pathOf) => {
+          // A run again on repaired copies starts in a dir of its own: the folders and files the failed run left
+          // under their fixed names (a profiles dir, a split's parts) are not in its way.
+          const dir = attempts++ === 0 ? job.dir : await mkdtemp(join(job.dir, 'again-'));
           const swapped = Object.fromEntries(Object.entries(inputs).map(([k, files]) => [k, files.map((f) => ({ ...f, path: pathOf(f.path) }))]));
           const first = Object.values(swapped).flat()[0];
           const ctx: RunContext<unknown> = {
             fields,
             inputs: swapped,
             input: first,
-            dir: job.dir,
+            dir,
             signal: job.signal,
             progress: job.progress,
             outputName: spec.outputName,

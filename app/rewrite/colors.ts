@@ -3,7 +3,7 @@
  * from, the checks an uploaded profile must pass, and the Lab D50 output pdfwrite cannot write directly.
  */
 import { existsSync } from 'node:fs';
-import { copyFile, mkdtemp, readdir, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EngineContext } from '../../engines/context.js';
@@ -94,9 +94,9 @@ export async function convertColors(input: string, target: ColorTarget, preserve
   const { pageCount } = await openPdf(input, ctx);
 
   // pdfwrite converts into its default profile of the target family: a profiles dir of the job where that
-  // default is the target (Ghostscript 10.00 ignores -sOutputICCProfile for pdfwrite). A new one each time: a job
-  // that failed on a damaged input runs again on the repaired copy in the same dir.
-  const icc = await mkdtemp(join(dir, 'icc-'));
+  // default is the target (Ghostscript 10.00 ignores -sOutputICCProfile for pdfwrite).
+  const icc = join(dir, 'icc');
+  await mkdir(icc);
   const defaults = { RGB: 'default_rgb.icc', CMYK: 'default_cmyk.icc', Gray: 'default_gray.icc' } as const;
   for (const f of await readdir(GS_ICC_DIR)) if (f !== defaults[target.family]) await symlink(join(GS_ICC_DIR, f), join(icc, f));
   await copyFile(target.file, join(icc, defaults[target.family]));
