@@ -7,7 +7,7 @@ import { writePdf } from '../../engines/qpdf-edit.js';
 import { AppError, invalidInput, storageError, TEXT } from '../errors.js';
 import { isPdfHeader, readableWithoutPassword, readPdfHead } from './pdf-access.js';
 import { countPages, engineNames, isReadFailure, readFailuresOf, withinPageBudget } from './read-chain.js';
-import { whyUnreadable } from './unreadable.js';
+import { andList, whyUnreadable } from './unreadable.js';
 
 /**
  * Repair before refusal. A job runs on its inputs as they are; when it fails because an input PDF could not be
@@ -69,11 +69,8 @@ export async function withRepairedInputs<T>(
       )
         throw invalidInput(await whyUnreadable(pdf, failures, ctx));
     // Without a word of its own the refusal says which engines failed (their messages hold the job's paths).
-    if (err instanceof EngineError || (err instanceof AppError && err.message === TEXT.invalidInput)) {
-      const names = engineNames(failures);
-      const engines = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names[0];
-      throw invalidInput(`its pages can be read, but ${engines} failed on it${retried ? ', and on its repaired copies' : ''}`);
-    }
+    if (err instanceof EngineError || (err instanceof AppError && err.message === TEXT.invalidInput))
+      throw invalidInput(`its pages can be read, but ${andList(engineNames(failures))} failed on it${retried ? ', and on its repaired copies' : ''}`);
     throw err;
   }
 }

@@ -177,8 +177,11 @@ function enginesThatTried(failures: EngineError[]): string {
     .filter(([e]) => tried.has(e))
     .map(([, name]) => name);
   const list = names.length ? names : ['qpdf', 'MuPDF', 'Poppler'];
-  return list.length === 1 ? list[0] : `${list.slice(0, -1).join(', ')} and ${list[list.length - 1]}`;
+  return andList(list);
 }
+
+/** "a, b and c". */
+export const andList = (names: string[]) => (names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : (names[0] ?? ''));
 
 // --- Security handlers --------------------------------------------------------------------------------------------
 

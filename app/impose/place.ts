@@ -60,17 +60,20 @@ export async function placePages(
     if (size <= INLINE_BYTES) await drawSheets(job);
     else await runInThread<void>(WORKER, job, { what: 'page placement', signal: ctx.signal });
   } catch (err) {
-    // As a read failure (the engine's error as its cause), so the job runs again on a repaired copy: Ghostscript's
-    // re-written pages-loop and fuzz-16214 (realworld-qpdf) are placed, where pdf-lib fails on qpdf's copy. The
-    // cause is set here: a worker thread's error comes back as its code and text only.
-    if (!(err instanceof AppError) || err.message !== invalidInput(UNPLACEABLE_REASON).message) throw err;
-    const failure = invalidInput(UNPLACEABLE_REASON);
-    failure.cause = [new EngineError('pdf-lib', 'could not read the pages to place them')];
-    throw failure;
+    // A worker thread's error comes back as its code and text only: the cause is set again here.
+    throw err instanceof AppError && err.message === unplaceable().message ? unplaceable() : err;
   }
 }
 
-const UNPLACEABLE_REASON = 'the pages of this PDF could not be read to place them';
+/**
+ * pdf-lib could not read the pages, as a read failure (its error as the cause), so the job runs again on repaired
+ * copies: Ghostscript's re-written pages-loop (realworld-qpdf) is placed, where pdf-lib fails on qpdf's and MuPDF's.
+ */
+function unplaceable() {
+  const err = invalidInput('the pages of this PDF could not be read to place them');
+  err.cause = [new EngineError('pdf-lib', 'could not read the pages to place them')];
+  return err;
+}
 
 export interface PlaceJob {
   input: string;
@@ -87,7 +90,7 @@ export interface PlaceJob {
 export async function drawSheets(job: PlaceJob): Promise<void> {
   const bytes = await drawnSheets(job, await readFile(job.input)).catch((err) => {
     // pdf-lib fails on structures other readers repair (a catalog without a page tree...): the input's fault.
-    throw err instanceof AppError ? err : invalidInput(UNPLACEABLE_REASON);
+    throw err instanceof AppError ? err : unplaceable();
   });
   await writeFile(job.output, bytes);
 }
